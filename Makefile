@@ -1,0 +1,43 @@
+# ParqDB developer targets. `make test` is the one test command (README, .ci/run).
+TOOLS ?= $(HOME)/.cache/parqdb-tools
+export PATH := $(TOOLS)/bin:$(PATH)
+GO ?= go
+
+.PHONY: all build test test-race lint bench fuzz demo deps
+
+all: build
+
+build:
+	$(GO) build -o bin/parqdb ./cmd/parqdb
+
+deps:
+	./scripts/test-deps.sh
+
+# test installs what the tests need (once), then runs every test. Tests that
+# need PostgreSQL or an S3 server start private instances on 127.0.0.1.
+test: deps
+	$(GO) test -count=1 -timeout 25m ./...
+
+test-race: deps
+	$(GO) test -race -count=1 -timeout 40m ./...
+
+lint: deps
+	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1)
+	$(GO) vet ./...
+	staticcheck ./...
+
+# bench runs every benchmark once so that they keep working (CI); use
+# BENCH=... BENCHTIME=... COUNT=6 for real measurements.
+BENCH ?= .
+BENCHTIME ?= 1x
+COUNT ?= 1
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(COUNT) ./...
+
+FUZZTIME ?= 30s
+fuzz:
+	@for p in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
+	    echo "fuzz $$p $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
+	  done; \
+	done

@@ -1,0 +1,120 @@
+// Command parqdb builds, searches and serves vector indexes over Parquet
+// tables. Each subcommand lives in its own file; this file holds the root
+// command, the global settings and the exit-code contract:
+// 0 success, 1 the command ran and found a problem, 2 usage error.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitProblem = 1
+	exitUsage   = 2
+)
+
+// usageError marks an error as a usage error (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// errSilent reports a failure whose details the command already printed.
+var errSilent = errors.New("")
+
+// globals are the settings every subcommand shares.
+type globals struct {
+	warehouse string
+	catalog   string
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func newRootCmd() (*cobra.Command, *globals) {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "parqdb",
+		Short:         "Vector indexes over Parquet tables",
+		Long:          "parqdb builds IVF vector indexes over Parquet tables in a local folder or S3-compatible storage, and searches them.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.warehouse, "warehouse", envOr("PARQDB_WAREHOUSE", "./warehouse"),
+		"warehouse location: a local folder or s3://bucket/prefix (env PARQDB_WAREHOUSE)")
+	root.PersistentFlags().StringVar(&g.catalog, "catalog", os.Getenv("PARQDB_CATALOG"),
+		"catalog: empty for SQLite at <warehouse>/catalog.db, sqlite:PATH, postgres://…, or 'warehouse' (env PARQDB_CATALOG)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	for _, add := range subcommands {
+		root.AddCommand(add(g))
+	}
+	return root, g
+}
+
+// subcommands registers constructors from each subcommand file's init.
+var subcommands []func(*globals) *cobra.Command
+
+// exactArgs is cobra.ExactArgs returning a usage error.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args))
+		}
+		return nil
+	}
+}
+
+// minArgs is cobra.MinimumNArgs returning a usage error.
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usagef("%s takes at least %d argument(s), got %d", cmd.CommandPath(), n, len(args))
+		}
+		return nil
+	}
+}
+
+func run(args []string) int {
+	root, _ := newRootCmd()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	if !errors.Is(err, errSilent) {
+		fmt.Fprintln(os.Stderr, "parqdb:", err)
+	}
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitProblem
+}
+
+// isCobraUsage recognises the usage errors cobra makes itself.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func main() { os.Exit(run(os.Args[1:])) }

@@ -1,0 +1,98 @@
+// Package storage holds the warehouse: a small object-store interface with
+// a local-folder and an S3-compatible implementation. Keys are
+// warehouse-relative locations (package location); every implementation
+// refuses a key that fails location.Check before doing any I/O.
+package storage
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"time"
+)
+
+// Sentinel errors. Implementations wrap them in *fs.PathError-like errors
+// that name the key, so callers test with errors.Is.
+var (
+	// ErrNotExist means the object does not exist.
+	ErrNotExist = fs.ErrNotExist
+	// ErrExist means PutIfAbsent lost: the object already exists.
+	ErrExist = fs.ErrExist
+)
+
+// Object is an open, immutable object. ReadAt is safe for concurrent use.
+type Object interface {
+	io.ReaderAt
+	io.Closer
+	// Size is the object's length in bytes.
+	Size() int64
+}
+
+// Writer receives a new object's bytes. Nothing is visible to readers until
+// Close returns nil; Abort (or a failed Close) leaves nothing behind that a
+// reader can reach. Exactly one of Close or Abort must be called.
+type Writer interface {
+	io.Writer
+	Close() error
+	Abort() error
+}
+
+// Info describes a stored object.
+type Info struct {
+	Key     string
+	Size    int64
+	ModTime time.Time
+	// ETag identifies the object's content version where the backend has
+	// one (S3); local folders give a value derived from size and mtime.
+	ETag string
+}
+
+// Bucket is a warehouse or a source location. All methods are safe for
+// concurrent use.
+type Bucket interface {
+	// Open opens an object for random access.
+	Open(ctx context.Context, key string) (Object, error)
+	// Stat describes an object.
+	Stat(ctx context.Context, key string) (Info, error)
+	// Create starts a new object. Objects are written once: callers use
+	// keys never used before; an existing key is replaced atomically.
+	Create(ctx context.Context, key string) (Writer, error)
+	// PutIfAbsent stores data at key only if no object exists there,
+	// atomically across processes and hosts; otherwise it returns an error
+	// wrapping ErrExist and changes nothing.
+	PutIfAbsent(ctx context.Context, key string, data []byte) error
+	// Delete removes an object; deleting a missing object is not an error.
+	Delete(ctx context.Context, key string) error
+	// List returns the objects whose keys start with prefix, in key order.
+	List(ctx context.Context, prefix string) ([]Info, error)
+	// String describes the bucket for messages (no credentials).
+	String() string
+}
+
+// ReadAll reads a whole object.
+func ReadAll(ctx context.Context, b Bucket, key string) ([]byte, error) {
+	o, err := b.Open(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	buf := make([]byte, o.Size())
+	if _, err := o.ReadAt(buf, 0); err != nil && !(errors.Is(err, io.EOF) && len(buf) == 0) {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// WriteAll stores data as a new object at key.
+func WriteAll(ctx context.Context, b Bucket, key string, data []byte) error {
+	w, err := b.Create(ctx, key)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(data); err != nil {
+		_ = w.Abort()
+		return err
+	}
+	return w.Close()
+}
