@@ -1,27 +1,9 @@
-// Package catalog maps index names to their current metadata file and
-// source-table binding, and moves that pointer by compare-and-swap
-// (index-metadata-spec "Overview"). Implementations: SQLite and PostgreSQL
-// (one SQL code path) and an object-store catalog inside the warehouse.
 package catalog
 
 import (
 	"context"
-	"errors"
 
 	"github.com/parqdb/parqdb/metadata"
-)
-
-// Sentinel errors, tested with errors.Is.
-var (
-	// ErrConflict means a Commit's expected location was not current: another
-	// writer won. Callers re-read, rebuild on the new base and retry.
-	ErrConflict = errors.New("catalog commit conflict")
-	// ErrNotFound means no index has that name.
-	ErrNotFound = errors.New("index not found")
-	// ErrExists means Create found an index with that name.
-	ErrExists = errors.New("index already exists")
-	// ErrInvalidName means an index name breaks the rules of CheckName.
-	ErrInvalidName = errors.New("invalid index name")
 )
 
 // Entry is the catalog's record of one index.
@@ -36,19 +18,29 @@ type Entry struct {
 }
 
 // Catalog is safe for concurrent use by many goroutines and processes.
+//
+// Every method checks names with CheckName (ErrInvalidName) and locations
+// with location.Check before any I/O. Entries are values: a returned Entry
+// shares nothing with the catalog.
 type Catalog interface {
-	// Create registers a new index. It fails with ErrExists if the name is taken.
+	// Create registers a new index. It fails with ErrExists if the name is
+	// taken. A dropped name may be created again.
 	Create(ctx context.Context, e Entry) error
 	// Load returns the current entry, or ErrNotFound.
 	Load(ctx context.Context, name string) (Entry, error)
-	// Commit atomically replaces the entry of next.Name if and only if its
-	// current metadata location equals expected; otherwise ErrConflict (or
-	// ErrNotFound) and nothing changes.
+	// Commit atomically replaces the entry of next.Name (location and
+	// source binding) if and only if its current metadata location equals
+	// expected; otherwise ErrConflict (or ErrNotFound) and nothing changes.
+	// Of any number of concurrent Commits with the same expected location,
+	// at most one succeeds.
 	Commit(ctx context.Context, expected string, next Entry) error
-	// List returns all index names in ascending order.
+	// List returns all index names in ascending byte order.
 	List(ctx context.Context) ([]string, error)
 	// Drop removes an index entry (not its files), or ErrNotFound.
 	Drop(ctx context.Context, name string) error
+	// String describes the catalog for messages; it never contains a
+	// password or other credential.
+	String() string
 	// Close releases resources.
 	Close() error
 }

@@ -1,0 +1,19 @@
+package catalog
+
+import "errors"
+
+// Sentinel errors, tested with errors.Is.
+var (
+	// ErrConflict means a Commit's expected location was not current: another
+	// writer won. Callers re-read, rebuild on the new base and retry.
+	ErrConflict = errors.New("catalog commit conflict")
+	// ErrNotFound means no index has that name.
+	ErrNotFound = errors.New("index not found")
+	// ErrExists means Create found an index with that name.
+	ErrExists = errors.New("index already exists")
+	// ErrInvalidName means an index name breaks the rules of CheckName.
+	ErrInvalidName = errors.New("invalid index name")
+	// ErrCorrupt means the catalog's own records cannot be read (a pointer
+	// object or a stored source binding that does not parse).
+	ErrCorrupt = errors.New("corrupt catalog record")
+)
