@@ -1,0 +1,186 @@
+package postings
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// Encoded keys.
+//
+// An encoded key is the concatenation, in source-key order, of one encoding
+// per field:
+//
+//	boolean      1 byte, 0 or 1
+//	int, date    4 bytes big-endian with the sign bit flipped
+//	long         8 bytes big-endian with the sign bit flipped
+//	fixed(L)     the L bytes
+//	binary,      the bytes with every 0x00 written as 0x00 0xFF,
+//	string       then a terminating 0x00
+//
+// Equal tuples have equal encodings, and bytes.Compare of two encodings
+// orders the tuples field by field (integers signed, bytes byte-for-byte,
+// a prefix before its extensions), so encoded keys can be map keys, sorted,
+// and compared with a source row's key encoded the same way.
+
+// AppendKey appends the encoded key of vals (one value per key field, in
+// source-key order) to dst. Each value must have the field's Parquet kind
+// (BOOLEAN, INT32, INT64, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY of length L) and
+// must not be null.
+func (s Schema) AppendKey(dst []byte, vals []parquet.Value) ([]byte, error) {
+	if len(vals) != len(s.Keys) {
+		return dst, errorf(ErrSchema, "key", "%d values for %d key fields", len(vals), len(s.Keys))
+	}
+	for i, v := range vals {
+		k := s.Keys[i]
+		where := KeyColumn(i)
+		if v.IsNull() {
+			return dst, errorf(ErrSchema, where, "null key value")
+		}
+		switch k.Kind {
+		case KindBool:
+			if v.Kind() != parquet.Boolean {
+				return dst, kindErr(where, k, v)
+			}
+			dst = appendBool(dst, v.Boolean())
+		case KindInt32, KindDate:
+			if v.Kind() != parquet.Int32 {
+				return dst, kindErr(where, k, v)
+			}
+			dst = appendInt32(dst, v.Int32())
+		case KindInt64:
+			if v.Kind() != parquet.Int64 {
+				return dst, kindErr(where, k, v)
+			}
+			dst = appendInt64(dst, v.Int64())
+		case KindBinary, KindString:
+			if v.Kind() != parquet.ByteArray {
+				return dst, kindErr(where, k, v)
+			}
+			dst = appendBytes(dst, v.ByteArray())
+		case KindFixed:
+			if v.Kind() != parquet.FixedLenByteArray || len(v.ByteArray()) != k.FixedLen {
+				return dst, kindErr(where, k, v)
+			}
+			dst = append(dst, v.ByteArray()...)
+		default:
+			return dst, errorf(ErrSchema, where, "unknown kind %d", k.Kind)
+		}
+	}
+	return dst, nil
+}
+
+func kindErr(where string, k KeyType, v parquet.Value) error {
+	return errorf(ErrSchema, where, "value of kind %s (length %d) for key type %s", v.Kind(), len(v.ByteArray()), k.TypeName())
+}
+
+// DecodeKey decodes an encoded key into one Parquet value per key field,
+// with the kinds AppendKey accepts and column indexes 1…K (the postings
+// columns key_1…key_K). Byte values alias key.
+func (s Schema) DecodeKey(key []byte) ([]parquet.Value, error) {
+	vals := make([]parquet.Value, 0, len(s.Keys))
+	rest := key
+	for i, k := range s.Keys {
+		var v parquet.Value
+		var n int
+		var ok bool
+		switch k.Kind {
+		case KindBool:
+			if ok = len(rest) >= 1 && rest[0] <= 1; ok {
+				v, n = parquet.BooleanValue(rest[0] == 1), 1
+			}
+		case KindInt32, KindDate:
+			if ok = len(rest) >= 4; ok {
+				v, n = parquet.Int32Value(int32(binary.BigEndian.Uint32(rest)^1<<31)), 4
+			}
+		case KindInt64:
+			if ok = len(rest) >= 8; ok {
+				v, n = parquet.Int64Value(int64(binary.BigEndian.Uint64(rest)^1<<63)), 8
+			}
+		case KindFixed:
+			if ok = len(rest) >= k.FixedLen; ok {
+				v, n = parquet.FixedLenByteArrayValue(rest[:k.FixedLen:k.FixedLen]), k.FixedLen
+			}
+		case KindBinary, KindString:
+			var b []byte
+			b, n, ok = unescapeBytes(rest)
+			v = parquet.ByteArrayValue(b)
+		}
+		if !ok {
+			return nil, errorf(ErrSchema, fmt.Sprintf("encoded key field %d", i+1), "truncated or malformed %s", k.TypeName())
+		}
+		vals = append(vals, v.Level(0, 0, i+1))
+		rest = rest[n:]
+	}
+	if len(rest) != 0 {
+		return nil, errorf(ErrSchema, "encoded key", "%d trailing bytes", len(rest))
+	}
+	return vals, nil
+}
+
+func appendBool(dst []byte, b bool) []byte {
+	if b {
+		return append(dst, 1)
+	}
+	return append(dst, 0)
+}
+
+func appendInt32(dst []byte, v int32) []byte {
+	return binary.BigEndian.AppendUint32(dst, uint32(v)^1<<31)
+}
+
+func appendInt64(dst []byte, v int64) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(v)^1<<63)
+}
+
+func appendBytes(dst, b []byte) []byte {
+	for {
+		i := indexZero(b)
+		if i < 0 {
+			break
+		}
+		dst = append(dst, b[:i+1]...)
+		dst = append(dst, 0xFF)
+		b = b[i+1:]
+	}
+	dst = append(dst, b...)
+	return append(dst, 0)
+}
+
+func indexZero(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// unescapeBytes decodes one escaped byte string from the front of enc and
+// returns it (a fresh slice unless no escape occurred) and the number of
+// encoded bytes consumed.
+func unescapeBytes(enc []byte) (out []byte, n int, ok bool) {
+	i := indexZero(enc)
+	if i < 0 {
+		return nil, 0, false
+	}
+	if i+1 >= len(enc) || enc[i+1] != 0xFF {
+		return enc[:i:i], i + 1, true
+	}
+	out = make([]byte, 0, len(enc))
+	for {
+		i = indexZero(enc[n:])
+		if i < 0 {
+			return nil, 0, false
+		}
+		out = append(out, enc[n:n+i]...)
+		n += i + 1
+		if n < len(enc) && enc[n] == 0xFF {
+			out = append(out, 0)
+			n++
+			continue
+		}
+		return out, n, true
+	}
+}
