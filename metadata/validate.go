@@ -141,8 +141,9 @@ func (s *Snapshot) validate(ps *problems, p string) {
 		}
 	}
 	positive(ps, member(p, "indexed-rows"), s.IndexedRows)
-	checkName(ps, member(p, "index-provider.provider"), s.IndexProvider.Provider)
-	checkStringMap(ps, member(p, "index-provider.properties"), s.IndexProvider.Properties)
+	ipp := member(p, "index-provider")
+	checkName(ps, member(ipp, "provider"), s.IndexProvider.Provider)
+	checkStringMap(ps, member(ipp, "properties"), s.IndexProvider.Properties)
 	tp := member(p, "index-tables")
 	for _, role := range sortedKeys(s.IndexTables) {
 		t := s.IndexTables[role]
