@@ -1,0 +1,167 @@
+package vecmath
+
+// Portable kernels. They use four independent accumulators so that the
+// compiler keeps several additions in flight; the summation order is
+// therefore not sequential (see the package comment).
+
+func l2SqGeneric(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		d0 := a[i] - b[i]
+		d1 := a[i+1] - b[i+1]
+		d2 := a[i+2] - b[i+2]
+		d3 := a[i+3] - b[i+3]
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(a); i++ {
+		d := a[i] - b[i]
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func dotGeneric(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func dotU8Generic(q []float32, code []byte) float32 {
+	code = code[:len(q)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(q); i += 4 {
+		s0 += q[i] * float32(code[i])
+		s1 += q[i+1] * float32(code[i+1])
+		s2 += q[i+2] * float32(code[i+2])
+		s3 += q[i+3] * float32(code[i+3])
+	}
+	for ; i < len(q); i++ {
+		s0 += q[i] * float32(code[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func dotU4Generic(q []float32, code []byte) float32 {
+	n := len(q) / 2
+	code = code[:(len(q)+1)/2]
+	var s0, s1 float32
+	for j := 0; j < n; j++ {
+		c := code[j]
+		s0 += q[2*j] * float32(c&15)
+		s1 += q[2*j+1] * float32(c>>4)
+	}
+	if len(q)&1 == 1 {
+		s0 += q[len(q)-1] * float32(code[n]&15)
+	}
+	return s0 + s1
+}
+
+func dotSumsU8Generic(q []float32, code []byte) (float32, uint32, uint32) {
+	code = code[:len(q)]
+	var s0, s1 float32
+	var sum, sq uint32
+	i := 0
+	for ; i+2 <= len(q); i += 2 {
+		c0, c1 := uint32(code[i]), uint32(code[i+1])
+		s0 += q[i] * float32(c0)
+		s1 += q[i+1] * float32(c1)
+		sum += c0 + c1
+		sq += c0*c0 + c1*c1
+	}
+	for ; i < len(q); i++ {
+		c := uint32(code[i])
+		s0 += q[i] * float32(c)
+		sum += c
+		sq += c * c
+	}
+	return s0 + s1, sum, sq
+}
+
+func dotSumsU4Generic(q []float32, code []byte) (float32, uint32, uint32) {
+	n := len(q) / 2
+	code = code[:(len(q)+1)/2]
+	var s0, s1 float32
+	var sum, sq uint32
+	for j := 0; j < n; j++ {
+		lo, hi := uint32(code[j]&15), uint32(code[j]>>4)
+		s0 += q[2*j] * float32(lo)
+		s1 += q[2*j+1] * float32(hi)
+		sum += lo + hi
+		sq += lo*lo + hi*hi
+	}
+	if len(q)&1 == 1 {
+		lo := uint32(code[n] & 15)
+		s0 += q[len(q)-1] * float32(lo)
+		sum += lo
+		sq += lo * lo
+	}
+	return s0 + s1, sum, sq
+}
+
+func sumU8Generic(code []byte) (sum, sumSq uint32) {
+	for _, c := range code {
+		v := uint32(c)
+		sum += v
+		sumSq += v * v
+	}
+	return sum, sumSq
+}
+
+func sumU4Generic(code []byte, dim int) (sum, sumSq uint32) {
+	n := dim / 2
+	for _, c := range code[:n] {
+		lo, hi := uint32(c&15), uint32(c>>4)
+		sum += lo + hi
+		sumSq += lo*lo + hi*hi
+	}
+	if dim&1 == 1 {
+		lo := uint32(code[n] & 15)
+		sum += lo
+		sumSq += lo * lo
+	}
+	return sum, sumSq
+}
+
+func l2SqBatchGeneric(q, rows, out []float32) {
+	d := len(q)
+	for i := range out {
+		out[i] = l2Sq(q, rows[i*d:(i+1)*d])
+	}
+}
+
+func dotBatchGeneric(q, rows, out []float32) {
+	d := len(q)
+	for i := range out {
+		out[i] = dot(q, rows[i*d:(i+1)*d])
+	}
+}
+
+func dotU8BatchGeneric(q []float32, codes []byte, out []float32) {
+	d := len(q)
+	for i := range out {
+		out[i] = dotU8(q, codes[i*d:(i+1)*d])
+	}
+}
+
+func dotU4BatchGeneric(q []float32, codes []byte, out []float32) {
+	w := (len(q) + 1) / 2
+	for i := range out {
+		out[i] = dotU4(q, codes[i*w:(i+1)*w])
+	}
+}

@@ -1,0 +1,276 @@
+package vecmath
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// Scalar references: sequential float64 sums of exact float64 products.
+
+func refL2Sq(a, b []float32) (sum, abs float64) {
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		sum += d * d
+	}
+	return sum, sum
+}
+
+func refDot(a, b []float32) (sum, abs float64) {
+	for i := range a {
+		p := float64(a[i]) * float64(b[i])
+		sum += p
+		abs += math.Abs(p)
+	}
+	return sum, abs
+}
+
+func unpack4(code []byte, dim int) []byte {
+	out := make([]byte, dim)
+	for i := range out {
+		c := code[i/2]
+		if i%2 == 1 {
+			c >>= 4
+		}
+		out[i] = c & 15
+	}
+	return out
+}
+
+func refDotU(q []float32, c []byte) (sum, abs float64) {
+	for i := range q {
+		p := float64(q[i]) * float64(c[i])
+		sum += p
+		abs += math.Abs(p)
+	}
+	return sum, abs
+}
+
+func refSums(c []byte) (sum, sq uint32) {
+	for _, v := range c {
+		sum += uint32(v)
+		sq += uint32(v) * uint32(v)
+	}
+	return sum, sq
+}
+
+// tolerance is the worst-case error bound of a float32 sum of n terms in any
+// order (n·2^-24·Σ|t_i|), plus the float32 rounding of each term (the float64
+// reference rounds none) and of the result, plus n·2^-149 for terms that
+// underflow below the smallest float32 subnormal.
+func tolerance(n int, abs float64) float64 {
+	return float64(n+2)*0x1p-24*abs + float64(n)*0x1p-149
+}
+
+func check(t *testing.T, name string, got float32, want, abs float64, n int) {
+	t.Helper()
+	if d := math.Abs(float64(got) - want); d > tolerance(n, abs) || math.IsNaN(float64(got)) {
+		t.Fatalf("%s: got %v want %v (diff %g > tol %g)", name, got, want, d, tolerance(n, abs))
+	}
+}
+
+func checkExact(t *testing.T, name string, got float32, want float64) {
+	t.Helper()
+	if float64(got) != want {
+		t.Fatalf("%s: got %v want exactly %v", name, got, want)
+	}
+}
+
+type gen struct {
+	name  string
+	f32   func(r *rand.Rand) float32
+	code  func(r *rand.Rand) byte
+	exact bool // all sums exact in float32 in any order
+}
+
+var gens = []gen{
+	{"gauss", func(r *rand.Rand) float32 { return float32(r.NormFloat64()) }, func(r *rand.Rand) byte { return byte(r.Uint32()) }, false},
+	{"smallint", func(r *rand.Rand) float32 { return float32(r.IntN(17) - 8) }, func(r *rand.Rand) byte { return byte(r.Uint32()) }, true},
+	{"wide", func(r *rand.Rand) float32 { return float32(r.NormFloat64() * math.Exp2(float64(r.IntN(40)-20))) }, func(r *rand.Rand) byte { return byte(r.Uint32()) }, false},
+	{"extreme", func(r *rand.Rand) float32 {
+		switch r.IntN(4) {
+		case 0:
+			return 0
+		case 1:
+			return float32(math.Copysign(0, -1))
+		case 2:
+			return math.Float32frombits(r.Uint32N(1 << 23)) // subnormal
+		}
+		return 255
+	}, func(r *rand.Rand) byte { return []byte{0, 255, 15, 240}[r.IntN(4)] }, false},
+}
+
+func fill(r *rand.Rand, g gen, n int) ([]float32, []float32, []byte) {
+	a := make([]float32, n)
+	b := make([]float32, n)
+	c := make([]byte, n)
+	for i := range a {
+		a[i], b[i], c[i] = g.f32(r), g.f32(r), g.code(r)
+	}
+	return a, b, c
+}
+
+func dims() []int {
+	var ds []int
+	for d := 0; d <= 300; d++ {
+		ds = append(ds, d)
+	}
+	for d := 301; d <= 2048; d += 37 {
+		ds = append(ds, d)
+	}
+	return append(ds, 511, 512, 513, 767, 768, 769, 1023, 1024, 1536, 2047, 2048)
+}
+
+func TestKernelsMatchReference(t *testing.T) {
+	t.Logf("impl %s", Impl())
+	for _, g := range gens {
+		t.Run(g.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, uint64(len(g.name))))
+			for _, d := range dims() {
+				a, b, c := fill(r, g, d)
+				c4 := make([]byte, (d+1)/2)
+				for i := range c4 {
+					c4[i] = byte(r.Uint32())
+					if 2*i+1 == d && r.IntN(2) == 0 {
+						c4[i] &= 15 // both a zero and a garbage unused nibble must be ignored
+					}
+				}
+				u4 := unpack4(c4, d)
+
+				w, abs := refL2Sq(a, b)
+				check(t, "L2Sq", L2Sq(a, b), w, abs, d)
+				if g.exact {
+					checkExact(t, "L2Sq", L2Sq(a, b), w)
+				}
+				w, abs = refDot(a, b)
+				check(t, "Dot", Dot(a, b), w, abs, d)
+				if g.exact {
+					checkExact(t, "Dot", Dot(a, b), w)
+				}
+				w, abs = refDotU(a, c)
+				check(t, "DotU8", DotU8(a, c), w, abs, d)
+				dd, s, sq := DotSumsU8(a, c)
+				check(t, "DotSumsU8", dd, w, abs, d)
+				ws, wsq := refSums(c)
+				if s != ws || sq != wsq {
+					t.Fatalf("DotSumsU8 D=%d sums %d %d want %d %d", d, s, sq, ws, wsq)
+				}
+				if s, sq := SumU8(c); s != ws || sq != wsq {
+					t.Fatalf("SumU8 D=%d: %d %d want %d %d", d, s, sq, ws, wsq)
+				}
+				if g.exact {
+					checkExact(t, "DotU8", DotU8(a, c), w)
+				}
+				w, abs = refDotU(a, u4)
+				check(t, "DotU4", DotU4(a, c4), w, abs, d)
+				dd, s, sq = DotSumsU4(a, c4)
+				check(t, "DotSumsU4", dd, w, abs, d)
+				ws, wsq = refSums(u4)
+				if s != ws || sq != wsq {
+					t.Fatalf("DotSumsU4 D=%d sums %d %d want %d %d", d, s, sq, ws, wsq)
+				}
+				if s, sq := SumU4(c4, d); s != ws || sq != wsq {
+					t.Fatalf("SumU4 D=%d: %d %d want %d %d", d, s, sq, ws, wsq)
+				}
+				if g.exact {
+					checkExact(t, "DotU4", DotU4(a, c4), w)
+				}
+			}
+		})
+	}
+}
+
+func TestBatchMatchesSingle(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	for _, d := range []int{0, 1, 2, 3, 7, 15, 16, 17, 31, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 768, 1000} {
+		for _, n := range []int{0, 1, 2, 3, 5, 8, 13} {
+			q := make([]float32, d)
+			for i := range q {
+				q[i] = float32(r.NormFloat64())
+			}
+			rows := make([]float32, n*d)
+			for i := range rows {
+				rows[i] = float32(r.NormFloat64())
+			}
+			codes := make([]byte, n*d)
+			for i := range codes {
+				codes[i] = byte(r.Uint32())
+			}
+			w := (d + 1) / 2
+			codes4 := make([]byte, n*w)
+			for i := range codes4 {
+				codes4[i] = byte(r.Uint32())
+			}
+			out := make([]float32, n)
+			for i := range out {
+				out[i] = float32(math.NaN())
+			}
+			L2SqBatch(q, rows, d, out)
+			for i := range out {
+				want, abs := refL2Sq(q, rows[i*d:(i+1)*d])
+				check(t, "L2SqBatch", out[i], want, abs, d)
+			}
+			DotBatch(q, rows, d, out)
+			for i := range out {
+				want, abs := refDot(q, rows[i*d:(i+1)*d])
+				check(t, "DotBatch", out[i], want, abs, d)
+			}
+			DotU8Batch(q, codes, d, out)
+			for i := range out {
+				want, abs := refDotU(q, codes[i*d:(i+1)*d])
+				check(t, "DotU8Batch", out[i], want, abs, d)
+			}
+			DotU4Batch(q, codes4, d, out)
+			for i := range out {
+				want, abs := refDotU(q, unpack4(codes4[i*w:(i+1)*w], d))
+				check(t, "DotU4Batch", out[i], want, abs, d)
+			}
+		}
+	}
+}
+
+func TestLargeSumsExact(t *testing.T) {
+	// 65535 codes of 255: Σc² = 4,261,413,375 < 2^32 must be exact.
+	c := make([]byte, 65535)
+	for i := range c {
+		c[i] = 255
+	}
+	if s, sq := SumU8(c); s != 65535*255 || sq != 65535*255*255 {
+		t.Fatalf("SumU8 = %d %d", s, sq)
+	}
+	q := make([]float32, len(c))
+	if _, s, sq := DotSumsU8(q, c); s != 65535*255 || sq != 65535*255*255 {
+		t.Fatalf("DotSumsU8 = %d %d", s, sq)
+	}
+	c4 := make([]byte, 65535)
+	for i := range c4 {
+		c4[i] = 0xff
+	}
+	if s, sq := SumU4(c4, 2*65535); s != 2*65535*15 || sq != 2*65535*225 {
+		t.Fatalf("SumU4 = %d %d", s, sq)
+	}
+}
+
+func TestLengthMismatchPanics(t *testing.T) {
+	cases := map[string]func(){
+		"L2Sq":      func() { L2Sq(make([]float32, 3), make([]float32, 4)) },
+		"Dot":       func() { Dot(make([]float32, 3), make([]float32, 2)) },
+		"DotU8":     func() { DotU8(make([]float32, 3), make([]byte, 2)) },
+		"DotU4":     func() { DotU4(make([]float32, 3), make([]byte, 1)) },
+		"SumU4":     func() { SumU4(make([]byte, 3), 3) },
+		"L2SqBatch": func() { L2SqBatch(make([]float32, 3), make([]float32, 7), 3, make([]float32, 2)) },
+		"DotU4Batch": func() {
+			DotU4Batch(make([]float32, 3), make([]byte, 3), 3, make([]float32, 2))
+		},
+	}
+	for name, f := range cases {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("no panic")
+				}
+			}()
+			f()
+		})
+	}
+}

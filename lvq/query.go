@@ -1,0 +1,85 @@
+package lvq
+
+import "github.com/parqdb/parqdb/internal/vecmath"
+
+// Query holds a query vector with the terms the code-domain distance needs
+// once per query: Σq and ‖q‖², both in float64. A Query is immutable after
+// NewQuery and safe for concurrent use.
+type Query struct {
+	q     []float32
+	sum   float64
+	norm2 float64
+}
+
+// NewQuery returns a Query over a copy of q.
+func NewQuery(q []float32) *Query {
+	qq := &Query{q: append([]float32(nil), q...)}
+	for _, v := range q {
+		f := float64(v)
+		qq.sum += f
+		qq.norm2 += f * f
+	}
+	return qq
+}
+
+// Dim returns the dimension of the query.
+func (q *Query) Dim() int { return len(q.q) }
+
+// L2Sq8 returns the squared L2 distance between the query and the LVQ8
+// vector (code, offset, scale) in the code domain:
+//
+//	‖q − x̂‖² = ‖q‖² − 2(o·Σq + s·q·c) + D·o² + 2·o·s·Σc + s²·Σc²
+//
+// with q·c accumulated in float32 by one fused pass over code that also
+// yields Σc and Σc² exactly, and the rest in float64. It approximates the
+// distance to the reconstruction of Decode8; docs/lvq.md bounds the
+// difference. It panics if len(code) != q.Dim().
+func (q *Query) L2Sq8(code []byte, offset, scale float32) float32 {
+	dot, sc, sc2 := vecmath.DotSumsU8(q.q, code)
+	return q.combine(dot, sc, sc2, offset, scale)
+}
+
+// L2Sq4 is L2Sq8 for an LVQ4 code of CodeLen(4, q.Dim()) bytes. It panics
+// if the code length does not match.
+func (q *Query) L2Sq4(code []byte, offset, scale float32) float32 {
+	dot, sc, sc2 := vecmath.DotSumsU4(q.q, code)
+	return q.combine(dot, sc, sc2, offset, scale)
+}
+
+// L2Sq8Batch sets out[i] to the L2Sq8 distance of row i, whose code is
+// codes[i*D:(i+1)*D] with offsets[i] and scales[i]. It panics unless
+// offsets, scales and out have the same length n and len(codes) == n*D.
+func (q *Query) L2Sq8Batch(codes []byte, offsets, scales []float32, out []float32) {
+	d := len(q.q)
+	checkBatch(len(codes), d, offsets, scales, out)
+	for i := range out {
+		out[i] = q.L2Sq8(codes[i*d:(i+1)*d], offsets[i], scales[i])
+	}
+}
+
+// L2Sq4Batch is L2Sq8Batch for LVQ4 rows of CodeLen(4, D) bytes each.
+func (q *Query) L2Sq4Batch(codes []byte, offsets, scales []float32, out []float32) {
+	w := (len(q.q) + 1) / 2
+	checkBatch(len(codes), w, offsets, scales, out)
+	for i := range out {
+		out[i] = q.L2Sq4(codes[i*w:(i+1)*w], offsets[i], scales[i])
+	}
+}
+
+func checkBatch(codesLen, w int, offsets, scales, out []float32) {
+	if len(offsets) != len(out) || len(scales) != len(out) || codesLen != w*len(out) {
+		panic("lvq: batch length mismatch")
+	}
+}
+
+func (q *Query) combine(dot float32, sc, sc2 uint32, offset, scale float32) float32 {
+	o, s := float64(offset), float64(scale)
+	r := q.norm2 - 2*(o*q.sum+s*float64(dot)) +
+		float64(len(q.q))*o*o + 2*o*s*float64(sc) + s*s*float64(sc2)
+	if r < 0 {
+		// Cancellation can leave a tiny negative value for a query on the
+		// reconstruction; distances are never negative.
+		r = 0
+	}
+	return float32(r)
+}
