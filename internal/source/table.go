@@ -1,0 +1,288 @@
+package source
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/parqdb/parqdb/storage"
+)
+
+// File describes one Parquet file of a Table.
+type File struct {
+	Key       string    // object key in the bucket
+	Size      int64     // bytes
+	ETag      string    // backend version tag; may be empty
+	ModTime   time.Time // last modification
+	Rows      int64     // rows according to the footer
+	RowGroups int       // row groups according to the footer
+}
+
+// Table is an opened source: one Parquet file or a folder of them over a
+// storage.Bucket. It holds the files open; Close releases them. A Table is
+// safe for concurrent use by many goroutines.
+type Table struct {
+	bucket   storage.Bucket
+	prefix   string
+	desc     string
+	files    []*tableFile
+	rows     int64
+	identity string
+}
+
+type tableFile struct {
+	File
+	obj     storage.Object
+	pf      *parquet.File
+	rgStart []int64 // first row (within the file) of each row group, plus the total
+}
+
+// readBufferSize is the buffer of each page reader (and the optimistic
+// footer read): large enough that a page header and a small page come in
+// one request to an object store.
+const readBufferSize = 64 << 10
+
+// footerWorkers bounds concurrent footer reads in Open.
+const footerWorkers = 8
+
+// Open opens the source at prefix in b and reads the footer of every file
+// (nothing else). prefix is:
+//
+//   - "" : every *.parquet object in the bucket;
+//   - a folder ("data" or "data/"): every *.parquet object under it,
+//     recursively, skipping any object whose path below the folder has a
+//     segment starting with '_' or '.' (_SUCCESS, _delta_log/, .crc files);
+//   - otherwise the key of a single Parquet object (any name).
+//
+// A folder wins over an object of the same name. Files are sorted by key
+// (byte order). An empty folder fails with ErrEmpty; a missing object with
+// an error wrapping storage.ErrNotExist; an unreadable footer with
+// ErrCorrupt naming the file.
+func Open(ctx context.Context, b storage.Bucket, prefix string) (*Table, error) {
+	t := &Table{bucket: b, prefix: prefix, desc: describe(b, prefix)}
+	infos, err := t.listFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.files = make([]*tableFile, len(infos))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(footerWorkers)
+	for i, info := range infos {
+		g.Go(func() error {
+			f, err := t.openFile(gctx, info)
+			if err != nil {
+				return err
+			}
+			t.files[i] = f
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		_ = t.Close()
+		return nil, err
+	}
+	for _, f := range t.files {
+		t.rows += f.Rows
+	}
+	t.identity = identity(t.files)
+	return t, nil
+}
+
+func describe(b storage.Bucket, prefix string) string {
+	s := "<nil bucket>"
+	if b != nil {
+		s = b.String()
+	}
+	if prefix != "" {
+		s = strings.TrimSuffix(s, "/") + "/" + prefix
+	}
+	return strconv.Quote(s)
+}
+
+func (t *Table) listFiles(ctx context.Context) ([]storage.Info, error) {
+	if t.bucket == nil {
+		return nil, &Error{Source: t.desc, Row: -1, Rule: ErrBinding, Detail: "nil bucket"}
+	}
+	folder := t.prefix
+	if folder != "" && !strings.HasSuffix(folder, "/") {
+		folder += "/"
+	}
+	all, err := t.bucket.List(ctx, folder)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, &Error{Source: t.desc, Row: -1, Rule: ErrCorrupt, Detail: "list files", Err: err}
+	}
+	var infos []storage.Info
+	for _, in := range all {
+		if !strings.HasPrefix(in.Key, folder) {
+			continue
+		}
+		if hidden(in.Key[len(folder):]) || !strings.HasSuffix(in.Key, ".parquet") {
+			continue
+		}
+		infos = append(infos, in)
+	}
+	if len(infos) == 0 && t.prefix != "" && !strings.HasSuffix(t.prefix, "/") {
+		in, err := t.bucket.Stat(ctx, t.prefix)
+		if err != nil {
+			return nil, &Error{Source: t.desc, Row: -1, Rule: ErrEmpty, Detail: "no such object or folder", Err: err}
+		}
+		if in.Key == "" {
+			in.Key = t.prefix
+		}
+		return []storage.Info{in}, nil
+	}
+	if len(infos) == 0 {
+		return nil, &Error{Source: t.desc, Row: -1, Rule: ErrEmpty, Detail: "no *.parquet files"}
+	}
+	sort.Slice(infos, func(i, j int) bool { return infos[i].Key < infos[j].Key })
+	return infos, nil
+}
+
+// hidden reports whether a path below the folder has a segment that starts
+// with '_' or '.'.
+func hidden(rel string) bool {
+	for _, seg := range strings.Split(rel, "/") {
+		if strings.HasPrefix(seg, "_") || strings.HasPrefix(seg, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Table) openFile(ctx context.Context, info storage.Info) (*tableFile, error) {
+	obj, err := t.bucket.Open(ctx, info.Key)
+	if err != nil {
+		return nil, &Error{Source: t.desc, File: info.Key, Row: -1, Rule: ErrCorrupt, Detail: "open", Err: err}
+	}
+	pf, err := openParquet(obj, obj.Size())
+	if err != nil {
+		_ = obj.Close()
+		return nil, &Error{Source: t.desc, File: info.Key, Row: -1, Rule: ErrCorrupt, Detail: "read footer", Err: err}
+	}
+	f := &tableFile{
+		File: File{Key: info.Key, Size: obj.Size(), ETag: info.ETag, ModTime: info.ModTime,
+			RowGroups: len(pf.RowGroups())},
+		obj: obj,
+		pf:  pf,
+	}
+	if info.Size != 0 && info.Size != obj.Size() {
+		_ = obj.Close()
+		return nil, &Error{Source: t.desc, File: info.Key, Row: -1, Rule: ErrCorrupt,
+			Detail: fmt.Sprintf("size changed from %d to %d while opening", info.Size, obj.Size())}
+	}
+	f.rgStart = make([]int64, 0, len(pf.RowGroups())+1)
+	var n int64
+	for _, rg := range pf.RowGroups() {
+		f.rgStart = append(f.rgStart, n)
+		r := rg.NumRows()
+		if r < 0 || n+r < n {
+			_ = obj.Close()
+			return nil, &Error{Source: t.desc, File: info.Key, Row: -1, Rule: ErrCorrupt, Detail: "negative or overflowing row group row count"}
+		}
+		n += r
+	}
+	f.rgStart = append(f.rgStart, n)
+	if n != pf.NumRows() {
+		_ = obj.Close()
+		return nil, &Error{Source: t.desc, File: info.Key, Row: -1, Rule: ErrCorrupt,
+			Detail: fmt.Sprintf("footer says %d rows but its row groups hold %d", pf.NumRows(), n)}
+	}
+	f.Rows = n
+	return f, nil
+}
+
+// openParquet reads a footer, turning decoder panics on corrupt input into
+// errors.
+func openParquet(r interface {
+	ReadAt([]byte, int64) (int, error)
+}, size int64) (pf *parquet.File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			pf, err = nil, fmt.Errorf("parquet decoder panic: %v", p)
+		}
+	}()
+	return parquet.OpenFile(r, size,
+		parquet.SkipPageIndex(true),
+		parquet.SkipBloomFilters(true),
+		parquet.FileReadMode(parquet.ReadModeSync),
+		parquet.OptimisticRead(true),
+		parquet.ReadBufferSize(readBufferSize),
+	)
+}
+
+// identity computes Identity; see there.
+func identity(files []*tableFile) string {
+	h := sha256.New()
+	h.Write([]byte("parqdb-source-identity-v1\n"))
+	for _, f := range files {
+		fmt.Fprintf(h, "%d:%s %d %s\n", len(f.Key), f.Key, f.Size, fileVersion(f.File))
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func fileVersion(f File) string {
+	if f.ETag != "" {
+		return "etag:" + f.ETag
+	}
+	return "mtime:" + strconv.FormatInt(f.ModTime.UnixNano(), 10)
+}
+
+// Identity returns a digest of the exact source state: "sha256:" followed
+// by the lowercase hex SHA-256 of the UTF-8 text
+//
+//	"parqdb-source-identity-v1\n"
+//
+// followed, for each file in ascending byte order of key, by the line
+//
+//	<len(key)> ":" <key> " " <size> " " <version> "\n"
+//
+// where len(key) is the key's length in bytes (decimal), key is the object
+// key as listed by the bucket, size is the object size in bytes (decimal),
+// and version is "etag:" + the ETag exactly as the bucket reports it when
+// it reports one, else "mtime:" + the modification time in Unix
+// nanoseconds (decimal). Any rewritten, added or removed file changes it.
+func (t *Table) Identity() string { return t.identity }
+
+// Files returns the table's files in key order. The slice is a copy.
+func (t *Table) Files() []File {
+	out := make([]File, len(t.files))
+	for i, f := range t.files {
+		out[i] = f.File
+	}
+	return out
+}
+
+// NumRows returns the total row count from the footers.
+func (t *Table) NumRows() int64 { return t.rows }
+
+// Schema returns the Parquet schema of the first file.
+func (t *Table) Schema() *parquet.Schema { return t.files[0].pf.Schema() }
+
+// String describes the table for messages.
+func (t *Table) String() string { return t.desc }
+
+// Close closes every file. The Table must not be used afterwards.
+func (t *Table) Close() error {
+	var errs []error
+	for _, f := range t.files {
+		if f != nil && f.obj != nil {
+			errs = append(errs, f.obj.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// locate returns the row group holding row (within file f).
+func (f *tableFile) locate(row int64) int {
+	return sort.Search(len(f.rgStart)-1, func(i int) bool { return f.rgStart[i+1] > row })
+}
