@@ -17,3 +17,8 @@ var (
 	// object or a stored source binding that does not parse).
 	ErrCorrupt = errors.New("corrupt catalog record")
 )
+
+// ErrBindingMismatch means a catalog source binding and the current
+// snapshot's source-table do not identify the same table state
+// (index-metadata-spec "Source Binding"); nothing was committed.
+var ErrBindingMismatch = errors.New("catalog source binding does not match the current snapshot's source-table")
