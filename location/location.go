@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -31,8 +32,9 @@ const MaxLen = 1024
 
 // Check reports whether loc is a valid warehouse-relative location: not
 // empty, no scheme, no leading '/', no '.', '..' or empty segment (a single
-// trailing '/' marks a folder and is allowed), no backslash, no NUL or other
-// control character, valid UTF-8. The error names loc and the rule it breaks.
+// trailing '/' marks a folder and is allowed), no backslash, no ':', no NUL
+// or other control character (C0, DEL, C1), valid UTF-8, at most MaxLen
+// bytes. The error names loc and the rule it breaks.
 func Check(loc string) error {
 	bad := func(rule string) error { return &Error{Location: loc, Rule: rule} }
 	switch {
@@ -51,7 +53,8 @@ func Check(loc string) error {
 		return bad("contains ':' (schemes and drive letters are not allowed)")
 	}
 	for _, r := range loc {
-		if r < 0x20 || r == 0x7f {
+		// C0, DEL and C1 (U+0080–U+009F) control characters.
+		if unicode.IsControl(r) {
 			return bad("contains a control character")
 		}
 	}

@@ -1,24 +1,10 @@
-// Package storage holds the warehouse: a small object-store interface with
-// a local-folder and an S3-compatible implementation. Keys are
-// warehouse-relative locations (package location); every implementation
-// refuses a key that fails location.Check before doing any I/O.
 package storage
 
 import (
 	"context"
 	"errors"
 	"io"
-	"io/fs"
 	"time"
-)
-
-// Sentinel errors. Implementations wrap them in *fs.PathError-like errors
-// that name the key, so callers test with errors.Is.
-var (
-	// ErrNotExist means the object does not exist.
-	ErrNotExist = fs.ErrNotExist
-	// ErrExist means PutIfAbsent lost: the object already exists.
-	ErrExist = fs.ErrExist
 )
 
 // Object is an open, immutable object. ReadAt is safe for concurrent use.
@@ -31,7 +17,10 @@ type Object interface {
 
 // Writer receives a new object's bytes. Nothing is visible to readers until
 // Close returns nil; Abort (or a failed Close) leaves nothing behind that a
-// reader can reach. Exactly one of Close or Abort must be called.
+// reader can reach. One of Close or Abort must be called; Abort after a
+// successful Close does nothing and returns nil, so `defer w.Abort()` is a
+// safe cleanup. Write and Close after Close or Abort fail with ErrClosed.
+// A Writer is used by one goroutine at a time.
 type Writer interface {
 	io.Writer
 	Close() error

@@ -1,0 +1,249 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/parqdb/parqdb/internal/testenv"
+	"github.com/parqdb/parqdb/location"
+	"github.com/parqdb/parqdb/storage"
+	"github.com/parqdb/parqdb/storage/storagetest"
+)
+
+// newS3 returns a bucket on the test server in a fresh S3 bucket, below
+// prefix, with the minimum part size so that multipart uploads are tested.
+func newS3(t testing.TB, prefix string, opts ...storage.S3Option) *storage.S3 {
+	t.Helper()
+	srv := testenv.S3(t)
+	base := []storage.S3Option{
+		storage.S3Endpoint(srv.Endpoint),
+		storage.S3Region(srv.Region),
+		storage.S3Credentials(srv.AccessKey, srv.SecretKey),
+		storage.S3PartSize(storage.MinPartSize),
+	}
+	s, err := storage.NewS3(t.Context(), srv.NewBucket(t), prefix, append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestS3(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Bucket { return newS3(t, "") })
+}
+
+func TestS3Prefix(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Bucket { return newS3(t, "wh/main") })
+}
+
+// TestS3PrefixIsolation checks that a prefixed bucket sees only its keys.
+func TestS3PrefixIsolation(t *testing.T) {
+	ctx := t.Context()
+	whole := newS3(t, "")
+	inner, err := storage.NewS3(ctx, whole.Bucket(), "p/", s3Opts(t)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"p/a", "p/b/c", "pa", "q/p/a"} {
+		if err := storage.WriteAll(ctx, whole, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	infos, err := inner.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range infos {
+		got = append(got, in.Key)
+	}
+	if strings.Join(got, ",") != "a,b/c" {
+		t.Fatalf("List = %q, want [a b/c]", got)
+	}
+	data, err := storage.ReadAll(ctx, inner, "b/c")
+	if err != nil || string(data) != "p/b/c" {
+		t.Fatalf("ReadAll(b/c) = %q, %v", data, err)
+	}
+	if inner.String() != "s3://"+whole.Bucket()+"/p/" {
+		t.Errorf("String = %q", inner.String())
+	}
+}
+
+func s3Opts(t testing.TB) []storage.S3Option {
+	srv := testenv.S3(t)
+	return []storage.S3Option{
+		storage.S3Endpoint(srv.Endpoint),
+		storage.S3Region(srv.Region),
+		storage.S3Credentials(srv.AccessKey, srv.SecretKey),
+	}
+}
+
+// TestS3SecretsNotInErrors forces authentication failures with known
+// credentials and checks that no error text shows them.
+func TestS3SecretsNotInErrors(t *testing.T) {
+	const access, secret = "AKIAPARQDBTESTKEY", "parqdb-secret-do-not-print-9f8e7d"
+	srv := testenv.S3(t)
+	bucket := srv.NewBucket(t)
+	ctx := t.Context()
+	tests := []struct {
+		name string
+		opts []storage.S3Option
+	}{
+		{"wrong secret", []storage.S3Option{storage.S3Endpoint(srv.Endpoint), storage.S3Region(srv.Region),
+			storage.S3Credentials(srv.AccessKey, secret)}},
+		{"unknown key", []storage.S3Option{storage.S3Endpoint(srv.Endpoint), storage.S3Region(srv.Region),
+			storage.S3Credentials(access, secret)}},
+		{"unreachable server", []storage.S3Option{storage.S3Endpoint("http://127.0.0.1:1"), storage.S3Region(srv.Region),
+			storage.S3Credentials(access, secret)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := storage.NewS3(ctx, bucket, "x", tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var errs []error
+			_, err = s.Open(ctx, "a")
+			errs = append(errs, err)
+			_, err = s.Stat(ctx, "a")
+			errs = append(errs, err)
+			errs = append(errs, s.PutIfAbsent(ctx, "a", []byte("x")))
+			errs = append(errs, storage.WriteAll(ctx, s, "a", []byte("x")))
+			_, err = s.List(ctx, "")
+			errs = append(errs, err)
+			errs = append(errs, s.Delete(ctx, "a"))
+			for i, err := range errs {
+				if err == nil {
+					t.Fatalf("operation %d succeeded with bad credentials", i)
+				}
+				if msg := err.Error(); strings.Contains(msg, secret) || strings.Contains(msg, access) {
+					t.Errorf("operation %d: error shows a credential: %s", i, msg)
+				}
+			}
+			if str := s.String(); strings.Contains(str, secret) || strings.Contains(str, access) || strings.Contains(str, "127.0.0.1") {
+				t.Errorf("String() = %q shows a credential or the endpoint", str)
+			}
+		})
+	}
+	// Credentials in the environment and in a URL.
+	t.Setenv("AWS_ACCESS_KEY_ID", access)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
+	t.Setenv("AWS_REGION", srv.Region)
+	b, err := storage.Open(ctx, "s3://"+bucket+"/env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Stat(ctx, "a")
+	if err == nil || strings.Contains(err.Error(), secret) {
+		t.Errorf("Stat with environment credentials: %v", err)
+	}
+	_, err = storage.Open(ctx, "s3://"+access+":"+secret+"@"+bucket+"/p")
+	if err == nil || strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), access) {
+		t.Errorf("Open(URL with credentials) = %v", err)
+	}
+}
+
+// TestS3Environment opens a bucket configured only by the standard AWS
+// environment variables.
+func TestS3Environment(t *testing.T) {
+	srv := testenv.S3(t)
+	bucket := srv.NewBucket(t)
+	for _, endpointVar := range []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"} {
+		t.Run(endpointVar, func(t *testing.T) {
+			t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+			t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+			t.Setenv("AWS_REGION", srv.Region)
+			t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
+			t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+			t.Setenv("AWS_ENDPOINT_URL_S3", "")
+			t.Setenv("AWS_ENDPOINT_URL", "")
+			t.Setenv(endpointVar, srv.Endpoint)
+			ctx := t.Context()
+			b, err := storage.Open(ctx, "s3://"+bucket+"/"+endpointVar)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.PutIfAbsent(ctx, "k", []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := storage.ReadAll(ctx, b, "k"); err != nil || string(got) != "v" {
+				t.Fatalf("ReadAll = %q, %v", got, err)
+			}
+			if _, ok := storage.IsLocal(b); ok {
+				t.Error("IsLocal(s3 bucket) = true")
+			}
+		})
+	}
+}
+
+// TestS3KeysRefusedBeforeIO points a bucket at a closed port: refused keys
+// must fail with location.ErrInvalid, which proves no request was tried.
+func TestS3KeysRefusedBeforeIO(t *testing.T) {
+	s, err := storage.NewS3(t.Context(), "b", "", storage.S3Endpoint("http://127.0.0.1:1"),
+		storage.S3Region("us-east-1"), storage.S3Credentials("a", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted, stats := storage.WithStats(s)
+	for _, key := range storagetest.BadKeys {
+		if err := counted.PutIfAbsent(t.Context(), key, nil); !errors.Is(err, location.ErrInvalid) {
+			t.Errorf("PutIfAbsent(%q) = %v, want ErrInvalid", key, err)
+		}
+		if _, err := counted.Open(t.Context(), key); !errors.Is(err, location.ErrInvalid) {
+			t.Errorf("Open(%q) = %v, want ErrInvalid", key, err)
+		}
+	}
+	if got := stats.Snapshot().Requests; got != 0 {
+		t.Errorf("Requests = %d, want 0", got)
+	}
+}
+
+// TestS3ReadChangedObject replaces an object between Open and ReadAt: the
+// read must fail rather than mix versions.
+func TestS3ReadChangedObject(t *testing.T) {
+	s := newS3(t, "")
+	ctx := t.Context()
+	if err := storage.WriteAll(ctx, s, "k", []byte("version one")); err != nil {
+		t.Fatal(err)
+	}
+	o, err := s.Open(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.WriteAll(ctx, s, "k", []byte("version two")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := o.ReadAt(make([]byte, 4), 0); err == nil {
+		t.Fatalf("ReadAt after replacement = %d, nil; want an error", n)
+	}
+}
+
+func TestNewS3Invalid(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name, bucket, prefix string
+		opts                 []storage.S3Option
+	}{
+		{"empty bucket", "", "", nil},
+		{"bucket with slash", "a/b", "", nil},
+		{"prefix with dotdot", "b", "../x", nil},
+		{"absolute prefix", "b", "/x", nil},
+		{"small part size", "b", "", []storage.S3Option{storage.S3PartSize(1 << 20)}},
+		{"empty endpoint", "b", "", []storage.S3Option{storage.S3Endpoint("")}},
+		{"empty credentials", "b", "", []storage.S3Option{storage.S3Credentials("", "x")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := storage.NewS3(ctx, tc.bucket, tc.prefix, tc.opts...); err == nil {
+				t.Fatal("NewS3 succeeded")
+			}
+		})
+	}
+}
+
+func BenchmarkS3ReadAt(b *testing.B) {
+	storagetest.BenchmarkReadAt(b, newS3(b, ""))
+}
