@@ -79,7 +79,19 @@ func kindErr(where string, k KeyType, v parquet.Value) error {
 // with the kinds AppendKey accepts and column indexes 1…K (the postings
 // columns key_1…key_K). Byte values alias key.
 func (s Schema) DecodeKey(key []byte) ([]parquet.Value, error) {
-	vals := make([]parquet.Value, 0, len(s.Keys))
+	return s.appendKeyValues(make([]parquet.Value, 0, len(s.Keys)), key)
+}
+
+// checkKey reports whether key is a well-formed encoded key of s.
+func (s Schema) checkKey(key []byte) error {
+	var scratch [4]parquet.Value
+	_, err := s.appendKeyValues(scratch[:0], key)
+	return err
+}
+
+// appendKeyValues decodes key and appends its values to vals with column
+// indexes 1…K.
+func (s Schema) appendKeyValues(vals []parquet.Value, key []byte) ([]parquet.Value, error) {
 	rest := key
 	for i, k := range s.Keys {
 		var v parquet.Value
@@ -108,13 +120,13 @@ func (s Schema) DecodeKey(key []byte) ([]parquet.Value, error) {
 			v = parquet.ByteArrayValue(b)
 		}
 		if !ok {
-			return nil, errorf(ErrSchema, fmt.Sprintf("encoded key field %d", i+1), "truncated or malformed %s", k.TypeName())
+			return vals, errorf(ErrSchema, fmt.Sprintf("encoded key field %d", i+1), "truncated or malformed %s", k.TypeName())
 		}
 		vals = append(vals, v.Level(0, 0, i+1))
 		rest = rest[n:]
 	}
 	if len(rest) != 0 {
-		return nil, errorf(ErrSchema, "encoded key", "%d trailing bytes", len(rest))
+		return vals, errorf(ErrSchema, "encoded key", "%d trailing bytes", len(rest))
 	}
 	return vals, nil
 }

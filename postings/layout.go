@@ -1,0 +1,212 @@
+package postings
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/parqdb/parqdb/location"
+)
+
+// Warehouse layout of the parquet provider (profile "Folders and files").
+// Every function here is pure: it names objects, the pipelines create them.
+
+// Provider is the provider name of the Parquet table and index providers.
+const Provider = "parquet"
+
+// DefinitionVersion is the only definition-version of the parquet source
+// table-definition ("1", a string property) and of the parquet
+// index-table-definitions (1, the definition-version field).
+const DefinitionVersion = 1
+
+// File names inside the table folders.
+const (
+	CentroidsFile = "centroids.parquet"
+	RootsFile     = "roots.parquet"
+)
+
+// Table roles of the centroid artifact that are not index-table roles.
+const RoleRoots = "ivf_roots"
+
+func hex32(id uuid.UUID) string { return hex.EncodeToString(id[:]) }
+
+// CentroidsLocation is the ivf_centroids folder of centroid artifact
+// artifact: "indexes/<artifact-uuid, 32 hex>/1/ivf_centroids/". The "1"
+// is the artifact's only version (artifacts are immutable).
+func CentroidsLocation(artifact uuid.UUID) string {
+	return "indexes/" + hex32(artifact) + "/1/ivf_centroids/"
+}
+
+// RootsLocation is the ivf_roots folder of centroid artifact artifact.
+func RootsLocation(artifact uuid.UUID) string {
+	return "indexes/" + hex32(artifact) + "/1/ivf_roots/"
+}
+
+// CentroidMetadataLocation is the centroid artifact's metadata file:
+// "metadata/<artifact-uuid>/v1.metadata.json".
+func CentroidMetadataLocation(artifact uuid.UUID) string {
+	return "metadata/" + artifact.String() + "/v1.metadata.json"
+}
+
+// PostingsLocation is the ivf_postings folder of one snapshot:
+// "indexes/<index-uuid, 32 hex>/<snapshot-id>/ivf_postings/".
+func PostingsLocation(index uuid.UUID, snapshotID int64) string {
+	return "indexes/" + hex32(index) + "/" + strconv.FormatInt(snapshotID, 10) + "/ivf_postings/"
+}
+
+// BucketFileName names the seq-th postings file of root bucket:
+// "bucket-<bucket, 6+ digits>-<seq, 3+ digits>.parquet". Names carry no
+// meaning for readers, which follow the manifest.
+func BucketFileName(bucket int32, seq int) string {
+	return fmt.Sprintf("bucket-%06d-%03d.parquet", bucket, seq)
+}
+
+// indexFolder returns "indexes/<uuid32>/" for a postings location, after
+// checking loc is one (see CheckIndexTable).
+func indexFolder(loc string) (string, error) {
+	parts := strings.Split(loc, "/")
+	if location.Check(loc) != nil || len(parts) != 5 || parts[0] != "indexes" || !isHex32(parts[1]) ||
+		!isSnapshotID(parts[2]) || parts[3] != "ivf_postings" || parts[4] != "" {
+		return "", errorf(ErrProperties, "ivf_postings location", "%q is not indexes/<index-uuid, 32 lowercase hex>/<snapshot-id>/ivf_postings/", loc)
+	}
+	return "indexes/" + parts[1] + "/", nil
+}
+
+func isHex32(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return s != strings.Repeat("0", 32)
+}
+
+func isSnapshotID(s string) bool {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && n > 0 && strconv.FormatInt(n, 10) == s
+}
+
+// CheckIndexTable validates an index-table-definition of the parquet
+// index provider (profile "Index-table definitions"): definition-version 1
+// and exactly one property, location, of the shape the role requires.
+// ivf_centroids: "indexes/<32 hex>/1/ivf_centroids/"; ivf_postings:
+// "indexes/<32 hex>/<snapshot-id>/ivf_postings/". For ivf_postings with a
+// non-zero index UUID the hex must be that UUID's.
+func CheckIndexTable(role string, definitionVersion int32, props map[string]string, index uuid.UUID) error {
+	where := "index-tables." + role
+	if definitionVersion != DefinitionVersion {
+		return errorf(ErrProperties, where+".definition-version", "%d, want %d", definitionVersion, DefinitionVersion)
+	}
+	loc, ok := props["location"]
+	if !ok || len(props) != 1 {
+		return errorf(ErrProperties, where+".properties", "want exactly the property location, have %d properties", len(props))
+	}
+	parts := strings.Split(loc, "/")
+	switch role {
+	case "ivf_centroids":
+		if location.Check(loc) != nil || len(parts) != 5 || parts[0] != "indexes" || !isHex32(parts[1]) || parts[2] != "1" || parts[3] != "ivf_centroids" || parts[4] != "" {
+			return errorf(ErrProperties, where+".properties.location", "%q is not indexes/<artifact-uuid, 32 lowercase hex>/1/ivf_centroids/", loc)
+		}
+	case "ivf_postings":
+		if _, err := indexFolder(loc); err != nil {
+			return errorf(ErrProperties, where+".properties.location", "%q is not indexes/<index-uuid, 32 lowercase hex>/<snapshot-id>/ivf_postings/", loc)
+		}
+		if index != uuid.Nil && parts[1] != hex32(index) {
+			return errorf(ErrProperties, where+".properties.location", "%q is not in the folder of index %s", loc, index)
+		}
+	default:
+		return errorf(ErrProperties, where, "unknown role %q", role)
+	}
+	return nil
+}
+
+// RootsLocationFor returns the ivf_roots folder next to an ivf_centroids
+// folder ("…/1/ivf_centroids/" → "…/1/ivf_roots/").
+func RootsLocationFor(centroids string) string {
+	return strings.TrimSuffix(centroids, "ivf_centroids/") + "ivf_roots/"
+}
+
+// SourceFile is one data file of a parquet source table, as listed under
+// its location.
+type SourceFile struct {
+	// Key is the file's location relative to the table location.
+	Key string
+	// Size is its length in bytes.
+	Size int64
+	// ETag is the storage's content version (storage.Info.ETag).
+	ETag string
+}
+
+// IsSourceDataFile reports whether a key (relative to the source location)
+// is a data file of a parquet source table: it ends in ".parquet" and no
+// path segment starts with "_" or "." (Spark/Hive markers, checksums and
+// hidden files).
+func IsSourceDataFile(rel string) bool {
+	if !strings.HasSuffix(rel, ".parquet") {
+		return false
+	}
+	for _, seg := range strings.Split(rel, "/") {
+		if seg == "" || seg[0] == '_' || seg[0] == '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// TableIdentity computes the table-identity property of a parquet source:
+// "sha256:" and the lowercase hex SHA-256 of the lines
+// "<key>\t<size>\t<etag>\n", one per data file in ascending byte order of
+// key. Any added, removed, renamed, resized or rewritten file changes it.
+// Keys must be unique and free of tab and newline.
+func TableIdentity(files []SourceFile) (string, error) {
+	fs := slices.Clone(files)
+	slices.SortFunc(fs, func(a, b SourceFile) int { return strings.Compare(a.Key, b.Key) })
+	h := sha256.New()
+	for i, f := range fs {
+		if f.Key == "" || strings.ContainsAny(f.Key, "\t\n") || strings.ContainsAny(f.ETag, "\t\n") || f.Size < 0 {
+			return "", errorf(ErrProperties, "source file "+strconv.Quote(f.Key), "key, size or etag unusable in a table identity")
+		}
+		if i > 0 && fs[i-1].Key == f.Key {
+			return "", errorf(ErrProperties, "source file "+strconv.Quote(f.Key), "listed twice")
+		}
+		fmt.Fprintf(h, "%s\t%d\t%s\n", f.Key, f.Size, f.ETag)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CheckSourceProperties validates the properties of a parquet source
+// table-definition: exactly definition-version "1", a non-empty location
+// ending in "/" (a folder: warehouse-relative, an absolute local path, or
+// an s3:// URL) and a table-identity of the TableIdentity form.
+func CheckSourceProperties(props map[string]string) error {
+	const where = "source-table.properties"
+	for k := range props {
+		switch k {
+		case "definition-version", "location", "table-identity":
+		default:
+			return errorf(ErrProperties, where, "unknown property %q", k)
+		}
+	}
+	if v := props["definition-version"]; v != "1" {
+		return errorf(ErrProperties, where+".definition-version", "%q, want \"1\"", v)
+	}
+	loc := props["location"]
+	if loc == "" || !strings.HasSuffix(loc, "/") || strings.ContainsAny(loc, "\x00\n\t") || path.Clean(strings.TrimPrefix(loc, "s3://"))+"/" != strings.TrimPrefix(loc, "s3://") && loc != "/" {
+		return errorf(ErrProperties, where+".location", "%q is not a clean folder location ending in '/'", loc)
+	}
+	id := props["table-identity"]
+	if h, ok := strings.CutPrefix(id, "sha256:"); !ok || len(h) != 64 || strings.ToLower(h) != h {
+		return errorf(ErrProperties, where+".table-identity", "%q is not sha256:<64 lowercase hex>", id)
+	} else if _, err := hex.DecodeString(h); err != nil {
+		return errorf(ErrProperties, where+".table-identity", "%q is not sha256:<64 lowercase hex>", id)
+	}
+	return nil
+}
