@@ -1,6 +1,9 @@
 package metadata
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // JSON paths in Problems use this notation: member names joined with '.',
 // list elements as "[i]" (zero-based), e.g. "snapshots[1].parameters.nlist".
@@ -11,7 +14,9 @@ import "strconv"
 // member returns the path of member name inside the object at path.
 func member(path, name string) string {
 	if !plainName(name) {
-		return path + "[" + string(appendQuoted(nil, name)) + "]"
+		// Bytes that are not UTF-8 (possible only in Go-built values)
+		// show as U+FFFD so that the path itself is valid text.
+		return path + "[" + string(appendQuoted(nil, strings.ToValidUTF8(name, "\uFFFD"))) + "]"
 	}
 	if path == "" {
 		return name
@@ -37,15 +42,4 @@ func plainName(name string) bool {
 		}
 	}
 	return true
-}
-
-// under reports whether path is p or lies inside the value at p.
-func under(path, p string) bool {
-	if p == "" {
-		return true
-	}
-	if len(path) < len(p) || path[:len(p)] != p {
-		return false
-	}
-	return len(path) == len(p) || path[len(p)] == '.' || path[len(p)] == '['
 }
