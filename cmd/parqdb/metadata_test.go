@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs parqdb with args and returns its standard output and the exit
+// code run would give.
+func runCLI(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	root, _ := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	var ue usageError
+	switch {
+	case err == nil:
+		return out.String(), exitOK
+	case errors.As(err, &ue) || isCobraUsage(err):
+		return out.String(), exitUsage
+	default:
+		if !errors.Is(err, errSilent) {
+			out.WriteString(err.Error())
+		}
+		return out.String(), exitProblem
+	}
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const mdTestdata = "../../metadata/testdata"
+
+func TestMetadataValidateDirectory(t *testing.T) {
+	dir := t.TempDir()
+	valid := []string{"base.json", "spec-example.json", "unicode.json", "minimal.json"}
+	invalid := map[string]string{ // file → a path its problem names
+		"nlist-above-ntotal.json":    "snapshots[0].parameters.nlist",
+		"duplicate-key-root.json":    "format-version",
+		"trailing-value.json":        "(document)",
+		"log-final-not-current.json": "snapshot-log[1].snapshot-id",
+	}
+	for _, f := range valid {
+		copyFile(t, filepath.Join(mdTestdata, "valid", f), filepath.Join(dir, "ok-"+f))
+	}
+	for f := range invalid {
+		copyFile(t, filepath.Join(mdTestdata, "invalid", f), filepath.Join(dir, "bad-"+f))
+	}
+	// Not *.json: ignored.
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	out, code := runCLI(t, "metadata", "validate", dir)
+	if code != exitProblem {
+		t.Errorf("exit %d, want %d", code, exitProblem)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	for _, f := range valid {
+		want := filepath.Join(dir, "ok-"+f) + ": ok"
+		if !containsLine(lines, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	for f, path := range invalid {
+		file := filepath.Join(dir, "bad-"+f)
+		if containsLine(lines, file+": ok") {
+			t.Errorf("%s classified valid", file)
+		}
+		if !containsPrefix(lines, file+": "+path+": ") {
+			t.Errorf("no line %q in:\n%s", file+": "+path+": …", out)
+		}
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "notes.txt") {
+			t.Errorf("non-JSON file validated: %s", l)
+		}
+	}
+	// Every line names a file of the directory.
+	for _, l := range lines {
+		if !strings.HasPrefix(l, filepath.Join(dir, "ok-")) && !strings.HasPrefix(l, filepath.Join(dir, "bad-")) {
+			t.Errorf("unexpected line %q", l)
+		}
+	}
+}
+
+func containsLine(lines []string, want string) bool {
+	for _, l := range lines {
+		if l == want {
+			return true
+		}
+	}
+	return false
+}
+
+func containsPrefix(lines []string, prefix string) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestMetadataValidateAllFixtures(t *testing.T) {
+	// Every valid fixture passes (exit 0) and every invalid one fails.
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"metadata", "validate", mdTestdata + "/valid"}, exitOK},
+		{[]string{"metadata", "validate", mdTestdata + "/canonical"}, exitOK},
+		{[]string{"metadata", "validate", "--centroid", mdTestdata + "/centroid/valid"}, exitOK},
+	} {
+		out, code := runCLI(t, tc.args...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d\n%s", tc.args, code, tc.code, out)
+		}
+	}
+	for _, tc := range []struct {
+		dir      string
+		centroid bool
+	}{
+		{mdTestdata + "/invalid", false},
+		{mdTestdata + "/centroid/invalid", true},
+	} {
+		files, _ := filepath.Glob(tc.dir + "/*.json")
+		if len(files) == 0 {
+			t.Fatalf("no fixtures in %s", tc.dir)
+		}
+		for _, f := range files {
+			args := []string{"metadata", "validate", f}
+			if tc.centroid {
+				args = []string{"metadata", "validate", "--centroid", f}
+			}
+			out, code := runCLI(t, args...)
+			if code != exitProblem || strings.Contains(out, ": ok\n") || !strings.HasPrefix(out, f+": ") {
+				t.Errorf("%s: exit %d, output:\n%s", f, code, out)
+			}
+		}
+	}
+}
+
+func TestMetadataValidateCentroidFlag(t *testing.T) {
+	// An index metadata file is not a centroid document and vice versa.
+	out, code := runCLI(t, "metadata", "validate", "--centroid", mdTestdata+"/valid/base.json")
+	if code != exitProblem || !strings.Contains(out, "unknown field") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	out, code = runCLI(t, "metadata", "validate", mdTestdata+"/centroid/valid/base.json")
+	if code != exitProblem || !strings.Contains(out, "required field is missing") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestMetadataValidateOneLinePerProblem(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "m.json")
+	base, err := os.ReadFile(mdTestdata + "/valid/base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.NewReplacer(`"format-version": 1,`, `"format-version": 2,`, `"nlist": "16"`, `"nlist": "016"`).Replace(string(base))
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runCLI(t, "metadata", "validate", file)
+	want := file + ": format-version: must be 1, got 2\n" + file + `: snapshots[0].parameters.nlist: "016" has a leading zero` + "\n"
+	if code != exitProblem || out != want {
+		t.Errorf("exit %d, output:\n%s\nwant:\n%s", code, out, want)
+	}
+}
+
+func TestMetadataValidateUsage(t *testing.T) {
+	empty := t.TempDir()
+	for _, args := range [][]string{
+		{"metadata", "validate"},
+		{"metadata", "validate", filepath.Join(empty, "missing.json")},
+		{"metadata", "validate", empty},
+		{"metadata", "validate", "--nope", mdTestdata + "/valid/base.json"},
+	} {
+		if out, code := runCLI(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, exitUsage, out)
+		}
+	}
+}
