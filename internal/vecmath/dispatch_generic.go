@@ -1,3 +1,5 @@
+//go:build purego || !amd64
+
 package vecmath
 
 const impl = "go"

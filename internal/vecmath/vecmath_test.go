@@ -123,6 +123,10 @@ func dims() []int {
 
 func TestKernelsMatchReference(t *testing.T) {
 	t.Logf("impl %s", Impl())
+	withImpls(t, testKernelsMatchReference)
+}
+
+func testKernelsMatchReference(t *testing.T) {
 	for _, g := range gens {
 		t.Run(g.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(len(g.name))))
@@ -180,7 +184,9 @@ func TestKernelsMatchReference(t *testing.T) {
 	}
 }
 
-func TestBatchMatchesSingle(t *testing.T) {
+func TestBatchMatchesSingle(t *testing.T) { withImpls(t, testBatchMatchesSingle) }
+
+func testBatchMatchesSingle(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 2))
 	for _, d := range []int{0, 1, 2, 3, 7, 15, 16, 17, 31, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 768, 1000} {
 		for _, n := range []int{0, 1, 2, 3, 5, 8, 13} {
@@ -229,7 +235,9 @@ func TestBatchMatchesSingle(t *testing.T) {
 	}
 }
 
-func TestLargeSumsExact(t *testing.T) {
+func TestLargeSumsExact(t *testing.T) { withImpls(t, testLargeSumsExact) }
+
+func testLargeSumsExact(t *testing.T) {
 	// 65535 codes of 255: Σc² = 4,261,413,375 < 2^32 must be exact.
 	c := make([]byte, 65535)
 	for i := range c {

@@ -1,0 +1,160 @@
+//go:build !purego
+
+package vecmath
+
+import "golang.org/x/sys/cpu"
+
+// Kernel selection, fixed at program start. AVX-512 needs F (zmm float and
+// dword ops) and BW (VPMADDWD on zmm); AVX2 needs FMA as well.
+var (
+	useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
+	useAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	impl      = implName()
+)
+
+func implName() string {
+	switch {
+	case useAVX512:
+		return "avx512"
+	case useAVX2:
+		return "avx2"
+	}
+	return "go"
+}
+
+// floatBlock is the granularity of the float32 and 8-bit kernels.
+func floatBlock() int {
+	if useAVX512 {
+		return 16
+	}
+	return 8
+}
+
+// The 4-bit kernels work on 32 dimensions (16 bytes) per step.
+const nibbleBlock = 32
+
+func l2Sq(a, b []float32) float32 {
+	if !useAVX2 && !useAVX512 {
+		return l2SqGeneric(a, b)
+	}
+	m := len(a) &^ (floatBlock() - 1)
+	var s float32
+	if m > 0 {
+		if useAVX512 {
+			s = l2SqAVX512(&a[0], &b[0], m)
+		} else {
+			s = l2SqAVX2(&a[0], &b[0], m)
+		}
+	}
+	if m < len(a) {
+		s += l2SqGeneric(a[m:], b[m:])
+	}
+	return s
+}
+
+func dot(a, b []float32) float32 {
+	if !useAVX2 && !useAVX512 {
+		return dotGeneric(a, b)
+	}
+	m := len(a) &^ (floatBlock() - 1)
+	var s float32
+	if m > 0 {
+		if useAVX512 {
+			s = dotAVX512(&a[0], &b[0], m)
+		} else {
+			s = dotAVX2(&a[0], &b[0], m)
+		}
+	}
+	if m < len(a) {
+		s += dotGeneric(a[m:], b[m:len(a)])
+	}
+	return s
+}
+
+func dotU8(q []float32, code []byte) float32 {
+	if !useAVX2 && !useAVX512 {
+		return dotU8Generic(q, code)
+	}
+	m := len(q) &^ (floatBlock() - 1)
+	var s float32
+	if m > 0 {
+		if useAVX512 {
+			s = dotU8AVX512(&q[0], &code[0], m)
+		} else {
+			s = dotU8AVX2(&q[0], &code[0], m)
+		}
+	}
+	if m < len(q) {
+		s += dotU8Generic(q[m:], code[m:len(q)])
+	}
+	return s
+}
+
+func dotU4(q []float32, code []byte) float32 {
+	if !useAVX2 && !useAVX512 {
+		return dotU4Generic(q, code)
+	}
+	m := len(q) &^ (nibbleBlock - 1)
+	var s float32
+	if m > 0 {
+		if useAVX512 {
+			s = dotU4AVX512(&q[0], &code[0], m)
+		} else {
+			s = dotU4AVX2(&q[0], &code[0], m)
+		}
+	}
+	if m < len(q) {
+		s += dotU4Generic(q[m:], code[m/2:])
+	}
+	return s
+}
+
+func dotSumsU8(q []float32, code []byte) (float32, uint32, uint32) {
+	if !useAVX2 && !useAVX512 {
+		return dotSumsU8Generic(q, code)
+	}
+	m := len(q) &^ (floatBlock() - 1)
+	var d float32
+	var s, sq uint32
+	if m > 0 {
+		if useAVX512 {
+			d, s, sq = dotSumsU8AVX512(&q[0], &code[0], m)
+		} else {
+			d, s, sq = dotSumsU8AVX2(&q[0], &code[0], m)
+		}
+	}
+	if m < len(q) {
+		d2, s2, sq2 := dotSumsU8Generic(q[m:], code[m:len(q)])
+		d, s, sq = d+d2, s+s2, sq+sq2
+	}
+	return d, s, sq
+}
+
+func dotSumsU4(q []float32, code []byte) (float32, uint32, uint32) {
+	if !useAVX2 && !useAVX512 {
+		return dotSumsU4Generic(q, code)
+	}
+	m := len(q) &^ (nibbleBlock - 1)
+	var d float32
+	var s, sq uint32
+	if m > 0 {
+		if useAVX512 {
+			d, s, sq = dotSumsU4AVX512(&q[0], &code[0], m)
+		} else {
+			d, s, sq = dotSumsU4AVX2(&q[0], &code[0], m)
+		}
+	}
+	if m < len(q) {
+		d2, s2, sq2 := dotSumsU4Generic(q[m:], code[m/2:])
+		d, s, sq = d+d2, s+s2, sq+sq2
+	}
+	return d, s, sq
+}
+
+func sumU8(c []byte) (uint32, uint32)          { return sumU8Generic(c) }
+func sumU4(c []byte, dim int) (uint32, uint32) { return sumU4Generic(c, dim) }
+
+func l2SqBatch(q, rows, out []float32)              { l2SqBatchGeneric(q, rows, out) }
+func dotBatch(q, rows, out []float32)               { dotBatchGeneric(q, rows, out) }
+func dotU8Batch(q []float32, c []byte, o []float32) { dotU8BatchGeneric(q, c, o) }
+func dotU4Batch(q []float32, c []byte, o []float32) { dotU4BatchGeneric(q, c, o) }

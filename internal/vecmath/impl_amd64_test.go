@@ -1,0 +1,28 @@
+//go:build !purego
+
+package vecmath
+
+import "testing"
+
+// withImpls runs f once per kernel set this CPU supports, by switching the
+// dispatch flags (tests in this package do not run in parallel).
+func withImpls(t *testing.T, f func(t *testing.T)) {
+	save512, save2 := useAVX512, useAVX2
+	defer func() { useAVX512, useAVX2 = save512, save2 }()
+	for _, c := range []struct {
+		name       string
+		avx512, a2 bool
+		ok         bool
+	}{
+		{"avx512", true, save2, save512},
+		{"avx2", false, true, save2},
+		{"go", false, false, true},
+	} {
+		if !c.ok {
+			t.Logf("%s not supported by this CPU", c.name)
+			continue
+		}
+		useAVX512, useAVX2 = c.avx512, c.a2
+		t.Run(c.name, f)
+	}
+}

@@ -1,0 +1,7 @@
+//go:build purego || !amd64
+
+package vecmath
+
+import "testing"
+
+func withImpls(t *testing.T, f func(t *testing.T)) { t.Run("go", f) }

@@ -1,0 +1,43 @@
+//go:build !purego
+
+package vecmath
+
+// Assembly kernels in kernels_amd64.s. n must be a multiple of the kernel's
+// block size (see there); the pointers must cover n elements (n/2 bytes for
+// 4-bit codes).
+
+//go:noescape
+func l2SqAVX512(a, b *float32, n int) float32
+
+//go:noescape
+func dotAVX512(a, b *float32, n int) float32
+
+//go:noescape
+func dotU8AVX512(q *float32, code *byte, n int) float32
+
+//go:noescape
+func dotU4AVX512(q *float32, code *byte, n int) float32
+
+//go:noescape
+func dotSumsU8AVX512(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)
+
+//go:noescape
+func dotSumsU4AVX512(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)
+
+//go:noescape
+func l2SqAVX2(a, b *float32, n int) float32
+
+//go:noescape
+func dotAVX2(a, b *float32, n int) float32
+
+//go:noescape
+func dotU8AVX2(q *float32, code *byte, n int) float32
+
+//go:noescape
+func dotU4AVX2(q *float32, code *byte, n int) float32
+
+//go:noescape
+func dotSumsU8AVX2(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)
+
+//go:noescape
+func dotSumsU4AVX2(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)

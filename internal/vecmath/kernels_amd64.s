@@ -1,0 +1,637 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// All kernels take n, a multiple of their block size (16 floats for the
+// AVX-512 float32 and 8-bit kernels, 8 for AVX2, 32 dimensions for the
+// 4-bit kernels); the Go wrappers handle the remainder.
+
+// Horizontal sum of the float32 lanes of Z0 into X0 (clobbers Y1/X1).
+#define REDUCE_PS_Z0 \
+	VEXTRACTF64X4 $1, Z0, Y1 \
+	VADDPS        Y1, Y0, Y0 \
+	REDUCE_PS_Y0
+
+#define REDUCE_PS_Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VPSHUFD      $0x4e, X0, X1 \
+	VADDPS       X1, X0, X0 \
+	VPSHUFD      $0xb1, X0, X1 \
+	VADDPS       X1, X0, X0
+
+// Horizontal sum of the int32 lanes of Z8 into AX (clobbers Y10/X10).
+#define REDUCE_D_Z8_AX \
+	VEXTRACTI64X4 $1, Z8, Y10 \
+	VPADDD        Y10, Y8, Y8 \
+	REDUCE_D_Y8_AX
+
+#define REDUCE_D_Y8_AX \
+	VEXTRACTI128 $1, Y8, X10 \
+	VPADDD       X10, X8, X8 \
+	VPSHUFD      $0x4e, X8, X10 \
+	VPADDD       X10, X8, X8 \
+	VPSHUFD      $0xb1, X8, X10 \
+	VPADDD       X10, X8, X8 \
+	VMOVD        X8, AX
+
+// func l2SqAVX512(a, b *float32, n int) float32
+TEXT ·l2SqAVX512(SB), NOSPLIT, $0-28
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+l2avx512_64:
+	CMPQ        CX, $64
+	JL          l2avx512_16
+	VMOVUPS     (SI), Z4
+	VMOVUPS     64(SI), Z5
+	VMOVUPS     128(SI), Z6
+	VMOVUPS     192(SI), Z7
+	VSUBPS      (DI), Z4, Z4
+	VSUBPS      64(DI), Z5, Z5
+	VSUBPS      128(DI), Z6, Z6
+	VSUBPS      192(DI), Z7, Z7
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+	JMP         l2avx512_64
+
+l2avx512_16:
+	CMPQ        CX, $16
+	JL          l2avx512_done
+	VMOVUPS     (SI), Z4
+	VSUBPS      (DI), Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         l2avx512_16
+
+l2avx512_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	REDUCE_PS_Z0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotAVX512(a, b *float32, n int) float32
+TEXT ·dotAVX512(SB), NOSPLIT, $0-28
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+dotavx512_64:
+	CMPQ        CX, $64
+	JL          dotavx512_16
+	VMOVUPS     (SI), Z4
+	VMOVUPS     64(SI), Z5
+	VMOVUPS     128(SI), Z6
+	VMOVUPS     192(SI), Z7
+	VFMADD231PS (DI), Z4, Z0
+	VFMADD231PS 64(DI), Z5, Z1
+	VFMADD231PS 128(DI), Z6, Z2
+	VFMADD231PS 192(DI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+	JMP         dotavx512_64
+
+dotavx512_16:
+	CMPQ        CX, $16
+	JL          dotavx512_done
+	VMOVUPS     (SI), Z4
+	VFMADD231PS (DI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         dotavx512_16
+
+dotavx512_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	REDUCE_PS_Z0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotU8AVX512(q *float32, code *byte, n int) float32
+TEXT ·dotU8AVX512(SB), NOSPLIT, $0-28
+	MOVQ   q+0(FP), SI
+	MOVQ   code+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8avx512_64:
+	CMPQ        CX, $64
+	JL          du8avx512_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8avx512_64
+
+du8avx512_16:
+	CMPQ        CX, $16
+	JL          du8avx512_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8avx512_16
+
+du8avx512_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	REDUCE_PS_Z0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotSumsU8AVX512(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)
+TEXT ·dotSumsU8AVX512(SB), NOSPLIT, $0-36
+	MOVQ   q+0(FP), SI
+	MOVQ   code+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+
+dsu8avx512_32:
+	CMPQ        CX, $32
+	JL          dsu8avx512_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPADDD      Z4, Z8, Z8
+	VPMADDWD    Z4, Z4, Z6
+	VPADDD      Z5, Z8, Z8
+	VPMADDWD    Z5, Z5, Z7
+	VPADDD      Z6, Z9, Z9
+	VPADDD      Z7, Z9, Z9
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	ADDQ        $128, SI
+	ADDQ        $32, DI
+	SUBQ        $32, CX
+	JMP         dsu8avx512_32
+
+dsu8avx512_16:
+	CMPQ        CX, $16
+	JL          dsu8avx512_done
+	VPMOVZXBD   (DI), Z4
+	VPADDD      Z4, Z8, Z8
+	VPMADDWD    Z4, Z4, Z6
+	VPADDD      Z6, Z9, Z9
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         dsu8avx512_16
+
+dsu8avx512_done:
+	VADDPS    Z1, Z0, Z0
+	REDUCE_PS_Z0
+	MOVSS     X0, dot+24(FP)
+	REDUCE_D_Z8_AX
+	MOVL      AX, sum+28(FP)
+	VMOVDQA64 Z9, Z8
+	REDUCE_D_Z8_AX
+	MOVL      AX, sumSq+32(FP)
+	VZEROUPPER
+	RET
+
+// Nibble unpacking: X4 holds 16 code bytes (32 dimensions); X15 holds 0x0f
+// in every byte. Leaves dims 0–15 in X6 and dims 16–31 in X7, one per byte.
+#define UNPACK4_X4 \
+	VPSRLW     $4, X4, X5 \
+	VPAND      X15, X4, X4 \
+	VPAND      X15, X5, X5 \
+	VPUNPCKLBW X5, X4, X6 \
+	VPUNPCKHBW X5, X4, X7
+
+// func dotU4AVX512(q *float32, code *byte, n int) float32
+TEXT ·dotU4AVX512(SB), NOSPLIT, $0-28
+	MOVQ         q+0(FP), SI
+	MOVQ         code+8(FP), DI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x0f0f0f0f, AX
+	MOVD         AX, X15
+	VPBROADCASTD X15, X15
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+
+du4avx512_32:
+	CMPQ        CX, $32
+	JL          du4avx512_done
+	VMOVDQU     (DI), X4
+	UNPACK4_X4
+	VPMOVZXBD   X6, Z6
+	VPMOVZXBD   X7, Z7
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z6, Z0
+	VFMADD231PS 64(SI), Z7, Z1
+	ADDQ        $128, SI
+	ADDQ        $16, DI
+	SUBQ        $32, CX
+	JMP         du4avx512_32
+
+du4avx512_done:
+	VADDPS Z1, Z0, Z0
+	REDUCE_PS_Z0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotSumsU4AVX512(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)
+TEXT ·dotSumsU4AVX512(SB), NOSPLIT, $0-36
+	MOVQ         q+0(FP), SI
+	MOVQ         code+8(FP), DI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x0f0f0f0f, AX
+	MOVD         AX, X15
+	VPBROADCASTD X15, X15
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+
+dsu4avx512_32:
+	CMPQ        CX, $32
+	JL          dsu4avx512_done
+	VMOVDQU     (DI), X4
+	UNPACK4_X4
+	VPMOVZXBD   X6, Z6
+	VPMOVZXBD   X7, Z7
+	VPADDD      Z6, Z8, Z8
+	VPMADDWD    Z6, Z6, Z2
+	VPADDD      Z7, Z8, Z8
+	VPMADDWD    Z7, Z7, Z3
+	VPADDD      Z2, Z9, Z9
+	VPADDD      Z3, Z9, Z9
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z6, Z0
+	VFMADD231PS 64(SI), Z7, Z1
+	ADDQ        $128, SI
+	ADDQ        $16, DI
+	SUBQ        $32, CX
+	JMP         dsu4avx512_32
+
+dsu4avx512_done:
+	VADDPS    Z1, Z0, Z0
+	REDUCE_PS_Z0
+	MOVSS     X0, dot+24(FP)
+	REDUCE_D_Z8_AX
+	MOVL      AX, sum+28(FP)
+	VMOVDQA64 Z9, Z8
+	REDUCE_D_Z8_AX
+	MOVL      AX, sumSq+32(FP)
+	VZEROUPPER
+	RET
+
+// ---- AVX2 + FMA ----
+
+// func l2SqAVX2(a, b *float32, n int) float32
+TEXT ·l2SqAVX2(SB), NOSPLIT, $0-28
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+l2avx2_32:
+	CMPQ        CX, $32
+	JL          l2avx2_8
+	VMOVUPS     (SI), Y4
+	VMOVUPS     32(SI), Y5
+	VMOVUPS     64(SI), Y6
+	VMOVUPS     96(SI), Y7
+	VSUBPS      (DI), Y4, Y4
+	VSUBPS      32(DI), Y5, Y5
+	VSUBPS      64(DI), Y6, Y6
+	VSUBPS      96(DI), Y7, Y7
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y1
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $32, CX
+	JMP         l2avx2_32
+
+l2avx2_8:
+	CMPQ        CX, $8
+	JL          l2avx2_done
+	VMOVUPS     (SI), Y4
+	VSUBPS      (DI), Y4, Y4
+	VFMADD231PS Y4, Y4, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         l2avx2_8
+
+l2avx2_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	REDUCE_PS_Y0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotAVX2(a, b *float32, n int) float32
+TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+dotavx2_32:
+	CMPQ        CX, $32
+	JL          dotavx2_8
+	VMOVUPS     (SI), Y4
+	VMOVUPS     32(SI), Y5
+	VMOVUPS     64(SI), Y6
+	VMOVUPS     96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $32, CX
+	JMP         dotavx2_32
+
+dotavx2_8:
+	CMPQ        CX, $8
+	JL          dotavx2_done
+	VMOVUPS     (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         dotavx2_8
+
+dotavx2_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	REDUCE_PS_Y0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotU8AVX2(q *float32, code *byte, n int) float32
+TEXT ·dotU8AVX2(SB), NOSPLIT, $0-28
+	MOVQ   q+0(FP), SI
+	MOVQ   code+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+du8avx2_32:
+	CMPQ        CX, $32
+	JL          du8avx2_8
+	VPMOVZXBD   (DI), Y4
+	VPMOVZXBD   8(DI), Y5
+	VPMOVZXBD   16(DI), Y6
+	VPMOVZXBD   24(DI), Y7
+	VCVTDQ2PS   Y4, Y4
+	VCVTDQ2PS   Y5, Y5
+	VCVTDQ2PS   Y6, Y6
+	VCVTDQ2PS   Y7, Y7
+	VFMADD231PS (SI), Y4, Y0
+	VFMADD231PS 32(SI), Y5, Y1
+	VFMADD231PS 64(SI), Y6, Y2
+	VFMADD231PS 96(SI), Y7, Y3
+	ADDQ        $128, SI
+	ADDQ        $32, DI
+	SUBQ        $32, CX
+	JMP         du8avx2_32
+
+du8avx2_8:
+	CMPQ        CX, $8
+	JL          du8avx2_done
+	VPMOVZXBD   (DI), Y4
+	VCVTDQ2PS   Y4, Y4
+	VFMADD231PS (SI), Y4, Y0
+	ADDQ        $32, SI
+	ADDQ        $8, DI
+	SUBQ        $8, CX
+	JMP         du8avx2_8
+
+du8avx2_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	REDUCE_PS_Y0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotSumsU8AVX2(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)
+TEXT ·dotSumsU8AVX2(SB), NOSPLIT, $0-36
+	MOVQ   q+0(FP), SI
+	MOVQ   code+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VPXOR  Y8, Y8, Y8
+	VPXOR  Y9, Y9, Y9
+
+dsu8avx2_16:
+	CMPQ        CX, $16
+	JL          dsu8avx2_8
+	VPMOVZXBD   (DI), Y4
+	VPMOVZXBD   8(DI), Y5
+	VPADDD      Y4, Y8, Y8
+	VPMADDWD    Y4, Y4, Y6
+	VPADDD      Y5, Y8, Y8
+	VPMADDWD    Y5, Y5, Y7
+	VPADDD      Y6, Y9, Y9
+	VPADDD      Y7, Y9, Y9
+	VCVTDQ2PS   Y4, Y4
+	VCVTDQ2PS   Y5, Y5
+	VFMADD231PS (SI), Y4, Y0
+	VFMADD231PS 32(SI), Y5, Y1
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         dsu8avx2_16
+
+dsu8avx2_8:
+	CMPQ        CX, $8
+	JL          dsu8avx2_done
+	VPMOVZXBD   (DI), Y4
+	VPADDD      Y4, Y8, Y8
+	VPMADDWD    Y4, Y4, Y6
+	VPADDD      Y6, Y9, Y9
+	VCVTDQ2PS   Y4, Y4
+	VFMADD231PS (SI), Y4, Y0
+	ADDQ        $32, SI
+	ADDQ        $8, DI
+	SUBQ        $8, CX
+	JMP         dsu8avx2_8
+
+dsu8avx2_done:
+	VADDPS  Y1, Y0, Y0
+	REDUCE_PS_Y0
+	MOVSS   X0, dot+24(FP)
+	REDUCE_D_Y8_AX
+	MOVL    AX, sum+28(FP)
+	VMOVDQA Y9, Y8
+	REDUCE_D_Y8_AX
+	MOVL    AX, sumSq+32(FP)
+	VZEROUPPER
+	RET
+
+// func dotU4AVX2(q *float32, code *byte, n int) float32
+TEXT ·dotU4AVX2(SB), NOSPLIT, $0-28
+	MOVQ         q+0(FP), SI
+	MOVQ         code+8(FP), DI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x0f0f0f0f, AX
+	MOVD         AX, X15
+	VPBROADCASTD X15, X15
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+
+du4avx2_32:
+	CMPQ        CX, $32
+	JL          du4avx2_done
+	VMOVDQU     (DI), X4
+	UNPACK4_X4
+	VPMOVZXBD   X6, Y8
+	VPSRLDQ     $8, X6, X6
+	VPMOVZXBD   X6, Y9
+	VPMOVZXBD   X7, Y10
+	VPSRLDQ     $8, X7, X7
+	VPMOVZXBD   X7, Y11
+	VCVTDQ2PS   Y8, Y8
+	VCVTDQ2PS   Y9, Y9
+	VCVTDQ2PS   Y10, Y10
+	VCVTDQ2PS   Y11, Y11
+	VFMADD231PS (SI), Y8, Y0
+	VFMADD231PS 32(SI), Y9, Y1
+	VFMADD231PS 64(SI), Y10, Y2
+	VFMADD231PS 96(SI), Y11, Y3
+	ADDQ        $128, SI
+	ADDQ        $16, DI
+	SUBQ        $32, CX
+	JMP         du4avx2_32
+
+du4avx2_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	REDUCE_PS_Y0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotSumsU4AVX2(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)
+TEXT ·dotSumsU4AVX2(SB), NOSPLIT, $0-36
+	MOVQ         q+0(FP), SI
+	MOVQ         code+8(FP), DI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x0f0f0f0f, AX
+	MOVD         AX, X15
+	VPBROADCASTD X15, X15
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VPXOR        Y8, Y8, Y8
+	VPXOR        Y9, Y9, Y9
+
+dsu4avx2_32:
+	CMPQ        CX, $32
+	JL          dsu4avx2_done
+	VMOVDQU     (DI), X4
+	UNPACK4_X4
+	VPMOVZXBD   X6, Y10
+	VPSRLDQ     $8, X6, X6
+	VPMOVZXBD   X6, Y11
+	VPMOVZXBD   X7, Y12
+	VPSRLDQ     $8, X7, X7
+	VPMOVZXBD   X7, Y13
+	VPADDD      Y10, Y8, Y8
+	VPADDD      Y11, Y8, Y8
+	VPADDD      Y12, Y8, Y8
+	VPADDD      Y13, Y8, Y8
+	VPMADDWD    Y10, Y10, Y4
+	VPMADDWD    Y11, Y11, Y5
+	VPADDD      Y4, Y9, Y9
+	VPADDD      Y5, Y9, Y9
+	VPMADDWD    Y12, Y12, Y4
+	VPMADDWD    Y13, Y13, Y5
+	VPADDD      Y4, Y9, Y9
+	VPADDD      Y5, Y9, Y9
+	VCVTDQ2PS   Y10, Y10
+	VCVTDQ2PS   Y11, Y11
+	VCVTDQ2PS   Y12, Y12
+	VCVTDQ2PS   Y13, Y13
+	VFMADD231PS (SI), Y10, Y0
+	VFMADD231PS 32(SI), Y11, Y1
+	VFMADD231PS 64(SI), Y12, Y0
+	VFMADD231PS 96(SI), Y13, Y1
+	ADDQ        $128, SI
+	ADDQ        $16, DI
+	SUBQ        $32, CX
+	JMP         dsu4avx2_32
+
+dsu4avx2_done:
+	VADDPS  Y1, Y0, Y0
+	REDUCE_PS_Y0
+	MOVSS   X0, dot+24(FP)
+	REDUCE_D_Y8_AX
+	MOVL    AX, sum+28(FP)
+	VMOVDQA Y9, Y8
+	REDUCE_D_Y8_AX
+	MOVL    AX, sumSq+32(FP)
+	VZEROUPPER
+	RET
