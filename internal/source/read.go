@@ -1,0 +1,324 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/encoding"
+	"golang.org/x/sync/errgroup"
+)
+
+// readWorkers bounds the row groups ReadRows and ReadVectors fetch at once.
+const readWorkers = 8
+
+// Rows is the result of ReadRows.
+type Rows struct {
+	// Columns are the top-level field names, in output order.
+	Columns []string
+	// Rows[i] holds the row at locs[i]: the leaf values of Columns in
+	// order, with repetition and definition levels, column indexes
+	// numbering the leaves of Schema(i). Values own their bytes.
+	Rows []parquet.Row
+
+	file    []int32
+	schemas map[int32]*parquet.Schema
+}
+
+// Schema returns the projected schema of row i (the Columns of the file it
+// came from); pass it to Reconstruct, or use Map.
+func (r *Rows) Schema(i int) *parquet.Schema { return r.schemas[r.file[i]] }
+
+// Map returns row i as field name → Go value (nil for null; lists as
+// slices; groups as maps; dates as int32 days).
+func (r *Rows) Map(i int) (map[string]any, error) {
+	m := map[string]any{}
+	if err := r.Schema(i).Reconstruct(&m, r.Rows[i]); err != nil {
+		return nil, fmt.Errorf("reconstruct row %d: %w", i, err)
+	}
+	return m, nil
+}
+
+// rgGroup is the requested rows of one row group.
+type rgGroup struct {
+	file, rg int
+	rows     []int64 // rows within the file, ascending, unique
+}
+
+// groupLocs sorts locs by file and row group.
+func (t *Table) groupLocs(locs []RowLoc) ([]rgGroup, error) {
+	idx := make([]int, len(locs))
+	for i, loc := range locs {
+		if loc.File < 0 || int(loc.File) >= len(t.files) || loc.Row < 0 || loc.Row >= t.files[loc.File].Rows {
+			return nil, &Error{Source: t.desc, Row: -1, Rule: ErrRowLoc, Detail: fmt.Sprintf("locs[%d] = {File: %d, Row: %d}", i, loc.File, loc.Row)}
+		}
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool {
+		la, lb := locs[idx[a]], locs[idx[b]]
+		return la.File < lb.File || la.File == lb.File && la.Row < lb.Row
+	})
+	var groups []rgGroup
+	for _, i := range idx {
+		loc := locs[i]
+		f := t.files[loc.File]
+		rg := f.locate(loc.Row)
+		n := len(groups)
+		if n == 0 || groups[n-1].file != int(loc.File) || groups[n-1].rg != rg {
+			groups = append(groups, rgGroup{file: int(loc.File), rg: rg})
+			n++
+		}
+		g := &groups[n-1]
+		if k := len(g.rows); k == 0 || g.rows[k-1] != loc.Row {
+			g.rows = append(g.rows, loc.Row)
+		}
+	}
+	return groups, nil
+}
+
+// seekablePages opens a column chunk's pages with its offset index loaded
+// (when the file has one) so that SeekToRow skips whole pages.
+func seekablePages(cc parquet.ColumnChunk) parquet.Pages {
+	if fc, ok := cc.(*parquet.FileColumnChunk); ok {
+		_ = safely(func() error { _, err := fc.OffsetIndex(); return err })
+	}
+	return cc.Pages()
+}
+
+// ReadRows reads the rows at locs (any order, repeats allowed) with the
+// given top-level columns (nil = every top-level field of the first file,
+// in its order). It reads only the row groups holding the rows and, within
+// them, seeks to the pages holding them (via the offset index), fetching
+// up to 8 row groups at once. It fails with ErrRowLoc for a location
+// outside the table and ErrMissingField when a file lacks a column.
+func (t *Table) ReadRows(ctx context.Context, locs []RowLoc, columns []string) (*Rows, error) {
+	if columns == nil {
+		for _, c := range t.files[0].pf.Root().Columns() {
+			columns = append(columns, c.Name())
+		}
+	}
+	groups, err := t.groupLocs(locs)
+	if err != nil {
+		return nil, err
+	}
+	out := &Rows{Columns: columns, Rows: make([]parquet.Row, len(locs)), file: make([]int32, len(locs)), schemas: map[int32]*parquet.Schema{}}
+	// Per file: the leaf columns to read, and the projected schema.
+	leaves := map[int][]int{}
+	for _, g := range groups {
+		if _, ok := leaves[g.file]; ok {
+			continue
+		}
+		f := t.files[g.file]
+		root := f.pf.Root()
+		var fields []parquet.Field
+		var ls []int
+		for _, name := range columns {
+			c := root.Column(name)
+			if c == nil {
+				return nil, &Error{Source: t.desc, File: f.Key, Row: -1, Field: name, Rule: ErrMissingField, Detail: "no such top-level field"}
+			}
+			fields = append(fields, c)
+			ls = appendLeaves(ls, c)
+		}
+		leaves[g.file] = ls
+		out.schemas[int32(g.file)] = parquet.NewSchema("row", &orderedGroup{fields: fields})
+	}
+	results := make([]map[int64]parquet.Row, len(groups))
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.SetLimit(readWorkers)
+	for gi := range groups {
+		eg.Go(func() error {
+			m, err := t.readGroupRows(ectx, groups[gi], leaves[groups[gi].file])
+			results[gi] = m
+			return err
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	byFile := map[int32][]int{} // group indexes per file, for lookup
+	for gi, g := range groups {
+		byFile[int32(g.file)] = append(byFile[int32(g.file)], gi)
+	}
+	used := make(map[RowLoc]bool, len(locs))
+	for i, loc := range locs {
+		f := t.files[loc.File]
+		rg := f.locate(loc.Row)
+		for _, gi := range byFile[loc.File] {
+			if groups[gi].rg == rg {
+				row := results[gi][loc.Row]
+				if used[loc] {
+					row = row.Clone()
+				}
+				used[loc] = true
+				out.Rows[i] = row
+				break
+			}
+		}
+		out.file[i] = loc.File
+	}
+	return out, nil
+}
+
+func appendLeaves(dst []int, c *parquet.Column) []int {
+	if c.Leaf() {
+		return append(dst, c.Index())
+	}
+	for _, k := range c.Columns() {
+		dst = appendLeaves(dst, k)
+	}
+	return dst
+}
+
+// readGroupRows reads the rows of one row group, leaf column by leaf
+// column, and assembles them.
+func (t *Table) readGroupRows(ctx context.Context, g rgGroup, leaves []int) (map[int64]parquet.Row, error) {
+	f := t.files[g.file]
+	start := f.rgStart[g.rg]
+	chunks := f.pf.RowGroups()[g.rg].ColumnChunks()
+	rows := make([]parquet.Row, len(g.rows))
+	buf := make([]parquet.Value, 64)
+	for out, leaf := range leaves {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pages := seekablePages(chunks[leaf])
+		err := safely(func() error {
+			defer pages.Close()
+			for ri, row := range g.rows {
+				if err := pages.SeekToRow(row - start); err != nil {
+					return err
+				}
+				first := true
+			pagesLoop:
+				for {
+					p, err := pages.ReadPage()
+					if err == io.EOF && !first {
+						break
+					}
+					if err != nil {
+						return err
+					}
+					vr := p.Values()
+					for {
+						n, err := vr.ReadValues(buf)
+						for _, v := range buf[:n] {
+							if !first && v.RepetitionLevel() == 0 {
+								parquet.Release(p)
+								break pagesLoop
+							}
+							first = false
+							rows[ri] = append(rows[ri], v.Clone().Level(v.RepetitionLevel(), v.DefinitionLevel(), out))
+						}
+						if err == io.EOF {
+							break
+						}
+						if err != nil {
+							return err
+						}
+					}
+					parquet.Release(p)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, &Error{Source: t.desc, File: f.Key, Row: -1, Rule: ErrCorrupt,
+				Detail: fmt.Sprintf("read column %d of row group %d", leaf, g.rg), Err: err}
+		}
+	}
+	m := make(map[int64]parquet.Row, len(g.rows))
+	for ri, row := range g.rows {
+		m[row] = rows[ri]
+	}
+	return m, nil
+}
+
+// ReadVectors writes the canonical vectors (converted, normalised under
+// cosine; exactly as Scan delivers them) of the rows at locs into
+// dst[i*l.Dim:(i+1)*l.Dim]. len(dst) must be len(locs)*l.Dim. A row that
+// violates the source contract fails with an *Error naming its file and
+// row (the key is not read).
+func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst []float32) error {
+	if err := t.checkLayout(l); err != nil {
+		return err
+	}
+	D := l.Dim
+	if len(dst) != len(locs)*D {
+		return &Error{Source: t.desc, Row: -1, Rule: ErrBinding, Detail: fmt.Sprintf("dst holds %d values, want %d", len(dst), len(locs)*D)}
+	}
+	groups, err := t.groupLocs(locs)
+	if err != nil {
+		return err
+	}
+	// Where each (file,row) goes in dst.
+	where := make(map[RowLoc][]int, len(locs))
+	for i, loc := range locs {
+		where[loc] = append(where[loc], i)
+	}
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.SetLimit(readWorkers)
+	for _, g := range groups {
+		eg.Go(func() error {
+			f := t.files[g.file]
+			fl := &l.files[g.file]
+			start := f.rgStart[g.rg]
+			var c vecCursor
+			c.reset(&fl.vec, seekablePages(f.pf.RowGroups()[g.rg].ColumnChunks()[fl.vec.col]))
+			defer c.close()
+			tmp := make([]float32, D)
+			for _, row := range g.rows {
+				if err := ectx.Err(); err != nil {
+					return err
+				}
+				fail := func(rule error, detail string, cause error) error {
+					return &Error{Source: t.desc, File: f.Key, Row: row, Field: l.VectorField, Rule: rule, Detail: detail, Err: cause}
+				}
+				if err := safely(func() error { return c.pages.SeekToRow(row - start) }); err != nil {
+					return fail(ErrCorrupt, "seek", err)
+				}
+				c.release()
+				c.li, c.n = 0, 0
+				rs, err := c.readRow(tmp)
+				if err != nil {
+					return fail(ErrCorrupt, "read vector", err)
+				}
+				switch {
+				case rs.null:
+					return fail(ErrNullVector, "", nil)
+				case rs.count != D:
+					return fail(ErrDimension, fmt.Sprintf("%d elements, want %d", rs.count, D), nil)
+				case rs.nullElem >= 0:
+					return fail(ErrNullElement, fmt.Sprintf("element %d", rs.nullElem), nil)
+				}
+				if rule, det := checkVector(tmp, l.cosine); rule != nil {
+					return fail(rule, det, nil)
+				}
+				for _, i := range where[RowLoc{File: int32(g.file), Row: row}] {
+					copy(dst[i*D:(i+1)*D], tmp)
+				}
+			}
+			return nil
+		})
+	}
+	return eg.Wait()
+}
+
+// orderedGroup is a group node whose fields keep their given order.
+type orderedGroup struct{ fields []parquet.Field }
+
+func (g *orderedGroup) ID() int                     { return 0 }
+func (g *orderedGroup) String() string              { return "row" }
+func (g *orderedGroup) Type() parquet.Type          { return parquet.Group{}.Type() }
+func (g *orderedGroup) Optional() bool              { return false }
+func (g *orderedGroup) Repeated() bool              { return false }
+func (g *orderedGroup) Required() bool              { return true }
+func (g *orderedGroup) Leaf() bool                  { return false }
+func (g *orderedGroup) Fields() []parquet.Field     { return g.fields }
+func (g *orderedGroup) Encoding() encoding.Encoding { return nil }
+func (g *orderedGroup) Compression() compress.Codec { return nil }
+func (g *orderedGroup) GoType() reflect.Type        { return reflect.TypeFor[map[string]any]() }
