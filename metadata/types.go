@@ -2,7 +2,9 @@ package metadata
 
 // Metadata is the root object of an index metadata file (index-metadata-spec
 // "Index Metadata"). A Metadata value is immutable once published: writers
-// derive successors with a Builder instead of mutating a loaded value.
+// derive new metadata with Successor and RemoveSnapshots, which copy, instead
+// of mutating a loaded value. Parse and the builders return values that
+// validate; Marshal writes the canonical form (docs/format.md).
 type Metadata struct {
 	FormatVersion      int32             `json:"format-version"`
 	IndexUUID          string            `json:"index-uuid"`
