@@ -123,6 +123,7 @@ type scratch struct {
 	rootE     []float64
 	aL, aU    []float64
 	leafDot   []float32
+	leafLB    []float64 // per leaf of the current root: triangle-inequality lower bound
 	evCID     []int32
 	evEst     []float64
 	evErr     []float64
@@ -142,6 +143,7 @@ func (a *Assigner) newScratch() *scratch {
 		aL:        make([]float64, r),
 		aU:        make([]float64, r),
 		leafDot:   make([]float32, a.maxRoot),
+		leafLB:    make([]float64, a.maxRoot),
 		evCID:     make([]int32, 0, a.c.NList),
 		evEst:     make([]float64, 0, a.c.NList),
 		evErr:     make([]float64, 0, a.c.NList),
@@ -271,21 +273,29 @@ func (a *Assigner) assign(x []float32, s *scratch) int32 {
 		}
 		lo, hi := int(c.CIDOffsets[r]), int(c.CIDOffsets[r+1])
 		// Which leaves of r survive the per-leaf bound?
+		aL, aU := s.aL[r], s.aU[r]
+		lbs := s.leafLB[:hi-lo]
 		alive := 0
 		for j := lo; j < hi; j++ {
-			if !p.shadow[j] && a.leafLB(j, s.aL[r], s.aU[r]) <= bestAbs {
+			t := max(0, aL-a.deltaU[j], a.deltaL[j]-aU) * dn
+			lb := t * t * dn
+			if p.shadow[j] {
+				lb = math.Inf(1)
+			}
+			lbs[j-lo] = lb
+			if lb <= bestAbs {
 				alive++
 			}
 		}
 		if alive == 0 {
 			continue
 		}
-		batch := 4*alive >= 3*(hi-lo)
+		batch := 2*alive >= hi-lo
 		if batch {
 			vecmath.DotBatch(x, p.leaves[lo*d:hi*d], d, s.leafDot[:hi-lo])
 		}
 		for j := lo; j < hi; j++ {
-			if p.shadow[j] || a.leafLB(j, s.aL[r], s.aU[r]) > bestAbs {
+			if lbs[j-lo] > bestAbs {
 				continue
 			}
 			var dot float32
@@ -313,14 +323,6 @@ func (a *Assigner) assign(x []float32, s *scratch) int32 {
 		}
 	}
 	return a.decide(x, s)
-}
-
-// leafLB is a lower bound on ‖x − leaf j‖² from the triangle inequality
-// through j's root, given bounds aL ≤ ‖x − root‖ ≤ aU.
-func (a *Assigner) leafLB(j int, aL, aU float64) float64 {
-	const dn = 1 - 4*u64
-	t := max(0, aL-a.deltaU[j], a.deltaL[j]-aU) * dn
-	return t * t * dn
 }
 
 // assignSlow is the float64 brute force over every non-shadowed leaf, used
