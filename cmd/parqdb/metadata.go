@@ -29,11 +29,12 @@ func newMetadataValidateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate [--centroid] FILE|DIR...",
 		Short: "Validate index metadata files (or, with --centroid, IVF centroid metadata files)",
-		Long: `validate checks each file strictly against the index metadata spec and the IVF
-rules (see docs/format.md). A directory argument stands for every *.json file
-directly inside it, in name order. For each file it prints "FILE: ok" or one line
-per problem, "FILE: PATH: RULE". It exits 0 only if every file is valid, 1 if any
-is invalid or unreadable, and 2 on a usage error.`,
+		Long: `validate checks each file strictly against the index metadata spec and
+the IVF rules (see docs/format.md). A directory argument stands for every
+*.json file directly inside it, in name order (a directory without one is a
+usage error). For each file it prints "FILE: ok" or one line per problem,
+"FILE: PATH: RULE". It exits 0 only if every file is valid, 1 if any is
+invalid or unreadable, and 2 on a usage error.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := expandMetadataArgs(args)
