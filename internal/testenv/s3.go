@@ -36,6 +36,7 @@ type S3Server struct {
 	Region string
 
 	client *s3.Client
+	dir    string // the server's data folder
 	seq    atomic.Int64
 }
 
@@ -125,6 +126,7 @@ func s3StartOnce(bin string) (*S3Server, error) {
 		AccessKey: "parqdb" + s3RandomHex(8),
 		SecretKey: s3RandomHex(20),
 		Region:    "us-east-1",
+		dir:       dir,
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(bin, "--port", addr, "--region", srv.Region, "--quiet", "posix", dir)
