@@ -259,7 +259,7 @@ func TestFloat32Conversion(t *testing.T) {
 	b := newMem()
 	writeTable(t, b, "s.parquet", &sourcetest.Table{
 		Fields: []sourcetest.Field{sourcetest.F("id", parquet.Leaf(parquet.Int64Type)), sourcetest.F("vec", sourcetest.VectorNode(sourcetest.List3, true, false))},
-		Rows: [][]any{{int64(1), []float64{below, -below, 1.0000000596046448, 1e-46, 0.1}}},
+		Rows:   [][]any{{int64(1), []float64{below, -below, 1.0000000596046448, 1e-46, 0.1}}},
 	})
 	st := mustOpen(t, b, "s.parquet")
 	l, err := st.Check(context.Background(), l2("vec", "id"))

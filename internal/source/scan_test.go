@@ -16,6 +16,7 @@ func TestScanShapes(t *testing.T) {
 	for _, shape := range sourcetest.Shapes {
 		for _, double := range []bool{false, true} {
 			for _, dict := range []bool{false, true} {
+				v1 := dict // dictionary pages with V1 data pages, as pyarrow writes them
 				name := fmt.Sprintf("%s/double=%v/dict=%v", shape, double, dict)
 				t.Run(name, func(t *testing.T) {
 					tab := &sourcetest.Table{
@@ -25,6 +26,7 @@ func TestScanShapes(t *testing.T) {
 						},
 						RowGroupRows:   16,
 						PageBufferSize: 64,
+						DataPageV1:     v1,
 					}
 					for i := range n {
 						var v any = vecs[i]

@@ -136,6 +136,9 @@ type Table struct {
 	// PageBufferSize bounds page size in bytes (0 = parquet-go default);
 	// small values give many pages per column chunk.
 	PageBufferSize int
+	// DataPageV1 writes version 1 data pages (as pyarrow does by default)
+	// instead of version 2.
+	DataPageV1 bool
 	// KeyValue is file key/value metadata.
 	KeyValue map[string]string
 }
@@ -151,6 +154,9 @@ func (t *Table) Write(w io.Writer) error {
 	opts := []parquet.WriterOption{schema, parquet.Compression(&parquet.Snappy)}
 	if t.PageBufferSize > 0 {
 		opts = append(opts, parquet.PageBufferSize(t.PageBufferSize))
+	}
+	if t.DataPageV1 {
+		opts = append(opts, parquet.DataPageVersion(1))
 	}
 	for k, v := range t.KeyValue {
 		opts = append(opts, parquet.KeyValueMetadata(k, v))
