@@ -48,7 +48,7 @@ func BuildKeyIndex(ctx context.Context, t *Table, l *Layout) (*KeyIndex, error) 
 		base := k.fileStart[b.File] + b.FirstRow
 		for i := 0; i < b.N; i++ {
 			scratch = b.AppendKey(scratch[:0], i)
-			k.ents = append(k.ents, keyEnt{h: maphash.Bytes(k.seed, scratch), ord: base + int64(i)})
+			k.ents = append(k.ents, keyEnt{h: k.hash(scratch), ord: base + int64(i)})
 		}
 		return nil
 	})
@@ -79,7 +79,7 @@ func BuildKeyIndex(ctx context.Context, t *Table, l *Layout) (*KeyIndex, error) 
 		base := k.fileStart[b.File] + b.FirstRow
 		for i := 0; i < b.N; i++ {
 			scratch = b.AppendKey(scratch[:0], i)
-			if !shared[maphash.Bytes(k.seed, scratch)] {
+			if !shared[k.hash(scratch)] {
 				continue
 			}
 			ord := base + int64(i)
@@ -103,6 +103,16 @@ func BuildKeyIndex(ctx context.Context, t *Table, l *Layout) (*KeyIndex, error) 
 	return k, nil
 }
 
+// hashKeyForTest, when set, replaces the key hash (tests force collisions).
+var hashKeyForTest func([]byte) uint64
+
+func (k *KeyIndex) hash(b []byte) uint64 {
+	if hashKeyForTest != nil {
+		return hashKeyForTest(b)
+	}
+	return maphash.Bytes(k.seed, b)
+}
+
 // Identity returns the Identity of the table the index was built from.
 func (k *KeyIndex) Identity() string { return k.identity }
 
@@ -117,7 +127,7 @@ func (k *KeyIndex) loc(ord int64) RowLoc {
 // Lookup returns the location of the row whose canonical key encoding
 // (AppendKey) is key.
 func (k *KeyIndex) Lookup(key []byte) (RowLoc, bool) {
-	h := maphash.Bytes(k.seed, key)
+	h := k.hash(key)
 	i := sort.Search(len(k.ents), func(i int) bool { return k.ents[i].h >= h })
 	if i == len(k.ents) || k.ents[i].h != h {
 		return RowLoc{}, false
