@@ -1,0 +1,174 @@
+package postings
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// badManifests maps each testdata/manifest/bad-*.json file to a fragment
+// of the error it must produce: one file per rule of the profile.
+var badManifests = map[string]string{
+	"bad-version":         "manifest-version",
+	"bad-encoding":        "posting encoding",
+	"bad-dimension":       "dimension",
+	"bad-nlist":           "nlist",
+	"bad-key-type":        "key-types[0]",
+	"bad-no-keys":         "no source-key field",
+	"bad-rows-total":      "manifest rows",
+	"bad-cids-total":      "manifest cids",
+	"bad-no-files":        "no files",
+	"bad-path-dotdot":     "files[1].path",
+	"bad-path-ext":        "not a .parquet file",
+	"bad-path-dup":        "duplicate path",
+	"bad-file-size":       "files[1].size",
+	"bad-bucket":          "files[1].bucket",
+	"bad-file-rows":       "files[1].rows",
+	"bad-file-row-groups": "1 row groups listed, file has 2",
+	"bad-cid-range":       "cid 8 out of range",
+	"bad-file-index":      "file 2 out of range",
+	"bad-rowgroup-index":  "row group 3 out of range",
+	"bad-range-magic":     "outside the data",
+	"bad-range-footer":    "outside the data",
+	"bad-range-empty":     "outside the data",
+	"bad-range-overlap":   "overlaps",
+	"bad-rows-zero":       "rows 0 not positive",
+	"bad-rows-fit":        "cannot fit",
+	"bad-order":           "order",
+	"bad-file-cid-order":  "cids not ascending",
+	"bad-crc-range":       "crc32c",
+	"bad-rowgroup-short":  "6 elements, want 7",
+	"bad-rowgroup-long":   "more than 7 elements",
+	"bad-json-float":      "not an integer",
+	"bad-json-exp":        "not an integer",
+	"bad-json-string-int": "want an integer",
+	"bad-json-null":       "want an integer",
+	"bad-json-dup":        "duplicate",
+	"bad-json-unknown":    "unknown member \"extra\"",
+	"bad-json-missing":    "missing member \"cids\"",
+	"bad-json-trailing":   "manifest",
+	"bad-json-truncated":  "manifest",
+	"bad-json-utf8":       "UTF-8",
+	"bad-json-negative":   "out of range",
+	"bad-file-unknown":    "unknown member \"x\"",
+	"bad-file-missing":    "missing member \"bucket\"",
+}
+
+func TestParseManifestValid(t *testing.T) {
+	data, err := os.ReadFile("testdata/manifest/valid.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Rows != 10 || m.CIDs != 3 || len(m.Files) != 2 || len(m.RowGroups) != 4 {
+		t.Fatalf("parsed %+v", m)
+	}
+	if got := m.Ranges(0); len(got) != 2 || got[0].RowGroup != 0 || got[1].RowGroup != 1 || got[1].CRC32C != 2 {
+		t.Fatalf("Ranges(0) = %+v", got)
+	}
+	if got := m.Ranges(1); got != nil {
+		t.Fatalf("Ranges(1) = %+v, want nil", got)
+	}
+	if got := m.Ranges(5); len(got) != 1 || got[0].File != 1 {
+		t.Fatalf("Ranges(5) = %+v", got)
+	}
+	out, err := m.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != string(data) {
+		t.Fatalf("Marshal is not canonical:\n%s\nwant\n%s", out, data)
+	}
+	m2, err := ParseManifest(out)
+	if err != nil || !reflect.DeepEqual(m, m2) {
+		t.Fatalf("round trip: %v\n%+v\n%+v", err, m, m2)
+	}
+	if err := m.CheckRoots([]int32{0, 3, 8}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckRoots([]int32{0, 2, 8}); err == nil || !strings.Contains(err.Error(), "outside bucket 0") {
+		t.Fatalf("CheckRoots with cid 2 outside bucket 0: %v", err)
+	}
+	if err := m.CheckRoots([]int32{0, 3, 9}); err == nil {
+		t.Fatal("CheckRoots with 9 leaves for nlist 8 passed")
+	}
+	if err := m.CheckLocation("indexes/2f1c7f5e3c434a448f2acf560c4db8d1/702/ivf_postings/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckLocation("indexes/2f1c7f5e3c434a448f2acf560c4db8d2/701/ivf_postings/"); err == nil {
+		t.Fatal("CheckLocation accepted files of another index")
+	}
+	if err := m.CheckSchema(Schema{Encoding: EncodingLVQ8, Dim: 4, Keys: []KeyType{{Name: "id", Kind: KindInt64}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckSchema(Schema{Encoding: EncodingLVQ8, Dim: 4, Keys: []KeyType{{Name: "id", Kind: KindInt32}}}); err == nil {
+		t.Fatal("CheckSchema accepted int for long")
+	}
+}
+
+func TestParseManifestInvalid(t *testing.T) {
+	files, err := filepath.Glob("testdata/manifest/bad-*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(badManifests) {
+		t.Fatalf("%d bad-*.json files, %d expectations", len(files), len(badManifests))
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		t.Run(name, func(t *testing.T) {
+			want, ok := badManifests[name]
+			if !ok {
+				t.Fatalf("no expectation for %s", f)
+			}
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := ParseManifest(data)
+			if err == nil {
+				t.Fatalf("parsed %+v", m)
+			}
+			if !errors.Is(err, ErrManifest) {
+				t.Fatalf("error %v does not wrap ErrManifest", err)
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %q does not mention %q", err, want)
+			}
+		})
+	}
+}
+
+func FuzzParseManifest(f *testing.F) {
+	files, _ := filepath.Glob("testdata/manifest/*.json")
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseManifest(data)
+		if err != nil {
+			return
+		}
+		out, err := m.Marshal()
+		if err != nil {
+			t.Fatalf("valid manifest does not marshal: %v", err)
+		}
+		m2, err := ParseManifest(out)
+		if err != nil || !reflect.DeepEqual(m, m2) {
+			t.Fatalf("marshal round trip: %v", err)
+		}
+		for _, r := range m.RowGroups {
+			_ = m.Ranges(r.CID)
+		}
+	})
+}
