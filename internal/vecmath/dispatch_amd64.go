@@ -4,10 +4,12 @@ package vecmath
 
 import "golang.org/x/sys/cpu"
 
-// Kernel selection, fixed at program start. AVX-512 needs F (zmm float and
-// dword ops) and BW (VPMADDWD on zmm); AVX2 needs FMA as well.
+// Kernel selection, fixed at program start. The AVX-512 set needs F (zmm
+// float and dword ops), BW (VPMADDWD, VPSADBW on zmm) and VNNI (VPDPBUSD for
+// Σc²); CPUs with AVX-512 but without VNNI (Skylake-SP) use the AVX2 set,
+// which needs FMA as well.
 var (
-	useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
+	useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI
 	useAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	impl      = implName()
 )

@@ -26,3 +26,24 @@ func withImpls(t *testing.T, f func(t *testing.T)) {
 		t.Run(c.name, f)
 	}
 }
+
+// withImplsB is withImpls for benchmarks.
+func withImplsB(b *testing.B, f func(b *testing.B)) {
+	save512, save2 := useAVX512, useAVX2
+	defer func() { useAVX512, useAVX2 = save512, save2 }()
+	for _, c := range []struct {
+		name       string
+		avx512, a2 bool
+		ok         bool
+	}{
+		{"avx512", true, save2, save512},
+		{"avx2", false, true, save2},
+		{"go", false, false, true},
+	} {
+		if !c.ok {
+			continue
+		}
+		useAVX512, useAVX2 = c.avx512, c.a2
+		b.Run(c.name, f)
+	}
+}

@@ -181,34 +181,51 @@ du8avx512_done:
 	RET
 
 // func dotSumsU8AVX512(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)
+//
+// Blocks of 64 codes get Σc from VPSADBW (into qwords, Z16) and Σc² from
+// VNNI: VPDPBUSD of c (unsigned) with c−128 (c XOR 0x80 as signed) adds
+// c² − 128c per byte into dwords (Z17), so Σc² = Z17 + 128·Σc. Blocks of 16
+// widen to dwords and use VPMADDWD (Z8, Z9). q·c converts codes to float.
 TEXT ·dotSumsU8AVX512(SB), NOSPLIT, $0-36
-	MOVQ   q+0(FP), SI
-	MOVQ   code+8(FP), DI
-	MOVQ   n+16(FP), CX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
+	MOVQ         q+0(FP), SI
+	MOVQ         code+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z17, Z17, Z17
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z30
 
-dsu8avx512_32:
-	CMPQ        CX, $32
+dsu8avx512_64:
+	CMPQ        CX, $64
 	JL          dsu8avx512_16
+	VMOVDQU64   (DI), Z10
+	VPSADBW     Z31, Z10, Z11
+	VPXORD      Z30, Z10, Z12
+	VPADDQ      Z11, Z16, Z16
+	VPDPBUSD    Z12, Z10, Z17
 	VPMOVZXBD   (DI), Z4
 	VPMOVZXBD   16(DI), Z5
-	VPADDD      Z4, Z8, Z8
-	VPMADDWD    Z4, Z4, Z6
-	VPADDD      Z5, Z8, Z8
-	VPMADDWD    Z5, Z5, Z7
-	VPADDD      Z6, Z9, Z9
-	VPADDD      Z7, Z9, Z9
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
 	VCVTDQ2PS   Z4, Z4
 	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
 	VFMADD231PS (SI), Z4, Z0
 	VFMADD231PS 64(SI), Z5, Z1
-	ADDQ        $128, SI
-	ADDQ        $32, DI
-	SUBQ        $32, CX
-	JMP         dsu8avx512_32
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         dsu8avx512_64
 
 dsu8avx512_16:
 	CMPQ        CX, $16
@@ -225,14 +242,37 @@ dsu8avx512_16:
 	JMP         dsu8avx512_16
 
 dsu8avx512_done:
-	VADDPS    Z1, Z0, Z0
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
 	REDUCE_PS_Z0
-	MOVSS     X0, dot+24(FP)
+	MOVSS         X0, dot+24(FP)
+
+	// Σc of the 64-blocks: qwords of Z16 → BX.
+	VMOVDQA64     Z16, Z11
+	VEXTRACTI64X4 $1, Z11, Y10
+	VPADDQ        Y10, Y11, Y11
+	VEXTRACTI128  $1, Y11, X10
+	VPADDQ        X10, X11, X11
+	VPSHUFD       $0x4e, X11, X10
+	VPADDQ        X10, X11, X11
+	VMOVQ         X11, BX
+
+	// Σc of the 16-blocks (dwords of Z8) → AX; total sum → DX.
 	REDUCE_D_Z8_AX
-	MOVL      AX, sum+28(FP)
-	VMOVDQA64 Z9, Z8
+	MOVL          AX, DX
+	ADDL          BX, DX
+	MOVL          DX, sum+28(FP)
+
+	// Σc² = Σ(c² − 128c) + 128·Σc over the 64-blocks, plus the 16-blocks.
+	VMOVDQA64     Z17, Z8
 	REDUCE_D_Z8_AX
-	MOVL      AX, sumSq+32(FP)
+	SHLL          $7, BX
+	ADDL          AX, BX
+	VMOVDQA64     Z9, Z8
+	REDUCE_D_Z8_AX
+	ADDL          AX, BX
+	MOVL          BX, sumSq+32(FP)
 	VZEROUPPER
 	RET
 
