@@ -59,7 +59,7 @@ type Bucket interface {
 	String() string
 }
 
-// ReadAll reads a whole object.
+// ReadAll reads a whole object into a new slice owned by the caller.
 func ReadAll(ctx context.Context, b Bucket, key string) ([]byte, error) {
 	o, err := b.Open(ctx, key)
 	if err != nil {
@@ -67,13 +67,15 @@ func ReadAll(ctx context.Context, b Bucket, key string) ([]byte, error) {
 	}
 	defer o.Close()
 	buf := make([]byte, o.Size())
-	if _, err := o.ReadAt(buf, 0); err != nil && !(errors.Is(err, io.EOF) && len(buf) == 0) {
+	// io.ReaderAt may report io.EOF with a read that ends at the end.
+	if n, err := o.ReadAt(buf, 0); err != nil && !(errors.Is(err, io.EOF) && n == len(buf)) {
 		return nil, err
 	}
 	return buf, nil
 }
 
-// WriteAll stores data as a new object at key.
+// WriteAll stores data as a new object at key with Create, aborting the
+// Writer if a write fails.
 func WriteAll(ctx context.Context, b Bucket, key string, data []byte) error {
 	w, err := b.Create(ctx, key)
 	if err != nil {

@@ -1,0 +1,46 @@
+package storage
+
+import "testing"
+
+func TestSplitScheme(t *testing.T) {
+	tests := []struct {
+		in, scheme string
+		ok         bool
+	}{
+		{"s3://b/p", "s3", true},
+		{"file:///x", "file", true},
+		{"file:/x", "file", true},
+		{"FILE:x", "FILE", true},
+		{"gs://b", "gs", true},
+		{"s3+x.y-z://b", "s3+x.y-z", true},
+		{"C:\\x", "", false},
+		{"c:/x", "", false},
+		{"a:b", "", false},
+		{"rel/a:b", "", false},
+		{"/abs/x://y", "", false},
+		{"1s://x", "", false},
+		{"://x", "", false},
+		{"plain", "", false},
+	}
+	for _, tc := range tests {
+		scheme, _, ok := splitScheme(tc.in)
+		if scheme != tc.scheme || ok != tc.ok {
+			t.Errorf("splitScheme(%q) = %q, %v; want %q, %v", tc.in, scheme, ok, tc.scheme, tc.ok)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"s3://k:s@b/p", "s3://REDACTED@b/p"},
+		{"s3://b/p@x", "s3://b/p@x"},
+		{"https://u:p@h:1/x?y@z", "https://REDACTED@h:1/x?y@z"},
+		{"/local/a@b", "/local/a@b"},
+		{"s3://b", "s3://b"},
+	}
+	for _, tc := range tests {
+		if got := redactURL(tc.in); got != tc.want {
+			t.Errorf("redactURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
