@@ -124,6 +124,7 @@ type scratch struct {
 	aL, aU    []float64
 	leafDot   []float32
 	leafLB    []float64 // per leaf of the current root: triangle-inequality lower bound
+	allDot    []float32 // brute-force mode: dots with every leaf
 	evCID     []int32
 	evEst     []float64
 	evErr     []float64
@@ -144,6 +145,7 @@ func (a *Assigner) newScratch() *scratch {
 		aU:        make([]float64, r),
 		leafDot:   make([]float32, a.maxRoot),
 		leafLB:    make([]float64, a.maxRoot),
+		allDot:    make([]float32, a.c.NList),
 		evCID:     make([]int32, 0, a.c.NList),
 		evEst:     make([]float64, 0, a.c.NList),
 		evErr:     make([]float64, 0, a.c.NList),
@@ -181,12 +183,28 @@ func (a *Assigner) AssignBatch(xs []float32, out []int32) {
 		panic("ivf: AssignBatch length mismatch")
 	}
 	s := a.pool.Get().(*scratch)
+	// Adaptive: when the hierarchy prunes little on the first probeRows
+	// rows, one DotBatch over all leaves is cheaper than per-root bounds.
+	// Both modes give the exact answer, so the choice never changes results.
+	brute := false
 	for i := range out {
-		out[i] = a.assign(xs[i*d:(i+1)*d], s)
+		if i == probeRows && s.leafDist > int64(probeRows*a.c.NList)*3/5 {
+			brute = true
+		}
+		x := xs[i*d : (i+1)*d]
+		if brute {
+			out[i] = a.assignBrute(x, s)
+		} else {
+			out[i] = a.assign(x, s)
+		}
 	}
 	a.flush(s)
 	a.pool.Put(s)
 }
+
+// probeRows is the number of rows AssignBatch assigns with hierarchical
+// pruning before deciding whether brute force is cheaper.
+const probeRows = 32
 
 // parallelChunk is the number of rows one AssignParallel task handles.
 const parallelChunk = 256
@@ -320,6 +338,36 @@ func (a *Assigner) assign(x []float32, s *scratch) int32 {
 	for i, cid := range s.evCID {
 		if s.evEst[i]-s.evErr[i] <= best {
 			s.cands = append(s.cands, cid)
+		}
+	}
+	return a.decide(x, s)
+}
+
+// assignBrute is the fast path without pruning: float32 dots with every
+// leaf in one DotBatch, then the same candidate rule and decision.
+func (a *Assigner) assignBrute(x []float32, s *scratch) int32 {
+	if !a.fast {
+		return a.assignSlow(x, s)
+	}
+	xx := float64(vecmath.Dot(x, x))
+	if !(xx <= fastLimit) {
+		return a.assignSlow(x, s)
+	}
+	const up = 1 + 4*u64
+	xU := math.Sqrt((xx+a.absA)/(1-gamma(a.c.Dim, u32))*up) * up
+	p := a.p
+	vecmath.DotBatch(x, p.leaves, a.c.Dim, s.allDot)
+	s.leafDist += int64(a.c.NList)
+	best := math.Inf(1)
+	for j, dot := range s.allDot {
+		if !p.shadow[j] {
+			best = min(best, p.leafNormSq[j]-2*float64(dot)+(xU*a.leafK[j]+a.leafL[j]))
+		}
+	}
+	s.cands = s.cands[:0]
+	for j, dot := range s.allDot {
+		if !p.shadow[j] && p.leafNormSq[j]-2*float64(dot)-(xU*a.leafK[j]+a.leafL[j]) <= best {
+			s.cands = append(s.cands, int32(j))
 		}
 	}
 	return a.decide(x, s)

@@ -117,6 +117,18 @@ func TestAssignAdversarial(t *testing.T) {
 	if st.ExactFallback == 0 {
 		t.Fatalf("no exact fallback exercised: %+v", st)
 	}
+	// Both fast modes, whatever AssignBatch would pick.
+	as0 := NewAssigner(c)
+	sc := as0.newScratch()
+	for i := 0; i < len(xs); i += dim {
+		want := ExactNearest(c, xs[i:i+dim])
+		if got := as0.assign(xs[i:i+dim], sc); got != want {
+			t.Fatalf("row %d: pruned mode %d, want %d", i/dim, got, want)
+		}
+		if got := as0.assignBrute(xs[i:i+dim], sc); got != want {
+			t.Fatalf("row %d: brute mode %d, want %d", i/dim, got, want)
+		}
+	}
 	// Tie rule: a row on leaf 3 goes to 3, never to its duplicate 30.
 	as := NewAssigner(c)
 	if got := as.Assign(vec(30)); got != 3 {
