@@ -52,8 +52,16 @@ func (q *Query) L2Sq4(code []byte, offset, scale float32) float32 {
 func (q *Query) L2Sq8Batch(codes []byte, offsets, scales []float32, out []float32) {
 	d := len(q.q)
 	checkBatch(len(codes), d, offsets, scales, out)
-	for i := range out {
-		out[i] = q.L2Sq8(codes[i*d:(i+1)*d], offsets[i], scales[i])
+	// One kernel call per chunk of rows; the per-row terms stay on the stack.
+	const chunk = 256
+	var dots [chunk]float32
+	var sums, sqs [chunk]uint32
+	for start := 0; start < len(out); start += chunk {
+		k := min(chunk, len(out)-start)
+		vecmath.DotSumsU8Batch(q.q, codes[start*d:(start+k)*d], dots[:k], sums[:k], sqs[:k])
+		for i := 0; i < k; i++ {
+			out[start+i] = q.combine(dots[i], sums[i], sqs[i], offsets[start+i], scales[start+i])
+		}
 	}
 }
 

@@ -86,8 +86,8 @@ func TestQueryDistance(t *testing.T) {
 
 func TestQueryBatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
-	for _, d := range []int{1, 5, 64, 257} {
-		const n = 9
+	for _, d := range []int{1, 5, 64, 257, 768} {
+		const n = 300
 		q := make([]float32, d)
 		for i := range q {
 			q[i] = float32(r.NormFloat64())

@@ -160,3 +160,12 @@ func l2SqBatch(q, rows, out []float32)              { l2SqBatchGeneric(q, rows, 
 func dotBatch(q, rows, out []float32)               { dotBatchGeneric(q, rows, out) }
 func dotU8Batch(q []float32, c []byte, o []float32) { dotU8BatchGeneric(q, c, o) }
 func dotU4Batch(q []float32, c []byte, o []float32) { dotU4BatchGeneric(q, c, o) }
+
+func dotSumsU8Batch(q []float32, codes []byte, dots []float32, sums, sumSqs []uint32) {
+	d := len(q)
+	if useAVX512 && d%64 == 0 && len(dots) > 0 {
+		dotSumsU8BatchAVX512(&q[0], &codes[0], d, len(dots), &dots[0], &sums[0], &sumSqs[0])
+		return
+	}
+	dotSumsU8BatchGeneric(q, codes, dots, sums, sumSqs)
+}

@@ -20,3 +20,7 @@ func dotSumsU8(q []float32, c []byte) (float32, uint32, uint32) {
 func dotSumsU4(q []float32, c []byte) (float32, uint32, uint32) {
 	return dotSumsU4Generic(q, c)
 }
+
+func dotSumsU8Batch(q []float32, codes []byte, dots []float32, sums, sumSqs []uint32) {
+	dotSumsU8BatchGeneric(q, codes, dots, sums, sumSqs)
+}

@@ -165,3 +165,10 @@ func dotU4BatchGeneric(q []float32, codes []byte, out []float32) {
 		out[i] = dotU4(q, codes[i*w:(i+1)*w])
 	}
 }
+
+func dotSumsU8BatchGeneric(q []float32, codes []byte, dots []float32, sums, sumSqs []uint32) {
+	d := len(q)
+	for i := range dots {
+		dots[i], sums[i], sumSqs[i] = dotSumsU8(q, codes[i*d:(i+1)*d])
+	}
+}

@@ -41,3 +41,6 @@ func dotSumsU8AVX2(q *float32, code *byte, n int) (dot float32, sum, sumSq uint3
 
 //go:noescape
 func dotSumsU4AVX2(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)
+
+//go:noescape
+func dotSumsU8BatchAVX512(q *float32, codes *byte, dim, n int, dots *float32, sums, sumSqs *uint32)

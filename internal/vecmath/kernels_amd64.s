@@ -675,3 +675,84 @@ dsu4avx2_done:
 	MOVL    AX, sumSq+32(FP)
 	VZEROUPPER
 	RET
+
+// func dotSumsU8BatchAVX512(q *float32, codes *byte, dim, n int, dots *float32, sums, sumSqs *uint32)
+//
+// For each of n rows of dim codes (dim a multiple of 64), the 64-block part
+// of dotSumsU8AVX512, with results stored per row.
+TEXT ·dotSumsU8BatchAVX512(SB), NOSPLIT, $0-56
+	MOVQ         codes+8(FP), DI
+	MOVQ         n+24(FP), R8
+	MOVQ         dots+32(FP), R9
+	MOVQ         sums+40(FP), R10
+	MOVQ         sumSqs+48(FP), R11
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z30
+
+bsu8_row:
+	TESTQ     R8, R8
+	JZ        bsu8_end
+	MOVQ      q+0(FP), SI
+	MOVQ      dim+16(FP), CX
+	VPXORD    Z0, Z0, Z0
+	VPXORD    Z1, Z1, Z1
+	VPXORD    Z2, Z2, Z2
+	VPXORD    Z3, Z3, Z3
+	VPXORD    Z16, Z16, Z16
+	VPXORD    Z17, Z17, Z17
+
+bsu8_64:
+	VMOVDQU64   (DI), Z10
+	VPSADBW     Z31, Z10, Z11
+	VPXORD      Z30, Z10, Z12
+	VPADDQ      Z11, Z16, Z16
+	VPDPBUSD    Z12, Z10, Z17
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JNZ         bsu8_64
+
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	REDUCE_PS_Z0
+	MOVSS         X0, (R9)
+
+	VMOVDQA64     Z16, Z11
+	VEXTRACTI64X4 $1, Z11, Y10
+	VPADDQ        Y10, Y11, Y11
+	VEXTRACTI128  $1, Y11, X10
+	VPADDQ        X10, X11, X11
+	VPSHUFD       $0x4e, X11, X10
+	VPADDQ        X10, X11, X11
+	VMOVQ         X11, BX
+	MOVL          BX, (R10)
+
+	VMOVDQA64     Z17, Z8
+	REDUCE_D_Z8_AX
+	SHLL          $7, BX
+	ADDL          AX, BX
+	MOVL          BX, (R11)
+
+	ADDQ $4, R9
+	ADDQ $4, R10
+	ADDQ $4, R11
+	DECQ R8
+	JMP  bsu8_row
+
+bsu8_end:
+	VZEROUPPER
+	RET

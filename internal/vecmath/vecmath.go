@@ -76,6 +76,24 @@ func DotSumsU4(q []float32, code []byte) (dot float32, sum, sumSq uint32) {
 	return dotSumsU4(q, code)
 }
 
+// DotSumsU8Batch sets dots[i], sums[i], sumSqs[i] to DotSumsU8(q, row i)
+// for the n = len(dots) rows codes[i*D:(i+1)*D], D = len(q). It panics
+// unless sums and sumSqs have length n and len(codes) == n*D. It is the
+// LVQ8 scan kernel: one call per row group avoids per-row call overhead.
+func DotSumsU8Batch(q []float32, codes []byte, dots []float32, sums, sumSqs []uint32) {
+	n := len(dots)
+	if len(sums) != n || len(sumSqs) != n || len(codes) != n*len(q) {
+		panic("vecmath: DotSumsU8Batch length mismatch")
+	}
+	if len(q) == 0 {
+		clear(dots)
+		clear(sums)
+		clear(sumSqs)
+		return
+	}
+	dotSumsU8Batch(q, codes, dots, sums, sumSqs)
+}
+
 // SumU8 returns Σ c and Σ c² over 8-bit codes. The sums are exact as long
 // as len(code) < 2^16 (Σ c² < 2^32).
 func SumU8(code []byte) (sum, sumSq uint32) {

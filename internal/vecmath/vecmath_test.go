@@ -188,7 +188,7 @@ func TestBatchMatchesSingle(t *testing.T) { withImpls(t, testBatchMatchesSingle)
 
 func testBatchMatchesSingle(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 2))
-	for _, d := range []int{0, 1, 2, 3, 7, 15, 16, 17, 31, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 768, 1000} {
+	for _, d := range []int{0, 1, 2, 3, 7, 15, 16, 17, 31, 33, 63, 64, 65, 100, 127, 128, 129, 192, 255, 256, 257, 768, 1000, 4096} {
 		for _, n := range []int{0, 1, 2, 3, 5, 8, 13} {
 			q := make([]float32, d)
 			for i := range q {
@@ -226,6 +226,16 @@ func testBatchMatchesSingle(t *testing.T) {
 				want, abs := refDotU(q, codes[i*d:(i+1)*d])
 				check(t, "DotU8Batch", out[i], want, abs, d)
 			}
+			sums, sqs := make([]uint32, n), make([]uint32, n)
+			DotSumsU8Batch(q, codes, out, sums, sqs)
+			for i := range out {
+				want, abs := refDotU(q, codes[i*d:(i+1)*d])
+				check(t, "DotSumsU8Batch", out[i], want, abs, d)
+				ws, wsq := refSums(codes[i*d : (i+1)*d])
+				if sums[i] != ws || sqs[i] != wsq {
+					t.Fatalf("DotSumsU8Batch D=%d row %d: sums %d %d want %d %d", d, i, sums[i], sqs[i], ws, wsq)
+				}
+			}
 			DotU4Batch(q, codes4, d, out)
 			for i := range out {
 				want, abs := refDotU(q, unpack4(codes4[i*w:(i+1)*w], d))
@@ -249,6 +259,18 @@ func testLargeSumsExact(t *testing.T) {
 	q := make([]float32, len(c))
 	if _, s, sq := DotSumsU8(q, c); s != 65535*255 || sq != 65535*255*255 {
 		t.Fatalf("DotSumsU8 = %d %d", s, sq)
+	}
+	const bd = 65472 // multiple of 64 for the batch kernel
+	bc := make([]byte, 2*bd)
+	for i := range bc {
+		bc[i] = 255
+	}
+	dots, sums, sqs := make([]float32, 2), make([]uint32, 2), make([]uint32, 2)
+	DotSumsU8Batch(make([]float32, bd), bc, dots, sums, sqs)
+	for i := range sums {
+		if sums[i] != bd*255 || sqs[i] != bd*255*255 {
+			t.Fatalf("DotSumsU8Batch row %d = %d %d", i, sums[i], sqs[i])
+		}
 	}
 	c4 := make([]byte, 65535)
 	for i := range c4 {
