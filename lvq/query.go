@@ -7,13 +7,15 @@ import "github.com/parqdb/parqdb/internal/vecmath"
 // NewQuery and safe for concurrent use.
 type Query struct {
 	q     []float32
+	qs    []float32 // q deinterleaved for the LVQ4 kernels (vecmath.SplitQueryU4)
 	sum   float64
 	norm2 float64
 }
 
 // NewQuery returns a Query over a copy of q.
 func NewQuery(q []float32) *Query {
-	qq := &Query{q: append([]float32(nil), q...)}
+	qq := &Query{q: append([]float32(nil), q...), qs: make([]float32, 2*((len(q)+1)/2))}
+	vecmath.SplitQueryU4(qq.qs, q)
 	for _, v := range q {
 		f := float64(v)
 		qq.sum += f
@@ -42,7 +44,7 @@ func (q *Query) L2Sq8(code []byte, offset, scale float32) float32 {
 // L2Sq4 is L2Sq8 for an LVQ4 code of CodeLen(4, q.Dim()) bytes. It panics
 // if the code length does not match.
 func (q *Query) L2Sq4(code []byte, offset, scale float32) float32 {
-	dot, sc, sc2 := vecmath.DotSumsU4(q.q, code)
+	dot, sc, sc2 := vecmath.DotSumsU4Split(q.qs, code, len(q.q))
 	return q.combine(dot, sc, sc2, offset, scale)
 }
 
@@ -69,8 +71,15 @@ func (q *Query) L2Sq8Batch(codes []byte, offsets, scales []float32, out []float3
 func (q *Query) L2Sq4Batch(codes []byte, offsets, scales []float32, out []float32) {
 	w := (len(q.q) + 1) / 2
 	checkBatch(len(codes), w, offsets, scales, out)
-	for i := range out {
-		out[i] = q.L2Sq4(codes[i*w:(i+1)*w], offsets[i], scales[i])
+	const chunk = 256
+	var dots [chunk]float32
+	var sums, sqs [chunk]uint32
+	for start := 0; start < len(out); start += chunk {
+		k := min(chunk, len(out)-start)
+		vecmath.DotSumsU4SplitBatch(q.qs, len(q.q), codes[start*w:(start+k)*w], dots[:k], sums[:k], sqs[:k])
+		for i := 0; i < k; i++ {
+			out[start+i] = q.combine(dots[i], sums[i], sqs[i], offsets[start+i], scales[start+i])
+		}
 	}
 }
 

@@ -169,3 +169,30 @@ func dotSumsU8Batch(q []float32, codes []byte, dots []float32, sums, sumSqs []ui
 	}
 	dotSumsU8BatchGeneric(q, codes, dots, sums, sumSqs)
 }
+
+func dotSumsU4Split(qs []float32, code []byte, dim int) (float32, uint32, uint32) {
+	if !useAVX512 {
+		return dotSumsU4SplitFrom(qs, code, dim, 0)
+	}
+	h := (dim + 1) / 2
+	m := (dim / 2) &^ 63 // whole bytes only: an odd dim's last byte is done in Go
+	var d float32
+	var s, sq uint32
+	if m > 0 {
+		d, s, sq = dotSumsU4SplitAVX512(&qs[0], h, &code[0], m)
+	}
+	if 2*m < dim {
+		d2, s2, sq2 := dotSumsU4SplitFrom(qs, code, dim, m)
+		d, s, sq = d+d2, s+s2, sq+sq2
+	}
+	return d, s, sq
+}
+
+func dotSumsU4SplitBatch(qs []float32, dim int, codes []byte, dots []float32, sums, sumSqs []uint32) {
+	h := (dim + 1) / 2
+	if useAVX512 && dim%128 == 0 && len(dots) > 0 {
+		dotSumsU4SplitBatchAVX512(&qs[0], h, &codes[0], len(dots), &dots[0], &sums[0], &sumSqs[0])
+		return
+	}
+	dotSumsU4SplitBatchGeneric(qs, dim, codes, dots, sums, sumSqs)
+}

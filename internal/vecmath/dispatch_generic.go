@@ -24,3 +24,11 @@ func dotSumsU4(q []float32, c []byte) (float32, uint32, uint32) {
 func dotSumsU8Batch(q []float32, codes []byte, dots []float32, sums, sumSqs []uint32) {
 	dotSumsU8BatchGeneric(q, codes, dots, sums, sumSqs)
 }
+
+func dotSumsU4Split(qs []float32, code []byte, dim int) (float32, uint32, uint32) {
+	return dotSumsU4SplitFrom(qs, code, dim, 0)
+}
+
+func dotSumsU4SplitBatch(qs []float32, dim int, codes []byte, dots []float32, sums, sumSqs []uint32) {
+	dotSumsU4SplitBatchGeneric(qs, dim, codes, dots, sums, sumSqs)
+}

@@ -172,3 +172,33 @@ func dotSumsU8BatchGeneric(q []float32, codes []byte, dots []float32, sums, sumS
 		dots[i], sums[i], sumSqs[i] = dotSumsU8(q, codes[i*d:(i+1)*d])
 	}
 }
+
+// dotSumsU4SplitFrom covers code bytes j0… of one row in split form.
+func dotSumsU4SplitFrom(qs []float32, code []byte, dim, j0 int) (float32, uint32, uint32) {
+	h := (dim + 1) / 2
+	qe, qo := qs[:h], qs[h:2*h]
+	full := dim / 2
+	var s0, s1 float32
+	var sum, sq uint32
+	for j := j0; j < full; j++ {
+		lo, hi := uint32(code[j]&15), uint32(code[j]>>4)
+		s0 += qe[j] * float32(lo)
+		s1 += qo[j] * float32(hi)
+		sum += lo + hi
+		sq += lo*lo + hi*hi
+	}
+	if dim&1 == 1 && full >= j0 {
+		lo := uint32(code[full] & 15)
+		s0 += qe[full] * float32(lo)
+		sum += lo
+		sq += lo * lo
+	}
+	return s0 + s1, sum, sq
+}
+
+func dotSumsU4SplitBatchGeneric(qs []float32, dim int, codes []byte, dots []float32, sums, sumSqs []uint32) {
+	h := (dim + 1) / 2
+	for i := range dots {
+		dots[i], sums[i], sumSqs[i] = dotSumsU4Split(qs, codes[i*h:(i+1)*h], dim)
+	}
+}

@@ -44,3 +44,9 @@ func dotSumsU4AVX2(q *float32, code *byte, n int) (dot float32, sum, sumSq uint3
 
 //go:noescape
 func dotSumsU8BatchAVX512(q *float32, codes *byte, dim, n int, dots *float32, sums, sumSqs *uint32)
+
+//go:noescape
+func dotSumsU4SplitAVX512(qs *float32, h int, code *byte, m int) (dot float32, sum, sumSq uint32)
+
+//go:noescape
+func dotSumsU4SplitBatchAVX512(qs *float32, h int, codes *byte, n int, dots *float32, sums, sumSqs *uint32)

@@ -756,3 +756,147 @@ bsu8_64:
 bsu8_end:
 	VZEROUPPER
 	RET
+
+// Split-query 4-bit kernels. The query is stored deinterleaved: q_even at
+// SI, q_odd at R12 (h floats further), so byte j of a code pairs its low
+// nibble with q_even[j] and its high nibble with q_odd[j] without any
+// shuffle. Z29 = 0x0f bytes, Z28 = 15 dwords, Z31 = 0.
+// One step handles 64 code bytes (128 dimensions): Σc with VPSADBW, Σc²
+// with VPDPBUSD (c ≤ 15 is a valid signed byte), q·c in float32.
+#define U4SPLIT_STEP \
+	VMOVDQU64   (DI), Z10 \
+	VPSRLW      $4, Z10, Z11 \
+	VPANDD      Z29, Z10, Z10 \
+	VPANDD      Z29, Z11, Z11 \
+	VPSADBW     Z31, Z10, Z12 \
+	VPSADBW     Z31, Z11, Z13 \
+	VPADDQ      Z12, Z16, Z16 \
+	VPADDQ      Z13, Z16, Z16 \
+	VPDPBUSD    Z10, Z10, Z17 \
+	VPDPBUSD    Z11, Z11, Z17 \
+	VPMOVZXBD   (DI), Z4 \
+	VPMOVZXBD   16(DI), Z6 \
+	VPSRLD      $4, Z4, Z5 \
+	VPSRLD      $4, Z6, Z7 \
+	VPANDD      Z28, Z4, Z4 \
+	VPANDD      Z28, Z6, Z6 \
+	VCVTDQ2PS   Z4, Z4 \
+	VCVTDQ2PS   Z5, Z5 \
+	VCVTDQ2PS   Z6, Z6 \
+	VCVTDQ2PS   Z7, Z7 \
+	VFMADD231PS (SI), Z4, Z0 \
+	VFMADD231PS (R12), Z5, Z1 \
+	VFMADD231PS 64(SI), Z6, Z2 \
+	VFMADD231PS 64(R12), Z7, Z3 \
+	VPMOVZXBD   32(DI), Z4 \
+	VPMOVZXBD   48(DI), Z6 \
+	VPSRLD      $4, Z4, Z5 \
+	VPSRLD      $4, Z6, Z7 \
+	VPANDD      Z28, Z4, Z4 \
+	VPANDD      Z28, Z6, Z6 \
+	VCVTDQ2PS   Z4, Z4 \
+	VCVTDQ2PS   Z5, Z5 \
+	VCVTDQ2PS   Z6, Z6 \
+	VCVTDQ2PS   Z7, Z7 \
+	VFMADD231PS 128(SI), Z4, Z0 \
+	VFMADD231PS 128(R12), Z5, Z1 \
+	VFMADD231PS 192(SI), Z6, Z2 \
+	VFMADD231PS 192(R12), Z7, Z3 \
+	ADDQ        $256, SI \
+	ADDQ        $256, R12 \
+	ADDQ        $64, DI
+
+#define U4SPLIT_CONSTS \
+	VPXORD       Z31, Z31, Z31 \
+	MOVL         $0x0f0f0f0f, AX \
+	VPBROADCASTD AX, Z29 \
+	MOVL         $15, AX \
+	VPBROADCASTD AX, Z28
+
+#define U4SPLIT_ZERO \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17
+
+// Reduces to X0 (dot), BX (Σc), AX (Σc²).
+#define U4SPLIT_REDUCE \
+	VADDPS        Z1, Z0, Z0 \
+	VADDPS        Z3, Z2, Z2 \
+	VADDPS        Z2, Z0, Z0 \
+	REDUCE_PS_Z0 \
+	VMOVDQA64     Z16, Z11 \
+	VEXTRACTI64X4 $1, Z11, Y10 \
+	VPADDQ        Y10, Y11, Y11 \
+	VEXTRACTI128  $1, Y11, X10 \
+	VPADDQ        X10, X11, X11 \
+	VPSHUFD       $0x4e, X11, X10 \
+	VPADDQ        X10, X11, X11 \
+	VMOVQ         X11, BX \
+	VMOVDQA64     Z17, Z8 \
+	REDUCE_D_Z8_AX
+
+// func dotSumsU4SplitAVX512(qs *float32, h int, code *byte, m int) (dot float32, sum, sumSq uint32)
+// m is the number of code bytes to process, a multiple of 64.
+TEXT ·dotSumsU4SplitAVX512(SB), NOSPLIT, $0-44
+	MOVQ qs+0(FP), SI
+	MOVQ h+8(FP), R12
+	LEAQ (SI)(R12*4), R12
+	MOVQ code+16(FP), DI
+	MOVQ m+24(FP), CX
+	U4SPLIT_CONSTS
+	U4SPLIT_ZERO
+
+u4s_loop:
+	TESTQ CX, CX
+	JZ    u4s_done
+	U4SPLIT_STEP
+	SUBQ  $64, CX
+	JMP   u4s_loop
+
+u4s_done:
+	U4SPLIT_REDUCE
+	MOVSS X0, dot+32(FP)
+	MOVL  BX, sum+36(FP)
+	MOVL  AX, sumSq+40(FP)
+	VZEROUPPER
+	RET
+
+// func dotSumsU4SplitBatchAVX512(qs *float32, h int, codes *byte, n int, dots *float32, sums, sumSqs *uint32)
+// Rows are h bytes long; h is a multiple of 64.
+TEXT ·dotSumsU4SplitBatchAVX512(SB), NOSPLIT, $0-56
+	MOVQ codes+16(FP), DI
+	MOVQ n+24(FP), R8
+	MOVQ dots+32(FP), R9
+	MOVQ sums+40(FP), R10
+	MOVQ sumSqs+48(FP), R11
+	U4SPLIT_CONSTS
+
+u4sb_row:
+	TESTQ R8, R8
+	JZ    u4sb_end
+	MOVQ  qs+0(FP), SI
+	MOVQ  h+8(FP), CX
+	LEAQ  (SI)(CX*4), R12
+	U4SPLIT_ZERO
+
+u4sb_loop:
+	U4SPLIT_STEP
+	SUBQ $64, CX
+	JNZ  u4sb_loop
+
+	U4SPLIT_REDUCE
+	MOVSS X0, (R9)
+	MOVL  BX, (R10)
+	MOVL  AX, (R11)
+	ADDQ  $4, R9
+	ADDQ  $4, R10
+	ADDQ  $4, R11
+	DECQ  R8
+	JMP   u4sb_row
+
+u4sb_end:
+	VZEROUPPER
+	RET

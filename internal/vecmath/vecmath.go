@@ -94,6 +94,58 @@ func DotSumsU8Batch(q []float32, codes []byte, dots []float32, sums, sumSqs []ui
 	dotSumsU8Batch(q, codes, dots, sums, sumSqs)
 }
 
+// SplitQueryU4 writes q in the deinterleaved form the split 4-bit kernels
+// take: with h = ceil(len(q)/2), dst[j] = q[2j] and dst[h+j] = q[2j+1] (0
+// when 2j+1 == len(q)). It panics unless len(dst) == 2h. Pairing a code
+// byte's low nibble with dst[j] and its high nibble with dst[h+j] avoids
+// unpacking nibbles into dimension order for every row.
+func SplitQueryU4(dst, q []float32) {
+	h := (len(q) + 1) / 2
+	if len(dst) != 2*h {
+		panic("vecmath: SplitQueryU4 length mismatch")
+	}
+	for j := 0; j < h; j++ {
+		dst[j] = q[2*j]
+		if 2*j+1 < len(q) {
+			dst[h+j] = q[2*j+1]
+		} else {
+			dst[h+j] = 0
+		}
+	}
+}
+
+// DotSumsU4Split is DotSumsU4 with the query given in split form qs (see
+// SplitQueryU4) for dim dimensions. It panics unless
+// len(qs) == 2*ceil(dim/2) and len(code) == ceil(dim/2).
+func DotSumsU4Split(qs []float32, code []byte, dim int) (dot float32, sum, sumSq uint32) {
+	h := (dim + 1) / 2
+	if dim < 0 || len(qs) != 2*h || len(code) != h {
+		panic("vecmath: DotSumsU4Split length mismatch")
+	}
+	if dim == 0 {
+		return 0, 0, 0
+	}
+	return dotSumsU4Split(qs, code, dim)
+}
+
+// DotSumsU4SplitBatch sets dots[i], sums[i], sumSqs[i] to
+// DotSumsU4Split(qs, row i, dim) for the n = len(dots) rows of
+// ceil(dim/2) bytes in codes. It is the LVQ4 scan kernel.
+func DotSumsU4SplitBatch(qs []float32, dim int, codes []byte, dots []float32, sums, sumSqs []uint32) {
+	h := (dim + 1) / 2
+	n := len(dots)
+	if dim < 0 || len(qs) != 2*h || len(sums) != n || len(sumSqs) != n || len(codes) != n*h {
+		panic("vecmath: DotSumsU4SplitBatch length mismatch")
+	}
+	if dim == 0 {
+		clear(dots)
+		clear(sums)
+		clear(sumSqs)
+		return
+	}
+	dotSumsU4SplitBatch(qs, dim, codes, dots, sums, sumSqs)
+}
+
 // SumU8 returns Σ c and Σ c² over 8-bit codes. The sums are exact as long
 // as len(code) < 2^16 (Σ c² < 2^32).
 func SumU8(code []byte) (sum, sumSq uint32) {

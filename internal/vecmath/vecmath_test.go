@@ -173,6 +173,16 @@ func testKernelsMatchReference(t *testing.T) {
 				if s != ws || sq != wsq {
 					t.Fatalf("DotSumsU4 D=%d sums %d %d want %d %d", d, s, sq, ws, wsq)
 				}
+				qs := make([]float32, 2*len(c4))
+				SplitQueryU4(qs, a)
+				dd, s, sq = DotSumsU4Split(qs, c4, d)
+				check(t, "DotSumsU4Split", dd, w, abs, d)
+				if s != ws || sq != wsq {
+					t.Fatalf("DotSumsU4Split D=%d sums %d %d want %d %d", d, s, sq, ws, wsq)
+				}
+				if g.exact {
+					checkExact(t, "DotSumsU4Split", dd, w)
+				}
 				if s, sq := SumU4(c4, d); s != ws || sq != wsq {
 					t.Fatalf("SumU4 D=%d: %d %d want %d %d", d, s, sq, ws, wsq)
 				}
@@ -234,6 +244,18 @@ func testBatchMatchesSingle(t *testing.T) {
 				ws, wsq := refSums(codes[i*d : (i+1)*d])
 				if sums[i] != ws || sqs[i] != wsq {
 					t.Fatalf("DotSumsU8Batch D=%d row %d: sums %d %d want %d %d", d, i, sums[i], sqs[i], ws, wsq)
+				}
+			}
+			qs := make([]float32, 2*w)
+			SplitQueryU4(qs, q)
+			DotSumsU4SplitBatch(qs, d, codes4, out, sums, sqs)
+			for i := range out {
+				u := unpack4(codes4[i*w:(i+1)*w], d)
+				want, abs := refDotU(q, u)
+				check(t, "DotSumsU4SplitBatch", out[i], want, abs, d)
+				ws, wsq := refSums(u)
+				if sums[i] != ws || sqs[i] != wsq {
+					t.Fatalf("DotSumsU4SplitBatch D=%d row %d: sums %d %d want %d %d", d, i, sums[i], sqs[i], ws, wsq)
 				}
 			}
 			DotU4Batch(q, codes4, d, out)
