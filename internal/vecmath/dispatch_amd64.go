@@ -156,10 +156,73 @@ func dotSumsU4(q []float32, code []byte) (float32, uint32, uint32) {
 func sumU8(c []byte) (uint32, uint32)          { return sumU8Generic(c) }
 func sumU4(c []byte, dim int) (uint32, uint32) { return sumU4Generic(c, dim) }
 
-func l2SqBatch(q, rows, out []float32)              { l2SqBatchGeneric(q, rows, out) }
-func dotBatch(q, rows, out []float32)               { dotBatchGeneric(q, rows, out) }
-func dotU8Batch(q []float32, c []byte, o []float32) { dotU8BatchGeneric(q, c, o) }
-func dotU4Batch(q []float32, c []byte, o []float32) { dotU4BatchGeneric(q, c, o) }
+// The batch forms call the assembly directly per row when the dimension is
+// a whole number of blocks, skipping the per-call tail handling.
+
+func l2SqBatch(q, rows, out []float32) {
+	d := len(q)
+	switch {
+	case useAVX512 && d%16 == 0:
+		for i := range out {
+			out[i] = l2SqAVX512(&q[0], &rows[i*d], d)
+		}
+	case useAVX2 && d%8 == 0:
+		for i := range out {
+			out[i] = l2SqAVX2(&q[0], &rows[i*d], d)
+		}
+	default:
+		l2SqBatchGeneric(q, rows, out)
+	}
+}
+
+func dotBatch(q, rows, out []float32) {
+	d := len(q)
+	switch {
+	case useAVX512 && d%16 == 0:
+		for i := range out {
+			out[i] = dotAVX512(&q[0], &rows[i*d], d)
+		}
+	case useAVX2 && d%8 == 0:
+		for i := range out {
+			out[i] = dotAVX2(&q[0], &rows[i*d], d)
+		}
+	default:
+		dotBatchGeneric(q, rows, out)
+	}
+}
+
+func dotU8Batch(q []float32, codes []byte, out []float32) {
+	d := len(q)
+	switch {
+	case useAVX512 && d%16 == 0:
+		for i := range out {
+			out[i] = dotU8AVX512(&q[0], &codes[i*d], d)
+		}
+	case useAVX2 && d%8 == 0:
+		for i := range out {
+			out[i] = dotU8AVX2(&q[0], &codes[i*d], d)
+		}
+	default:
+		dotU8BatchGeneric(q, codes, out)
+	}
+}
+
+func dotU4Batch(q []float32, codes []byte, out []float32) {
+	d := len(q)
+	w := d / 2
+	switch {
+	case useAVX512 && d%nibbleBlock == 0:
+		for i := range out {
+			out[i] = dotU4AVX512(&q[0], &codes[i*w], d)
+		}
+	case useAVX2 && d%nibbleBlock == 0:
+		for i := range out {
+			out[i] = dotU4AVX2(&q[0], &codes[i*w], d)
+		}
+	default:
+		dotU4BatchGeneric(q, codes, out)
+	}
+}
 
 func dotSumsU8Batch(q []float32, codes []byte, dots []float32, sums, sumSqs []uint32) {
 	d := len(q)
