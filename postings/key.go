@@ -17,7 +17,7 @@ import (
 //	long         8 bytes big-endian with the sign bit flipped
 //	fixed(L)     the L bytes
 //	binary,      the bytes with every 0x00 written as 0x00 0xFF,
-//	string       then a terminating 0x00
+//	string       then the terminator 0x00 0x01
 //
 // Equal tuples have equal encodings, and bytes.Compare of two encodings
 // orders the tuples field by field (integers signed, bytes byte-for-byte,
@@ -72,7 +72,10 @@ func (s Schema) AppendKey(dst []byte, vals []parquet.Value) ([]byte, error) {
 }
 
 func kindErr(where string, k KeyType, v parquet.Value) error {
-	return errorf(ErrSchema, where, "value of kind %s (length %d) for key type %s", v.Kind(), len(v.ByteArray()), k.TypeName())
+	if v.Kind() == parquet.ByteArray || v.Kind() == parquet.FixedLenByteArray {
+		return errorf(ErrSchema, where, "value of kind %s (length %d) for key type %s", v.Kind(), len(v.ByteArray()), k.TypeName())
+	}
+	return errorf(ErrSchema, where, "value of kind %s for key type %s", v.Kind(), k.TypeName())
 }
 
 // DecodeKey decodes an encoded key into one Parquet value per key field,
@@ -157,7 +160,7 @@ func appendBytes(dst, b []byte) []byte {
 		b = b[i+1:]
 	}
 	dst = append(dst, b...)
-	return append(dst, 0)
+	return append(dst, 0, 1)
 }
 
 func indexZero(b []byte) int {
@@ -170,29 +173,33 @@ func indexZero(b []byte) int {
 }
 
 // unescapeBytes decodes one escaped byte string from the front of enc and
-// returns it (a fresh slice unless no escape occurred) and the number of
-// encoded bytes consumed.
+// returns it (aliasing enc unless an escape occurred) and the number of
+// encoded bytes consumed. After a 0x00 comes 0xFF (an escaped zero byte) or
+// 0x01 (the end); anything else is malformed.
 func unescapeBytes(enc []byte) (out []byte, n int, ok bool) {
 	i := indexZero(enc)
-	if i < 0 {
+	if i < 0 || i+1 >= len(enc) {
 		return nil, 0, false
 	}
-	if i+1 >= len(enc) || enc[i+1] != 0xFF {
-		return enc[:i:i], i + 1, true
+	if enc[i+1] == 1 {
+		return enc[:i:i], i + 2, true
 	}
 	out = make([]byte, 0, len(enc))
 	for {
 		i = indexZero(enc[n:])
-		if i < 0 {
+		if i < 0 || n+i+1 >= len(enc) {
 			return nil, 0, false
 		}
 		out = append(out, enc[n:n+i]...)
 		n += i + 1
-		if n < len(enc) && enc[n] == 0xFF {
+		switch enc[n] {
+		case 0xFF:
 			out = append(out, 0)
 			n++
-			continue
+		case 1:
+			return out, n + 1, true
+		default:
+			return nil, 0, false
 		}
-		return out, n, true
 	}
 }
