@@ -153,7 +153,15 @@ func dotSumsU4(q []float32, code []byte) (float32, uint32, uint32) {
 	return d, s, sq
 }
 
-func sumU8(c []byte) (uint32, uint32)          { return sumU8Generic(c) }
+func sumU8(c []byte) (uint32, uint32) {
+	m := len(c) &^ 63
+	if !useAVX512 || m == 0 {
+		return sumU8Generic(c)
+	}
+	s, sq := sumU8AVX512(&c[0], m)
+	s2, sq2 := sumU8Generic(c[m:])
+	return s + s2, sq + sq2
+}
 func sumU4(c []byte, dim int) (uint32, uint32) { return sumU4Generic(c, dim) }
 
 // The batch forms call the assembly directly per row when the dimension is

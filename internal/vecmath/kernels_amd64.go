@@ -50,3 +50,6 @@ func dotSumsU4SplitAVX512(qs *float32, h int, code *byte, m int) (dot float32, s
 
 //go:noescape
 func dotSumsU4SplitBatchAVX512(qs *float32, h int, codes *byte, n int, dots *float32, sums, sumSqs *uint32)
+
+//go:noescape
+func sumU8AVX512(code *byte, n int) (sum, sumSq uint32)

@@ -900,3 +900,65 @@ u4sb_loop:
 u4sb_end:
 	VZEROUPPER
 	RET
+
+// func sumU8AVX512(code *byte, n int) (sum, sumSq uint32)
+// n is a multiple of 64. Σc by VPSADBW, Σc² = Σ c·(c−128) (VPDPBUSD) + 128·Σc.
+TEXT ·sumU8AVX512(SB), NOSPLIT, $0-24
+	MOVQ         code+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z30
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z17, Z17, Z17
+	VPXORD       Z18, Z18, Z18
+	VPXORD       Z19, Z19, Z19
+
+su8_128:
+	CMPQ      CX, $128
+	JL        su8_64
+	VMOVDQU64 (DI), Z10
+	VMOVDQU64 64(DI), Z13
+	VPSADBW   Z31, Z10, Z11
+	VPSADBW   Z31, Z13, Z14
+	VPXORD    Z30, Z10, Z12
+	VPXORD    Z30, Z13, Z15
+	VPADDQ    Z11, Z16, Z16
+	VPADDQ    Z14, Z18, Z18
+	VPDPBUSD  Z12, Z10, Z17
+	VPDPBUSD  Z15, Z13, Z19
+	ADDQ      $128, DI
+	SUBQ      $128, CX
+	JMP       su8_128
+
+su8_64:
+	CMPQ      CX, $64
+	JL        su8_done
+	VMOVDQU64 (DI), Z10
+	VPSADBW   Z31, Z10, Z11
+	VPXORD    Z30, Z10, Z12
+	VPADDQ    Z11, Z16, Z16
+	VPDPBUSD  Z12, Z10, Z17
+	ADDQ      $64, DI
+	SUBQ      $64, CX
+	JMP       su8_64
+
+su8_done:
+	VPADDQ        Z18, Z16, Z16
+	VPADDD        Z19, Z17, Z17
+	VMOVDQA64     Z16, Z11
+	VEXTRACTI64X4 $1, Z11, Y10
+	VPADDQ        Y10, Y11, Y11
+	VEXTRACTI128  $1, Y11, X10
+	VPADDQ        X10, X11, X11
+	VPSHUFD       $0x4e, X11, X10
+	VPADDQ        X10, X11, X11
+	VMOVQ         X11, BX
+	MOVL          BX, sum+16(FP)
+	VMOVDQA64     Z17, Z8
+	REDUCE_D_Z8_AX
+	SHLL          $7, BX
+	ADDL          AX, BX
+	MOVL          BX, sumSq+20(FP)
+	VZEROUPPER
+	RET
