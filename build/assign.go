@@ -1,0 +1,385 @@
+package build
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+
+	"github.com/parquet-go/parquet-go"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/parqdb/parqdb/internal/source"
+	"github.com/parqdb/parqdb/ivf"
+	"github.com/parqdb/parqdb/lvq"
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
+	"github.com/parqdb/parqdb/storage"
+)
+
+// postingsSchema is the postings schema of this build.
+func (b *builder) postingsSchema() (postings.Schema, error) {
+	s := postings.Schema{Encoding: b.opts.Encoding, Dim: b.layout.Dim}
+	for _, k := range b.layout.Keys {
+		kt, err := postings.ParseKeyType(k.TypeName())
+		if err != nil {
+			return s, fmt.Errorf("key field %q: %w", k.Name, err)
+		}
+		kt.Name = k.Name
+		s.Keys = append(s.Keys, kt)
+	}
+	return s, nil
+}
+
+// assign streams the source a second time: every row is assigned to its
+// exact nearest leaf, encoded, and spilled to a temporary file of its root
+// bucket. Peak memory is bounded by one chunk of rows, not by N.
+func (b *builder) assign(ctx context.Context) error {
+	schema, err := b.postingsSchema()
+	if err != nil {
+		return err
+	}
+	b.schema = schema
+	c := b.art.Centroids
+	sp, err := newSpill(b.opts.TempDir, c.NumRoots())
+	if err != nil {
+		return err
+	}
+	b.spill = sp
+
+	p := b.opts.Progress
+	p.Start(StageAssign, b.rows)
+	ch := newChunk(DefaultChunkRows, b.layout.Dim, schema.CodeLen())
+	asg := ivf.NewAssigner(c)
+	flush := func() error {
+		if ch.n == 0 {
+			return nil
+		}
+		if err := ch.assignEncode(ctx, asg, b.opts.Encoding, b.opts.Workers); err != nil {
+			return err
+		}
+		for i := 0; i < ch.n; i++ {
+			if err := sp.add(c.RootOf(ch.cids[i]), ch.record(i)); err != nil {
+				return err
+			}
+		}
+		p.Add(int64(ch.n))
+		ch.reset()
+		return nil
+	}
+	var vals []parquet.Value
+	err = b.table.Scan(ctx, b.layout, 0, func(batch *source.Batch) error {
+		for i := 0; i < batch.N; i++ {
+			vals = vals[:0]
+			for _, kc := range batch.Keys {
+				vals = append(vals, kc.Values[i].ParquetValue())
+			}
+			key, err := schema.AppendKey(ch.keys, vals)
+			if err != nil {
+				return fmt.Errorf("source file %q row %d: %w", b.table.Files()[batch.File].Key, batch.Loc(i).Row, err)
+			}
+			ch.keys = key
+			ch.keyEnds = append(ch.keyEnds, len(key))
+			ch.vecs = append(ch.vecs, batch.Vector(i)...)
+			ch.n++
+			if ch.n == ch.max {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		return ctx.Err()
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err == nil {
+		err = sp.finish()
+	}
+	return err
+}
+
+// chunk is a run of source rows assigned and encoded as one parallel unit.
+type chunk struct {
+	max, n, dim, codeLen int
+	vecs                 []float32
+	keys                 []byte
+	keyEnds              []int
+	cids                 []int32
+	offsets, scales      []float32
+	codes                []byte
+	rec                  []byte
+}
+
+func newChunk(rows, dim, codeLen int) *chunk {
+	return &chunk{
+		max: rows, dim: dim, codeLen: codeLen,
+		vecs:    make([]float32, 0, rows*dim),
+		keyEnds: make([]int, 0, rows),
+		cids:    make([]int32, rows),
+		offsets: make([]float32, rows),
+		scales:  make([]float32, rows),
+		codes:   make([]byte, rows*codeLen),
+	}
+}
+
+func (c *chunk) reset() {
+	c.n = 0
+	c.vecs = c.vecs[:0]
+	c.keys = c.keys[:0]
+	c.keyEnds = c.keyEnds[:0]
+}
+
+func (c *chunk) key(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = c.keyEnds[i-1]
+	}
+	return c.keys[start:c.keyEnds[i]]
+}
+
+// assignEncode assigns every row to its exact nearest leaf and encodes it,
+// on up to workers goroutines; the result does not depend on workers.
+func (c *chunk) assignEncode(ctx context.Context, a *ivf.Assigner, encoding string, workers int) error {
+	if err := a.AssignParallel(ctx, c.vecs, c.cids[:c.n], workers); err != nil {
+		return err
+	}
+	if encoding == metadata.EncodingSource {
+		return nil
+	}
+	g, _ := errgroup.WithContext(ctx)
+	per := (c.n + workers - 1) / workers
+	for lo := 0; lo < c.n; lo += per {
+		hi := min(lo+per, c.n)
+		g.Go(func() error {
+			for i := lo; i < hi; i++ {
+				x := c.vecs[i*c.dim : (i+1)*c.dim]
+				code := c.codes[i*c.codeLen : (i+1)*c.codeLen]
+				if encoding == metadata.EncodingLVQ8 {
+					c.offsets[i], c.scales[i] = lvq.Encode8(code, x)
+				} else {
+					c.offsets[i], c.scales[i] = lvq.Encode4(code, x)
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// record serialises row i for the spill: cid, key length, key, offset,
+// scale, code.
+func (c *chunk) record(i int) []byte {
+	key := c.key(i)
+	r := c.rec[:0]
+	r = binary.LittleEndian.AppendUint32(r, uint32(c.cids[i]))
+	r = binary.AppendUvarint(r, uint64(len(key)))
+	r = append(r, key...)
+	if c.codeLen > 0 {
+		r = binary.LittleEndian.AppendUint32(r, math.Float32bits(c.offsets[i]))
+		r = binary.LittleEndian.AppendUint32(r, math.Float32bits(c.scales[i]))
+		r = append(r, c.codes[i*c.codeLen:(i+1)*c.codeLen]...)
+	}
+	c.rec = r
+	return r
+}
+
+// spill holds one temporary file per root bucket.
+type spill struct {
+	dir   string
+	files []*os.File
+	bufs  []*bufio.Writer
+	rows  []int64
+}
+
+func newSpill(tmp string, buckets int) (*spill, error) {
+	dir, err := os.MkdirTemp(tmp, "parqdb-build-*")
+	if err != nil {
+		return nil, fmt.Errorf("spill folder: %w", err)
+	}
+	return &spill{dir: dir, files: make([]*os.File, buckets), bufs: make([]*bufio.Writer, buckets), rows: make([]int64, buckets)}, nil
+}
+
+func (s *spill) add(bucket int32, rec []byte) error {
+	if s.files[bucket] == nil {
+		f, err := os.CreateTemp(s.dir, fmt.Sprintf("bucket-%06d-*", bucket))
+		if err != nil {
+			return fmt.Errorf("spill: %w", err)
+		}
+		s.files[bucket], s.bufs[bucket] = f, bufio.NewWriterSize(f, 64<<10)
+	}
+	s.rows[bucket]++
+	if _, err := s.bufs[bucket].Write(rec); err != nil {
+		return fmt.Errorf("spill %s: %w", s.files[bucket].Name(), err)
+	}
+	return nil
+}
+
+func (s *spill) finish() error {
+	for i, w := range s.bufs {
+		if w != nil {
+			if err := w.Flush(); err != nil {
+				return fmt.Errorf("spill %s: %w", s.files[i].Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// read returns the spilled records of bucket, decoded, sorted by CID and
+// otherwise in source order.
+func (s *spill) read(bucket int, codeLen int) ([]postings.Row, error) {
+	f := s.files[bucket]
+	if f == nil {
+		return nil, nil
+	}
+	data, err := os.ReadFile(f.Name())
+	if err != nil {
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	rows := make([]postings.Row, 0, s.rows[bucket])
+	for len(data) > 0 {
+		var r postings.Row
+		if len(data) < 4 {
+			return nil, io.ErrUnexpectedEOF
+		}
+		r.CID = int32(binary.LittleEndian.Uint32(data))
+		data = data[4:]
+		kl, n := binary.Uvarint(data)
+		if n <= 0 || uint64(len(data)-n) < kl {
+			return nil, fmt.Errorf("spill %s: corrupt record", f.Name())
+		}
+		r.Key = data[n : n+int(kl)]
+		data = data[n+int(kl):]
+		if codeLen > 0 {
+			if len(data) < 8+codeLen {
+				return nil, fmt.Errorf("spill %s: corrupt record", f.Name())
+			}
+			r.Offset = math.Float32frombits(binary.LittleEndian.Uint32(data))
+			r.Scale = math.Float32frombits(binary.LittleEndian.Uint32(data[4:]))
+			r.Code = data[8 : 8+codeLen]
+			data = data[8+codeLen:]
+		}
+		rows = append(rows, r)
+	}
+	slices.SortStableFunc(rows, func(a, b postings.Row) int { return cmp.Compare(a.CID, b.CID) })
+	return rows, nil
+}
+
+func (s *spill) remove() {
+	for _, f := range s.files {
+		if f != nil {
+			f.Close()
+		}
+	}
+	os.RemoveAll(s.dir)
+}
+
+// writePostings sorts each spilled bucket by CID and writes it as postings
+// files (buckets in parallel), then the manifest. Peak memory is bounded by
+// the largest buckets being written.
+func (b *builder) writePostings(ctx context.Context) error {
+	schema, sp := b.schema, b.spill
+	p := b.opts.Progress
+	c := b.art.Centroids
+	p.Start(StageWrite, int64(c.NumRoots()))
+	b.postingsLoc = postings.PostingsLocation(b.indexUUID, 1)
+	perBucket := make([][]postings.FileEntry, c.NumRoots())
+	keys := make([][]string, c.NumRoots())
+	sizes := make([]int64, c.NumRoots())
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(b.opts.Workers)
+	for r := range perBucket {
+		g.Go(func() error {
+			rows, err := sp.read(r, schema.CodeLen())
+			if err != nil {
+				return err
+			}
+			files, ks, n, err := b.writeBucket(gctx, schema, int32(r), rows)
+			perBucket[r], keys[r], sizes[r] = files, ks, n
+			p.Add(1)
+			return err
+		})
+	}
+	err := g.Wait()
+	for r := range keys {
+		b.written = append(b.written, keys[r]...)
+		b.bytes += sizes[r]
+	}
+	if err != nil {
+		return err
+	}
+	var files []postings.FileEntry
+	for _, fs := range perBucket {
+		files = append(files, fs...)
+	}
+	m, err := postings.NewManifest(schema, int32(b.nlist), files)
+	if err != nil {
+		return fmt.Errorf("postings manifest: %w", err)
+	}
+	data, err := m.Marshal()
+	if err != nil {
+		return err
+	}
+	mkey := b.postingsLoc + postings.ManifestName
+	if err := b.writeObject(ctx, mkey, func(w storage.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		return err
+	}
+	b.manifest = m
+	return nil
+}
+
+// writeBucket writes the rows of one root bucket (sorted by CID) into as
+// many postings files as the row-group limit requires.
+func (b *builder) writeBucket(ctx context.Context, schema postings.Schema, bucket int32, rows []postings.Row) (files []postings.FileEntry, keys []string, bytes int64, err error) {
+	seq := 0
+	for len(rows) > 0 {
+		key := b.postingsLoc + postings.BucketFileName(bucket, seq)
+		w, err := b.env.Warehouse.Create(ctx, key)
+		if err != nil {
+			return files, keys, bytes, fmt.Errorf("create %s: %w", key, err)
+		}
+		cw := &countingWriter{w: w}
+		bw, err := postings.NewBucketWriter(cw, schema, bucket, postings.WriterOptions{})
+		if err != nil {
+			w.Abort()
+			return files, keys, bytes, err
+		}
+		full := false
+		for len(rows) > 0 && !full {
+			j := 1
+			for j < len(rows) && rows[j].CID == rows[0].CID {
+				j++
+			}
+			if err := bw.WriteCID(rows[0].CID, rows[:j]); err != nil {
+				if errors.Is(err, postings.ErrFileFull) {
+					full = true
+					break
+				}
+				w.Abort()
+				return files, keys, bytes, fmt.Errorf("write %s: %w", key, err)
+			}
+			rows = rows[j:]
+		}
+		fe, err := bw.Close()
+		if err != nil {
+			w.Abort()
+			return files, keys, bytes, fmt.Errorf("write %s: %w", key, err)
+		}
+		if err := w.Close(); err != nil {
+			return files, keys, bytes, fmt.Errorf("write %s: %w", key, err)
+		}
+		fe.Path = key
+		files = append(files, fe)
+		keys = append(keys, key)
+		bytes += cw.n
+		seq++
+	}
+	return files, keys, bytes, nil
+}
