@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -56,6 +57,19 @@ type s3Options struct {
 	region            string
 	accessKey, secret string
 	partSize          int64
+	httpClient        aws.HTTPClient
+}
+
+// S3HTTPClient sets the HTTP client the SDK sends requests with (for
+// proxies, custom TLS, or tests that inject transport failures).
+func S3HTTPClient(c aws.HTTPClient) S3Option {
+	return func(o *s3Options) error {
+		if c == nil {
+			return errors.New("nil HTTP client")
+		}
+		o.httpClient = c
+		return nil
+	}
 }
 
 // S3Endpoint sets the server's base URL (for example
@@ -153,10 +167,16 @@ func NewS3(ctx context.Context, bucket, prefix string, opts ...S3Option) (*S3, e
 		if o.endpoint != "" {
 			so.BaseEndpoint = aws.String(o.endpoint)
 		}
+		if o.httpClient != nil {
+			so.HTTPClient = o.httpClient
+		}
 		// S3-compatible servers rarely have per-bucket host names.
 		if so.BaseEndpoint != nil {
 			so.UsePathStyle = true
 		}
+		// Ranged GETs carry no whole-object checksum; without this the SDK
+		// logs a line for every read.
+		so.DisableLogOutputChecksumValidationSkipped = true
 	})
 	return &S3{client: client, bucket: bucket, prefix: prefix, partSize: o.partSize, name: name}, nil
 }
@@ -468,25 +488,64 @@ func (w *s3Writer) Abort() error {
 }
 
 // PutIfAbsent is one PutObject with "If-None-Match: *".
+//
+// The SDK retries a request whose answer was lost (a reset connection, a
+// 5xx). If such a retry is refused because the key exists, the refusal may
+// be the echo of our own earlier attempt, so PutIfAbsent reads the object:
+// when it holds exactly data, the put counts as won. Without a retry a
+// refusal is always a loss.
 func (s *S3) PutIfAbsent(ctx context.Context, key string, data []byte) error {
 	const op = "put-if-absent"
 	if err := s.begin(ctx, op, key); err != nil {
 		return err
 	}
+	var retried atomic.Bool
 	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:        aws.String(s.bucket),
 		Key:           aws.String(s.prefix + key),
 		Body:          bytes.NewReader(data),
 		ContentLength: aws.Int64(int64(len(data))),
 		IfNoneMatch:   aws.String("*"),
+	}, func(o *s3.Options) {
+		o.Retryer = recordRetries{Retryer: o.Retryer, retried: &retried}
 	})
-	if err != nil {
-		if s3Lost(err) {
-			return &Error{Op: op, Key: key, Bucket: s.name, Err: ErrExist}
-		}
+	if err == nil {
+		return nil
+	}
+	if !s3Lost(err) {
 		return s.fail(op, key, err)
 	}
-	return nil
+	if retried.Load() {
+		got, rerr := ReadAll(ctx, s, key)
+		if rerr != nil {
+			return s.fail(op, key, fmt.Errorf("outcome unknown: a retried put was refused and the object cannot be read: %w", rerr))
+		}
+		if bytes.Equal(got, data) {
+			return nil
+		}
+	}
+	return &Error{Op: op, Key: key, Bucket: s.name, Err: ErrExist}
+}
+
+// recordRetries notes whether the SDK decided to retry a request.
+type recordRetries struct {
+	aws.Retryer
+	retried *atomic.Bool
+}
+
+func (r recordRetries) IsErrorRetryable(err error) bool {
+	ok := r.Retryer.IsErrorRetryable(err)
+	if ok {
+		r.retried.Store(true)
+	}
+	return ok
+}
+
+func (r recordRetries) GetAttemptToken(ctx context.Context) (func(error) error, error) {
+	if v2, ok := r.Retryer.(aws.RetryerV2); ok {
+		return v2.GetAttemptToken(ctx)
+	}
+	return r.GetInitialToken(), nil
 }
 
 // Delete is one DeleteObject; S3 answers success for a missing key.

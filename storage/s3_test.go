@@ -3,7 +3,11 @@ package storage_test
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/parqdb/parqdb/internal/testenv"
@@ -246,4 +250,52 @@ func TestNewS3Invalid(t *testing.T) {
 
 func BenchmarkS3ReadAt(b *testing.B) {
 	storagetest.BenchmarkReadAt(b, newS3(b, ""))
+}
+
+// lostAnswer forwards requests to the server but, for the first
+// conditional PUT, drops the answer after the server acted on it, as a
+// reset connection does. The SDK then retries.
+type lostAnswer struct {
+	next    *http.Client
+	dropped atomic.Bool
+}
+
+func (c *lostAnswer) Do(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.Do(req)
+	if err == nil && req.Method == http.MethodPut && req.Header.Get("If-None-Match") == "*" && c.dropped.CompareAndSwap(false, true) {
+		resp.Body.Close()
+		return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	}
+	return resp, err
+}
+
+// TestS3PutIfAbsentRetriedAnswer checks that a put whose answer was lost,
+// and whose retry is refused because the first attempt stored the object,
+// counts as won, while a refusal for someone else's object is a loss.
+func TestS3PutIfAbsentRetriedAnswer(t *testing.T) {
+	ctx := t.Context()
+	plain := newS3(t, "")
+	flaky := &lostAnswer{next: &http.Client{}}
+	s, err := storage.NewS3(ctx, plain.Bucket(), "", append(s3Opts(t), storage.S3HTTPClient(flaky))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutIfAbsent(ctx, "mine", []byte("my data")); err != nil {
+		t.Fatalf("PutIfAbsent with a lost answer = %v, want nil", err)
+	}
+	if !flaky.dropped.Load() {
+		t.Fatal("the answer was never dropped: the test tested nothing")
+	}
+	if got, err := storage.ReadAll(ctx, plain, "mine"); err != nil || string(got) != "my data" {
+		t.Fatalf("ReadAll = %q, %v", got, err)
+	}
+	// Someone else's object at the key: the lost answer and retry must still
+	// end in ErrExist.
+	flaky.dropped.Store(false)
+	if err := plain.PutIfAbsent(ctx, "theirs", []byte("their data")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutIfAbsent(ctx, "theirs", []byte("my data")); !errors.Is(err, storage.ErrExist) {
+		t.Fatalf("PutIfAbsent over another's object = %v, want ErrExist", err)
+	}
 }
