@@ -174,7 +174,7 @@ func (b *builder) cleanup() {
 // scanSource opens the source, checks its schema and contract row by row,
 // and takes the seeded training sample in the same pass.
 func (b *builder) scanSource(ctx context.Context) error {
-	t, canon, err := OpenSource(ctx, b.opts.Source)
+	t, canon, err := source.OpenLocation(ctx, b.opts.Source)
 	if err != nil {
 		return err
 	}
