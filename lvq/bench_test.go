@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
+	"time"
 )
 
 func benchVec(r *rand.Rand, d int) []float32 {
@@ -169,4 +171,66 @@ func BenchmarkStream(b *testing.B) {
 			q4.L2Sq4Batch(codes, offsets, scales, out)
 		}
 	})
+}
+
+// BenchmarkStreamRatio alternates, within every iteration, one plain read
+// of a large buffer and one LVQ scan of a codes buffer of the same size, and
+// reports the median per-iteration ratio of scan throughput to read
+// throughput (ratio) besides both rates in GB/s. Pairing the two makes the
+// ratio robust on a shared, noisy machine.
+//
+//	go test -run '^$' -bench StreamRatio -benchtime 20x ./lvq
+func BenchmarkStreamRatio(b *testing.B) {
+	const d = 768
+	size := 64 << 20
+	if os.Getenv("PARQDB_BENCH_LARGE") != "" {
+		size = 512 << 20
+	}
+	n := size / d
+	r := rand.New(rand.NewPCG(2, 2))
+	codes := make([]byte, n*d)
+	for i := range codes {
+		codes[i] = byte(r.Uint32())
+	}
+	zero := make([]byte, n*(d+8))
+	for i := range zero {
+		zero[i] = 0
+	}
+	offsets, scales := make([]float32, n), make([]float32, n)
+	for i := range offsets {
+		offsets[i], scales[i] = float32(r.NormFloat64()), r.Float32()/100
+	}
+	out := make([]float32, n)
+	for _, bits := range []int{8, 4} {
+		b.Run(fmt.Sprintf("LVQ%d", bits), func(b *testing.B) {
+			dim := d
+			if bits == 4 {
+				dim = 2 * d
+			}
+			q := NewQuery(benchVec(r, dim))
+			var ratios []float64
+			var readNs, scanNs time.Duration
+			bytesPerPass := float64(n * (d + 8))
+			for b.Loop() {
+				t0 := time.Now()
+				if bytes.IndexByte(zero, 1) >= 0 {
+					b.Fatal("unexpected byte")
+				}
+				t1 := time.Now()
+				if bits == 8 {
+					q.L2Sq8Batch(codes, offsets, scales, out)
+				} else {
+					q.L2Sq4Batch(codes, offsets, scales, out)
+				}
+				t2 := time.Now()
+				readNs += t1.Sub(t0)
+				scanNs += t2.Sub(t1)
+				ratios = append(ratios, float64(t1.Sub(t0))/float64(t2.Sub(t1)))
+			}
+			slices.Sort(ratios)
+			b.ReportMetric(ratios[len(ratios)/2], "ratio")
+			b.ReportMetric(bytesPerPass*float64(len(ratios))/float64(readNs), "read-GB/s")
+			b.ReportMetric(bytesPerPass*float64(len(ratios))/float64(scanNs), "scan-GB/s")
+		})
+	}
 }

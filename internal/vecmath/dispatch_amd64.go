@@ -12,6 +12,10 @@ var (
 	useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI
 	useAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	impl      = implName()
+
+	// pairKernel selects the two-rows-at-a-time LVQ8 scan kernel (a
+	// variable so that benchmarks can compare it with the one-row kernel).
+	pairKernel = true
 )
 
 func implName() string {
@@ -234,11 +238,19 @@ func dotU4Batch(q []float32, codes []byte, out []float32) {
 
 func dotSumsU8Batch(q []float32, codes []byte, dots []float32, sums, sumSqs []uint32) {
 	d := len(q)
-	if useAVX512 && d%64 == 0 && len(dots) > 0 {
-		dotSumsU8BatchAVX512(&q[0], &codes[0], d, len(dots), &dots[0], &sums[0], &sumSqs[0])
+	n := len(dots)
+	if !useAVX512 || d%64 != 0 || n == 0 {
+		dotSumsU8BatchGeneric(q, codes, dots, sums, sumSqs)
 		return
 	}
-	dotSumsU8BatchGeneric(q, codes, dots, sums, sumSqs)
+	if pairs := n &^ 1; pairs > 0 && pairKernel {
+		dotSumsU8Batch2AVX512(&q[0], &codes[0], d, pairs, &dots[0], &sums[0], &sumSqs[0])
+		if pairs == n {
+			return
+		}
+		codes, dots, sums, sumSqs = codes[pairs*d:], dots[pairs:], sums[pairs:], sumSqs[pairs:]
+	}
+	dotSumsU8BatchAVX512(&q[0], &codes[0], d, len(dots), &dots[0], &sums[0], &sumSqs[0])
 }
 
 func dotSumsU4Split(qs []float32, code []byte, dim int) (float32, uint32, uint32) {

@@ -47,3 +47,14 @@ func withImplsB(b *testing.B, f func(b *testing.B)) {
 		b.Run(c.name, f)
 	}
 }
+
+func BenchmarkDotSumsU8BatchPairs(b *testing.B) {
+	if !useAVX512 {
+		b.Skip("needs AVX-512")
+	}
+	defer func(p bool) { pairKernel = p }(pairKernel)
+	for _, p := range []bool{true, false} {
+		pairKernel = p
+		b.Run(map[bool]string{true: "pairs", false: "single"}[p], BenchmarkDotSumsU8Batch)
+	}
+}

@@ -53,3 +53,6 @@ func dotSumsU4SplitBatchAVX512(qs *float32, h int, codes *byte, n int, dots *flo
 
 //go:noescape
 func sumU8AVX512(code *byte, n int) (sum, sumSq uint32)
+
+//go:noescape
+func dotSumsU8Batch2AVX512(q *float32, codes *byte, dim, n int, dots *float32, sums, sumSqs *uint32)

@@ -962,3 +962,123 @@ su8_done:
 	MOVL          BX, sumSq+20(FP)
 	VZEROUPPER
 	RET
+
+// Σc (qwords of zsad) → BX, Σc² (= dwords of zdp + 128·Σc) → AX.
+#define SUMS_REDUCE(zsad, zdp) \
+	VMOVDQA64     zsad, Z11 \
+	VEXTRACTI64X4 $1, Z11, Y10 \
+	VPADDQ        Y10, Y11, Y11 \
+	VEXTRACTI128  $1, Y11, X10 \
+	VPADDQ        X10, X11, X11 \
+	VPSHUFD       $0x4e, X11, X10 \
+	VPADDQ        X10, X11, X11 \
+	VMOVQ         X11, BX \
+	VMOVDQA64     zdp, Z8 \
+	REDUCE_D_Z8_AX \
+	MOVL          BX, DX \
+	SHLL          $7, DX \
+	ADDL          DX, AX
+
+// func dotSumsU8Batch2AVX512(q *float32, codes *byte, dim, n int, dots *float32, sums, sumSqs *uint32)
+//
+// dotSumsU8BatchAVX512 for an even number n of rows, two rows at a time so
+// that each load of q serves both (the single-row loop is bound by loads).
+// Row i is paired with row i+n/2, not i+1: each pointer then walks memory
+// sequentially, which the hardware prefetchers follow; interleaving
+// neighbouring rows halved the streaming rate.
+TEXT ·dotSumsU8Batch2AVX512(SB), NOSPLIT, $0-56
+	MOVQ         codes+8(FP), DI
+	MOVQ         n+24(FP), R8
+	SHRQ         $1, R8
+	MOVQ         R8, R14
+	SHLQ         $2, R14
+	MOVQ         dim+16(FP), AX
+	IMULQ        R8, AX
+	LEAQ         (DI)(AX*1), R13
+	MOVQ         dots+32(FP), R9
+	MOVQ         sums+40(FP), R10
+	MOVQ         sumSqs+48(FP), R11
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z30
+
+b2_pair:
+	TESTQ  R8, R8
+	JZ     b2_end
+	MOVQ   q+0(FP), SI
+	MOVQ   dim+16(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+
+b2_64:
+	VMOVDQU64   (DI), Z10
+	VMOVDQU64   (R13), Z13
+	VPSADBW     Z31, Z10, Z11
+	VPSADBW     Z31, Z13, Z14
+	VPXORD      Z30, Z10, Z12
+	VPXORD      Z30, Z13, Z15
+	VPADDQ      Z11, Z16, Z16
+	VPADDQ      Z14, Z18, Z18
+	VPDPBUSD    Z12, Z10, Z17
+	VPDPBUSD    Z15, Z13, Z19
+	VMOVUPS     (SI), Z20
+	VMOVUPS     64(SI), Z21
+	VMOVUPS     128(SI), Z22
+	VMOVUPS     192(SI), Z23
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   (R13), Z5
+	VPMOVZXBD   16(DI), Z6
+	VPMOVZXBD   16(R13), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS Z20, Z4, Z0
+	VFMADD231PS Z20, Z5, Z2
+	VFMADD231PS Z21, Z6, Z1
+	VFMADD231PS Z21, Z7, Z3
+	VPMOVZXBD   32(DI), Z4
+	VPMOVZXBD   32(R13), Z5
+	VPMOVZXBD   48(DI), Z6
+	VPMOVZXBD   48(R13), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS Z22, Z4, Z0
+	VFMADD231PS Z22, Z5, Z2
+	VFMADD231PS Z23, Z6, Z1
+	VFMADD231PS Z23, Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	ADDQ        $64, R13
+	SUBQ        $64, CX
+	JNZ         b2_64
+
+	VADDPS Z1, Z0, Z0
+	REDUCE_PS_Z0
+	MOVSS  X0, (R9)
+	VADDPS Z3, Z2, Z0
+	REDUCE_PS_Z0
+	MOVSS  X0, (R9)(R14*1)
+	SUMS_REDUCE(Z16, Z17)
+	MOVL   BX, (R10)
+	MOVL   AX, (R11)
+	SUMS_REDUCE(Z18, Z19)
+	MOVL   BX, (R10)(R14*1)
+	MOVL   AX, (R11)(R14*1)
+	ADDQ   $4, R9
+	ADDQ   $4, R10
+	ADDQ   $4, R11
+	DECQ   R8
+	JMP    b2_pair
+
+b2_end:
+	VZEROUPPER
+	RET
