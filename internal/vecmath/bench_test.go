@@ -222,14 +222,16 @@ func BenchmarkStream(b *testing.B) {
 // BenchmarkDotSumsU8Batch scores 256 rows held in cache (the LVQ8 scan
 // kernel without the memory bottleneck).
 func BenchmarkDotSumsU8Batch(b *testing.B) {
+	benchImpls(b, benchDotSumsU8Batch)
+}
+
+func benchDotSumsU8Batch(b *testing.B) {
 	const d, n = 768, 256
 	r := rand.New(rand.NewPCG(1, 1))
 	q, codes := randF32(r, d), randBytes(r, n*d)
 	dots, sums, sqs := make([]float32, n), make([]uint32, n), make([]uint32, n)
-	benchImpls(b, func(b *testing.B) {
-		b.SetBytes(n * d)
-		for b.Loop() {
-			DotSumsU8Batch(q, codes, dots, sums, sqs)
-		}
-	})
+	b.SetBytes(n * d)
+	for b.Loop() {
+		DotSumsU8Batch(q, codes, dots, sums, sqs)
+	}
 }

@@ -13,7 +13,7 @@ var (
 	useAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	impl      = implName()
 
-	// pairKernel selects the two-rows-at-a-time LVQ8 scan kernel (a
+	// pairKernel selects the two-rows-at-a-time LVQ8 and LVQ4 scan kernels (a
 	// variable so that benchmarks can compare it with the one-row kernel).
 	pairKernel = true
 )
@@ -273,9 +273,17 @@ func dotSumsU4Split(qs []float32, code []byte, dim int) (float32, uint32, uint32
 
 func dotSumsU4SplitBatch(qs []float32, dim int, codes []byte, dots []float32, sums, sumSqs []uint32) {
 	h := (dim + 1) / 2
-	if useAVX512 && dim%128 == 0 && len(dots) > 0 {
-		dotSumsU4SplitBatchAVX512(&qs[0], h, &codes[0], len(dots), &dots[0], &sums[0], &sumSqs[0])
+	n := len(dots)
+	if !useAVX512 || dim%128 != 0 || n == 0 {
+		dotSumsU4SplitBatchGeneric(qs, dim, codes, dots, sums, sumSqs)
 		return
 	}
-	dotSumsU4SplitBatchGeneric(qs, dim, codes, dots, sums, sumSqs)
+	if pairs := n &^ 1; pairs > 0 && pairKernel {
+		dotSumsU4SplitBatch2AVX512(&qs[0], h, &codes[0], pairs, &dots[0], &sums[0], &sumSqs[0])
+		if pairs == n {
+			return
+		}
+		codes, dots, sums, sumSqs = codes[pairs*h:], dots[pairs:], sums[pairs:], sumSqs[pairs:]
+	}
+	dotSumsU4SplitBatchAVX512(&qs[0], h, &codes[0], len(dots), &dots[0], &sums[0], &sumSqs[0])
 }

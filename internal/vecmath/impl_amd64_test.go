@@ -2,7 +2,10 @@
 
 package vecmath
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 // withImpls runs f once per kernel set this CPU supports, by switching the
 // dispatch flags (tests in this package do not run in parallel).
@@ -55,6 +58,28 @@ func BenchmarkDotSumsU8BatchPairs(b *testing.B) {
 	defer func(p bool) { pairKernel = p }(pairKernel)
 	for _, p := range []bool{true, false} {
 		pairKernel = p
-		b.Run(map[bool]string{true: "pairs", false: "single"}[p], BenchmarkDotSumsU8Batch)
+		b.Run(map[bool]string{true: "pairs", false: "single"}[p], benchDotSumsU8Batch)
+	}
+}
+
+func BenchmarkDotSumsU4SplitBatchPairs(b *testing.B) {
+	if !useAVX512 {
+		b.Skip("needs AVX-512")
+	}
+	const d, n = 1536, 256
+	r := rand.New(rand.NewPCG(1, 1))
+	q, codes := randF32(r, d), randBytes(r, n*d/2)
+	qs := make([]float32, d)
+	SplitQueryU4(qs, q)
+	dots, sums, sqs := make([]float32, n), make([]uint32, n), make([]uint32, n)
+	defer func(p bool) { pairKernel = p }(pairKernel)
+	for _, p := range []bool{true, false} {
+		pairKernel = p
+		b.Run(map[bool]string{true: "pairs", false: "single"}[p], func(b *testing.B) {
+			b.SetBytes(n * d / 2)
+			for b.Loop() {
+				DotSumsU4SplitBatch(qs, d, codes, dots, sums, sqs)
+			}
+		})
 	}
 }

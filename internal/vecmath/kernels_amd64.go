@@ -56,3 +56,6 @@ func sumU8AVX512(code *byte, n int) (sum, sumSq uint32)
 
 //go:noescape
 func dotSumsU8Batch2AVX512(q *float32, codes *byte, dim, n int, dots *float32, sums, sumSqs *uint32)
+
+//go:noescape
+func dotSumsU4SplitBatch2AVX512(qs *float32, h int, codes *byte, n int, dots *float32, sums, sumSqs *uint32)

@@ -1082,3 +1082,164 @@ b2_64:
 b2_end:
 	VZEROUPPER
 	RET
+
+// Σc (qwords of zsad) → BX, Σc² (dwords of zdp) → AX, for 4-bit codes.
+#define SUMS4_REDUCE(zsad, zdp) \
+	VMOVDQA64     zsad, Z11 \
+	VEXTRACTI64X4 $1, Z11, Y10 \
+	VPADDQ        Y10, Y11, Y11 \
+	VEXTRACTI128  $1, Y11, X10 \
+	VPADDQ        X10, X11, X11 \
+	VPSHUFD       $0x4e, X11, X10 \
+	VPADDQ        X10, X11, X11 \
+	VMOVQ         X11, BX \
+	VMOVDQA64     zdp, Z8 \
+	REDUCE_D_Z8_AX
+
+// func dotSumsU4SplitBatch2AVX512(qs *float32, h int, codes *byte, n int, dots *float32, sums, sumSqs *uint32)
+//
+// dotSumsU4SplitBatchAVX512 for an even number n of rows, pairing row i
+// with row i+n/2 (as dotSumsU8Batch2AVX512) so that each q load serves two
+// rows. Rows are h bytes long; h is a multiple of 64.
+TEXT ·dotSumsU4SplitBatch2AVX512(SB), NOSPLIT, $0-56
+	MOVQ  codes+16(FP), DI
+	MOVQ  n+24(FP), R8
+	SHRQ  $1, R8
+	MOVQ  R8, R14
+	SHLQ  $2, R14
+	MOVQ  h+8(FP), AX
+	IMULQ R8, AX
+	LEAQ  (DI)(AX*1), R13
+	MOVQ  dots+32(FP), R9
+	MOVQ  sums+40(FP), R10
+	MOVQ  sumSqs+48(FP), R11
+	U4SPLIT_CONSTS
+
+u4b2_pair:
+	TESTQ  R8, R8
+	JZ     u4b2_end
+	MOVQ   qs+0(FP), SI
+	MOVQ   h+8(FP), CX
+	LEAQ   (SI)(CX*4), R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+
+u4b2_loop:
+	VMOVUPS     (SI), Z20
+	VMOVUPS     (R12), Z24
+	VMOVUPS     64(SI), Z21
+	VMOVUPS     64(R12), Z25
+	VMOVUPS     128(SI), Z22
+	VMOVUPS     128(R12), Z26
+	VMOVUPS     192(SI), Z23
+	VMOVUPS     192(R12), Z27
+	VMOVDQU64   (DI), Z10
+	VPSRLW      $4, Z10, Z11
+	VPANDD      Z29, Z10, Z10
+	VPANDD      Z29, Z11, Z11
+	VPSADBW     Z31, Z10, Z12
+	VPSADBW     Z31, Z11, Z13
+	VPADDQ      Z12, Z16, Z16
+	VPADDQ      Z13, Z16, Z16
+	VPDPBUSD    Z10, Z10, Z17
+	VPDPBUSD    Z11, Z11, Z17
+	VMOVDQU64   (R13), Z10
+	VPSRLW      $4, Z10, Z11
+	VPANDD      Z29, Z10, Z10
+	VPANDD      Z29, Z11, Z11
+	VPSADBW     Z31, Z10, Z12
+	VPSADBW     Z31, Z11, Z13
+	VPADDQ      Z12, Z18, Z18
+	VPADDQ      Z13, Z18, Z18
+	VPDPBUSD    Z10, Z10, Z19
+	VPDPBUSD    Z11, Z11, Z19
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   (R13), Z6
+	VPSRLD      $4, Z4, Z5
+	VPSRLD      $4, Z6, Z7
+	VPANDD      Z28, Z4, Z4
+	VPANDD      Z28, Z6, Z6
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS Z20, Z4, Z0
+	VFMADD231PS Z24, Z5, Z1
+	VFMADD231PS Z20, Z6, Z2
+	VFMADD231PS Z24, Z7, Z3
+	VPMOVZXBD   16(DI), Z4
+	VPMOVZXBD   16(R13), Z6
+	VPSRLD      $4, Z4, Z5
+	VPSRLD      $4, Z6, Z7
+	VPANDD      Z28, Z4, Z4
+	VPANDD      Z28, Z6, Z6
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS Z21, Z4, Z0
+	VFMADD231PS Z25, Z5, Z1
+	VFMADD231PS Z21, Z6, Z2
+	VFMADD231PS Z25, Z7, Z3
+	VPMOVZXBD   32(DI), Z4
+	VPMOVZXBD   32(R13), Z6
+	VPSRLD      $4, Z4, Z5
+	VPSRLD      $4, Z6, Z7
+	VPANDD      Z28, Z4, Z4
+	VPANDD      Z28, Z6, Z6
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS Z22, Z4, Z0
+	VFMADD231PS Z26, Z5, Z1
+	VFMADD231PS Z22, Z6, Z2
+	VFMADD231PS Z26, Z7, Z3
+	VPMOVZXBD   48(DI), Z4
+	VPMOVZXBD   48(R13), Z6
+	VPSRLD      $4, Z4, Z5
+	VPSRLD      $4, Z6, Z7
+	VPANDD      Z28, Z4, Z4
+	VPANDD      Z28, Z6, Z6
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS Z23, Z4, Z0
+	VFMADD231PS Z27, Z5, Z1
+	VFMADD231PS Z23, Z6, Z2
+	VFMADD231PS Z27, Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $256, R12
+	ADDQ        $64, DI
+	ADDQ        $64, R13
+	SUBQ        $64, CX
+	JNZ         u4b2_loop
+
+	VADDPS    Z1, Z0, Z0
+	REDUCE_PS_Z0
+	MOVSS     X0, (R9)
+	VADDPS    Z3, Z2, Z0
+	REDUCE_PS_Z0
+	MOVSS     X0, (R9)(R14*1)
+	SUMS4_REDUCE(Z16, Z17)
+	MOVL      BX, (R10)
+	MOVL      AX, (R11)
+	SUMS4_REDUCE(Z18, Z19)
+	MOVL      BX, (R10)(R14*1)
+	MOVL      AX, (R11)(R14*1)
+	ADDQ      $4, R9
+	ADDQ      $4, R10
+	ADDQ      $4, R11
+	DECQ      R8
+	JMP       u4b2_pair
+
+u4b2_end:
+	VZEROUPPER
+	RET
