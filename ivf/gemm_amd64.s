@@ -1,0 +1,103 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Adds float64(float32 accumulators za|zb) to the 32 float64 at (R9) and
+// advances R9 by one output row (BX bytes).
+#define ROWOUT(za, ya, zb, yb) \
+	VCVTPS2PD     ya, Z26; \
+	VADDPD        (R9), Z26, Z26; \
+	VMOVUPD       Z26, (R9); \
+	VEXTRACTF64X4 $1, za, Y27; \
+	VCVTPS2PD     Y27, Z27; \
+	VADDPD        64(R9), Z27, Z27; \
+	VMOVUPD       Z27, 64(R9); \
+	VCVTPS2PD     yb, Z28; \
+	VADDPD        128(R9), Z28, Z28; \
+	VMOVUPD       Z28, 128(R9); \
+	VEXTRACTF64X4 $1, zb, Y29; \
+	VCVTPS2PD     Y29, Z29; \
+	VADDPD        192(R9), Z29, Z29; \
+	VMOVUPD       Z29, 192(R9); \
+	ADDQ          BX, R9
+
+// func gemmTileAVX512(a, b *float32, d int, c *float64, ldc int)
+//
+// 8 packed rows (a: d×8) × 32 packed centroids (b: d×32). For every block
+// of 128 dimensions: float32 FMA accumulation in order of t, then each
+// accumulator is converted to float64 and added to c[r*ldc+j].
+TEXT ·gemmTileAVX512(SB), NOSPLIT, $0-40
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ d+16(FP), CX
+	MOVQ c+24(FP), DX
+	MOVQ ldc+32(FP), BX
+	SHLQ $3, BX
+
+block:
+	MOVQ    $128, R8
+	CMPQ    CX, R8
+	CMOVQLT CX, R8
+	SUBQ    R8, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+inner:
+	VMOVUPS (DI), Z16
+	VMOVUPS 64(DI), Z17
+	VBROADCASTSS 0(SI), Z18
+	VFMADD231PS Z16, Z18, Z0
+	VFMADD231PS Z17, Z18, Z1
+	VBROADCASTSS 4(SI), Z19
+	VFMADD231PS Z16, Z19, Z2
+	VFMADD231PS Z17, Z19, Z3
+	VBROADCASTSS 8(SI), Z20
+	VFMADD231PS Z16, Z20, Z4
+	VFMADD231PS Z17, Z20, Z5
+	VBROADCASTSS 12(SI), Z21
+	VFMADD231PS Z16, Z21, Z6
+	VFMADD231PS Z17, Z21, Z7
+	VBROADCASTSS 16(SI), Z22
+	VFMADD231PS Z16, Z22, Z8
+	VFMADD231PS Z17, Z22, Z9
+	VBROADCASTSS 20(SI), Z23
+	VFMADD231PS Z16, Z23, Z10
+	VFMADD231PS Z17, Z23, Z11
+	VBROADCASTSS 24(SI), Z24
+	VFMADD231PS Z16, Z24, Z12
+	VFMADD231PS Z17, Z24, Z13
+	VBROADCASTSS 28(SI), Z25
+	VFMADD231PS Z16, Z25, Z14
+	VFMADD231PS Z17, Z25, Z15
+	ADDQ $32, SI
+	ADDQ $128, DI
+	DECQ R8
+	JNZ  inner
+
+	MOVQ DX, R9
+	ROWOUT(Z0, Y0, Z1, Y1)
+	ROWOUT(Z2, Y2, Z3, Y3)
+	ROWOUT(Z4, Y4, Z5, Y5)
+	ROWOUT(Z6, Y6, Z7, Y7)
+	ROWOUT(Z8, Y8, Z9, Y9)
+	ROWOUT(Z10, Y10, Z11, Y11)
+	ROWOUT(Z12, Y12, Z13, Y13)
+	ROWOUT(Z14, Y14, Z15, Y15)
+	TESTQ CX, CX
+	JNZ   block
+	VZEROUPPER
+	RET
