@@ -50,6 +50,16 @@ type Assigner struct {
 	deltaL  []float64
 	maxRoot int // largest leaf interval of a root
 
+	// Block (GEMM) path of AssignBatch: leaves translated by mu and packed
+	// for gemmDots; per leaf ‖c'‖², an upper bound on ‖c'‖ and the error
+	// coefficients err_j = xU·gK[j] + gL[j] + transErr·(xU + gCU[j])².
+	gFast   bool
+	mu      []float32
+	gPanels []float32
+	gN2     []float64
+	gCU     []float64
+	gK, gL  []float64
+
 	pool sync.Pool // *scratch
 
 	leafDist, multi, exact atomic.Int64
@@ -113,8 +123,55 @@ func NewAssigner(c *Centroids) *Assigner {
 		a.radiusU[i] = p.rootRadius[i] * (1 + g64)
 		a.maxRoot = max(a.maxRoot, int(c.CIDOffsets[i+1]-c.CIDOffsets[i]))
 	}
+	a.initBlock()
 	a.pool.New = func() any { return a.newScratch() }
 	return a
+}
+
+// transErr bounds the effect of translating by mu in float32: with
+// x' = fl(x − mu) and c' = fl(c − mu), | ‖x−c‖² − ‖x'−c'‖² | ≤
+// u'(2+u')(‖x'‖ + ‖c'‖)², u' = u₃₂/(1−u₃₂) (docs/ivf.md); 2.0001·u₃₂ covers
+// the u'² terms and the float64 evaluation.
+const transErr = 2.0001 * u32
+
+// initBlock prepares the block path: the translation mu (the mean of the
+// leaf reconstructions, rounded to float32), the translated packed leaves
+// and their error coefficients.
+func (a *Assigner) initBlock() {
+	c, p := a.c, a.p
+	d, nl := c.Dim, c.NList
+	mean := make([]float64, d)
+	for j := range nl {
+		for t, v := range p.leaves[j*d : (j+1)*d] {
+			mean[t] += float64(v)
+		}
+	}
+	a.mu = make([]float32, d)
+	for t := range d {
+		a.mu[t] = float32(mean[t] / float64(nl))
+	}
+	tl := make([]float32, nl*d)
+	for i, v := range p.leaves {
+		tl[i] = v - a.mu[i%d]
+	}
+	a.gPanels = packPanels(nil, tl, nl, d)
+	gs := gemmGamma(d)
+	g64 := gamma(d+3, u64)
+	a.gFast = !math.IsInf(gs, 0)
+	a.gN2 = make([]float64, nl)
+	a.gCU = make([]float64, nl)
+	a.gK = make([]float64, nl)
+	a.gL = make([]float64, nl)
+	for j := range nl {
+		n2 := normSq64(tl[j*d : (j+1)*d])
+		if !(n2 <= fastLimit) {
+			a.gFast = false
+		}
+		a.gN2[j] = n2
+		a.gCU[j] = math.Sqrt(n2*(1+g64)) * (1 + 4*u64)
+		a.gK[j] = 2 * gs * a.gCU[j]
+		a.gL[j] = gs*n2*(1+g64) + 2*a.absA
+	}
 }
 
 type scratch struct {
@@ -131,6 +188,10 @@ type scratch struct {
 	cands     []int32
 	d64       []float64
 	dc        decider
+	xt        []float32 // block path: translated rows
+	apack     []float32 // block path: packed rows
+	dots      []float64 // block path: gemmDots output
+	est, err  []float64 // block path: per leaf estimate and error
 
 	leafDist, multi, exact int64
 }
@@ -150,6 +211,8 @@ func (a *Assigner) newScratch() *scratch {
 		evEst:     make([]float64, 0, a.c.NList),
 		evErr:     make([]float64, 0, a.c.NList),
 		d64:       make([]float64, 0, a.c.NList),
+		est:       make([]float64, a.c.NList),
+		err:       make([]float64, a.c.NList),
 	}
 }
 
@@ -183,28 +246,17 @@ func (a *Assigner) AssignBatch(xs []float32, out []int32) {
 		panic("ivf: AssignBatch length mismatch")
 	}
 	s := a.pool.Get().(*scratch)
-	// Adaptive: when the hierarchy prunes little on the first probeRows
-	// rows, one DotBatch over all leaves is cheaper than per-root bounds.
-	// Both modes give the exact answer, so the choice never changes results.
-	brute := false
-	for i := range out {
-		if i == probeRows && s.leafDist > int64(probeRows*a.c.NList)*3/5 {
-			brute = true
-		}
-		x := xs[i*d : (i+1)*d]
-		if brute {
-			out[i] = a.assignBrute(x, s)
-		} else {
-			out[i] = a.assign(x, s)
-		}
+	for lo := 0; lo < len(out); lo += blockRows {
+		hi := min(lo+blockRows, len(out))
+		a.assignBlock(xs[lo*d:hi*d], out[lo:hi], s)
 	}
 	a.flush(s)
 	a.pool.Put(s)
 }
 
-// probeRows is the number of rows AssignBatch assigns with hierarchical
-// pruning before deciding whether brute force is cheaper.
-const probeRows = 32
+// blockRows is the number of rows AssignBatch assigns with one gemmDots
+// call against all leaves.
+const blockRows = 64
 
 // parallelChunk is the number of rows one AssignParallel task handles.
 const parallelChunk = 256
@@ -343,34 +395,60 @@ func (a *Assigner) assign(x []float32, s *scratch) int32 {
 	return a.decide(x, s)
 }
 
-// assignBrute is the fast path without pruning: float32 dots with every
-// leaf in one DotBatch, then the same candidate rule and decision.
-func (a *Assigner) assignBrute(x []float32, s *scratch) int32 {
-	if !a.fast {
-		return a.assignSlow(x, s)
+// assignBlock assigns the rows of xs (at most blockRows) without pruning:
+// the rows are translated by mu, one gemmDots call gives float32-blocked dot
+// products with every translated leaf, and each row keeps the leaves whose
+// estimate interval overlaps the best upper bound, decided as in assign.
+func (a *Assigner) assignBlock(xs []float32, out []int32, s *scratch) {
+	d, nl := a.c.Dim, a.c.NList
+	m := len(out)
+	if !a.gFast {
+		for i := range m {
+			out[i] = a.assignSlow(xs[i*d:(i+1)*d], s)
+		}
+		return
 	}
-	xx := float64(vecmath.Dot(x, x))
-	if !(xx <= fastLimit) {
-		return a.assignSlow(x, s)
-	}
-	const up = 1 + 4*u64
-	xU := math.Sqrt((xx+a.absA)/(1-gamma(a.c.Dim, u32))*up) * up
-	p := a.p
-	vecmath.DotBatch(x, p.leaves, a.c.Dim, s.allDot)
-	s.leafDist += int64(a.c.NList)
-	best := math.Inf(1)
-	for j, dot := range s.allDot {
-		if !p.shadow[j] {
-			best = min(best, p.leafNormSq[j]-2*float64(dot)+(xU*a.leafK[j]+a.leafL[j]))
+	s.xt = grow(s.xt, m*d)
+	for i := range m {
+		x, xt := xs[i*d:(i+1)*d], s.xt[i*d:(i+1)*d]
+		for t, v := range x {
+			xt[t] = v - a.mu[t]
 		}
 	}
-	s.cands = s.cands[:0]
-	for j, dot := range s.allDot {
-		if !p.shadow[j] && p.leafNormSq[j]-2*float64(dot)-(xU*a.leafK[j]+a.leafL[j]) <= best {
-			s.cands = append(s.cands, int32(j))
+	s.apack = packRows(s.apack, s.xt, m, d)
+	s.dots = gemmDots(s.apack, a.gPanels, d, s.dots)
+	kpad := len(a.gPanels) / d
+	g64 := gamma(d+3, u64)
+	shadow := a.p.shadow
+	est, errs := s.est[:nl], s.err[:nl]
+	for i := range m {
+		x := xs[i*d : (i+1)*d]
+		xx := normSq64(s.xt[i*d : (i+1)*d])
+		if !(xx <= fastLimit) { // NaN, Inf or too large: float64 brute force
+			out[i] = a.assignSlow(x, s)
+			continue
 		}
+		xU := math.Sqrt(xx*(1+g64)) * (1 + 4*u64)
+		dots := s.dots[i*kpad : i*kpad+nl]
+		best := math.Inf(1)
+		for j, dot := range dots {
+			e := a.gN2[j] - 2*dot
+			t := xU + a.gCU[j]
+			r := xU*a.gK[j] + a.gL[j] + transErr*t*t
+			est[j], errs[j] = e, r
+			if e+r < best && !shadow[j] {
+				best = e + r
+			}
+		}
+		s.cands = s.cands[:0]
+		for j, e := range est {
+			if e-errs[j] <= best && !shadow[j] {
+				s.cands = append(s.cands, int32(j))
+			}
+		}
+		s.leafDist += int64(nl)
+		out[i] = a.decide(x, s)
 	}
-	return a.decide(x, s)
 }
 
 // assignSlow is the float64 brute force over every non-shadowed leaf, used

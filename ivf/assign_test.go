@@ -117,16 +117,18 @@ func TestAssignAdversarial(t *testing.T) {
 	if st.ExactFallback == 0 {
 		t.Fatalf("no exact fallback exercised: %+v", st)
 	}
-	// Both fast modes, whatever AssignBatch would pick.
+	// Both fast modes: pruned (one row) and block (one row per block).
 	as0 := NewAssigner(c)
 	sc := as0.newScratch()
+	one := make([]int32, 1)
 	for i := 0; i < len(xs); i += dim {
 		want := ExactNearest(c, xs[i:i+dim])
 		if got := as0.assign(xs[i:i+dim], sc); got != want {
 			t.Fatalf("row %d: pruned mode %d, want %d", i/dim, got, want)
 		}
-		if got := as0.assignBrute(xs[i:i+dim], sc); got != want {
-			t.Fatalf("row %d: brute mode %d, want %d", i/dim, got, want)
+		as0.assignBlock(xs[i:i+dim], one, sc)
+		if one[0] != want {
+			t.Fatalf("row %d: block mode %d, want %d", i/dim, one[0], want)
 		}
 	}
 	// Tie rule: a row on leaf 3 goes to 3, never to its duplicate 30.

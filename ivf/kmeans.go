@@ -179,30 +179,41 @@ func (km *kmeans) initPlusPlus(ctx context.Context) error {
 }
 
 // assign labels every row with its nearest centroid (ties to the smaller
-// index) and reports whether any label changed.
+// index) and reports whether any label changed. Distances come from the
+// GEMM kernel: ‖c‖² − 2x·c in float64 from the kernel's blocked dot
+// products, which depend only on the row and the centroid, never on the
+// row's position in a block or on the worker that computed it.
 func (km *kmeans) assign(ctx context.Context) (bool, error) {
-	cn := make([]float32, km.k)
+	d := km.dim
+	cn := make([]float64, km.k)
 	for j := range km.k {
-		c := km.centroids[j*km.dim : (j+1)*km.dim]
-		cn[j] = vecmath.Dot(c, c)
+		cn[j] = normSq64(km.centroids[j*d : (j+1)*d])
 	}
+	panels := packPanels(nil, km.centroids, km.k, d)
+	kpad := len(panels) / d
 	nChunks := (km.n + chunkRows - 1) / chunkRows
 	changedChunk := make([]bool, nChunks)
 	err := parallelRows(ctx, km.n, km.workers, func(lo, hi int) {
-		dots := make([]float32, km.k)
-		for i := lo; i < hi; i++ {
-			vecmath.DotBatch(km.row(i), km.centroids, km.dim, dots)
-			best, bestJ := float32(math.Inf(1)), int32(0)
-			for j, dt := range dots {
-				if s := cn[j] - 2*dt; s < best {
-					best, bestJ = s, int32(j)
+		var apack []float32
+		var dots []float64
+		for blo := lo; blo < hi; blo += blockRows {
+			bhi := min(blo+blockRows, hi)
+			apack = packRows(apack, km.data[blo*d:bhi*d], bhi-blo, d)
+			dots = gemmDots(apack, panels, d, dots)
+			for i := blo; i < bhi; i++ {
+				row := dots[(i-blo)*kpad : (i-blo)*kpad+km.k]
+				best, bestJ := math.Inf(1), int32(0)
+				for j, dt := range row {
+					if s := cn[j] - 2*dt; s < best {
+						best, bestJ = s, int32(j)
+					}
 				}
+				if km.labels[i] != bestJ {
+					changedChunk[i/chunkRows] = true
+					km.labels[i] = bestJ
+				}
+				km.dist[i] = float32(max(0, float64(km.xx[i])+best))
 			}
-			if km.labels[i] != bestJ {
-				changedChunk[i/chunkRows] = true
-				km.labels[i] = bestJ
-			}
-			km.dist[i] = max(0, km.xx[i]+best)
 		}
 	})
 	if err != nil {
