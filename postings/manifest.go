@@ -226,7 +226,7 @@ func (m *Manifest) validate() error {
 	byFile := make([][]Range, len(m.Files))
 	var rows, cids int64
 	for i, r := range m.RowGroups {
-		w := fmt.Sprintf("row-groups[%d]", i)
+		w := "row-groups[" + strconv.Itoa(i) + "]"
 		if r.CID < 0 || r.CID >= m.NList {
 			return bad(w, "cid %d out of range [0, %d)", r.CID, m.NList)
 		}
@@ -509,7 +509,7 @@ func (p *manifestParser) parse() (*Manifest, error) {
 		case "files":
 			err = p.array(name, func(i int) error { return p.file(m, fmt.Sprintf("files[%d]", i)) })
 		case "row-groups":
-			err = p.array(name, func(i int) error { return p.rowGroup(m, fmt.Sprintf("row-groups[%d]", i)) })
+			err = p.array(name, func(i int) error { return p.rowGroup(m, i) })
 		default:
 			err = errorf(ErrManifest, "manifest", "unknown member %q", name)
 		}
@@ -571,7 +571,8 @@ func (p *manifestParser) file(m *Manifest, where string) error {
 }
 
 // rowGroup reads [cid, file, row-group, offset, length, rows, crc32c].
-func (p *manifestParser) rowGroup(m *Manifest, where string) error {
+func (p *manifestParser) rowGroup(m *Manifest, index int) error {
+	where := "row-groups[" + strconv.Itoa(index) + "]"
 	var v [7]int64
 	hi := [7]int64{math.MaxInt32, math.MaxInt32, MaxRowGroupsPerFile - 1, math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxUint32}
 	names := [7]string{"cid", "file", "row-group", "offset", "length", "rows", "crc32c"}
@@ -581,7 +582,11 @@ func (p *manifestParser) rowGroup(m *Manifest, where string) error {
 			return errorf(ErrManifest, "manifest "+where, "more than 7 elements")
 		}
 		var err error
-		v[i], err = p.int(where+" "+names[i], 0, hi[i])
+		v[i], err = p.int(names[i], 0, hi[i])
+		var e *Error
+		if errors.As(err, &e) {
+			e.Where = "manifest " + where + " " + names[i]
+		}
 		n++
 		return err
 	})

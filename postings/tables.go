@@ -105,16 +105,23 @@ func checkLVQ(offset, scale float32, code []byte, maxCode int) error {
 	if !finite(scale) || scale < 0 {
 		return fmt.Errorf("scale %v not finite and non-negative", scale)
 	}
+	// x̂ = offset + scale·code is monotone in code, so it is finite for
+	// every code when it is finite at the largest. Try max_code first (the
+	// largest code of any LVQ-encoded vector with upper > offset) and scan
+	// for the largest code present only when that fails.
+	recon := func(c int) bool { return finite(float32(float64(offset) + float64(scale)*float64(c))) }
+	if recon(maxCode) {
+		return nil
+	}
 	hi := 0
 	for _, b := range code {
-		hi = max(hi, int(b&0x0F), int(b>>4))
 		if maxCode == 255 {
 			hi = max(hi, int(b))
+		} else {
+			hi = max(hi, int(b&0x0F), int(b>>4))
 		}
 	}
-	// x̂ = offset + scale·code is finite for every code in [0, hi] when it
-	// is finite at hi (monotone in code).
-	if !finite(float32(offset + scale*float32(hi))) {
+	if !recon(hi) {
 		return fmt.Errorf("reconstruction offset + scale·%d not finite", hi)
 	}
 	return nil
