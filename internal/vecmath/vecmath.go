@@ -80,6 +80,7 @@ func DotSumsU4(q []float32, code []byte) (dot float32, sum, sumSq uint32) {
 // for the n = len(dots) rows codes[i*D:(i+1)*D], D = len(q). It panics
 // unless sums and sumSqs have length n and len(codes) == n*D. It is the
 // LVQ8 scan kernel: one call per row group avoids per-row call overhead.
+// Its results are bit-identical to DotSumsU8 row by row.
 func DotSumsU8Batch(q []float32, codes []byte, dots []float32, sums, sumSqs []uint32) {
 	n := len(dots)
 	if len(sums) != n || len(sumSqs) != n || len(codes) != n*len(q) {
@@ -130,7 +131,8 @@ func DotSumsU4Split(qs []float32, code []byte, dim int) (dot float32, sum, sumSq
 
 // DotSumsU4SplitBatch sets dots[i], sums[i], sumSqs[i] to
 // DotSumsU4Split(qs, row i, dim) for the n = len(dots) rows of
-// ceil(dim/2) bytes in codes. It is the LVQ4 scan kernel.
+// ceil(dim/2) bytes in codes. It is the LVQ4 scan kernel; its results are
+// bit-identical to DotSumsU4Split row by row.
 func DotSumsU4SplitBatch(qs []float32, dim int, codes []byte, dots []float32, sums, sumSqs []uint32) {
 	h := (dim + 1) / 2
 	n := len(dots)

@@ -241,6 +241,9 @@ func testBatchMatchesSingle(t *testing.T) {
 			for i := range out {
 				want, abs := refDotU(q, codes[i*d:(i+1)*d])
 				check(t, "DotSumsU8Batch", out[i], want, abs, d)
+				if sd, _, _ := DotSumsU8(q, codes[i*d:(i+1)*d]); math.Float32bits(sd) != math.Float32bits(out[i]) {
+					t.Fatalf("DotSumsU8Batch D=%d row %d = %v, DotSumsU8 = %v: not bit-identical", d, i, out[i], sd)
+				}
 				ws, wsq := refSums(codes[i*d : (i+1)*d])
 				if sums[i] != ws || sqs[i] != wsq {
 					t.Fatalf("DotSumsU8Batch D=%d row %d: sums %d %d want %d %d", d, i, sums[i], sqs[i], ws, wsq)
@@ -253,6 +256,9 @@ func testBatchMatchesSingle(t *testing.T) {
 				u := unpack4(codes4[i*w:(i+1)*w], d)
 				want, abs := refDotU(q, u)
 				check(t, "DotSumsU4SplitBatch", out[i], want, abs, d)
+				if sd, _, _ := DotSumsU4Split(qs, codes4[i*w:(i+1)*w], d); math.Float32bits(sd) != math.Float32bits(out[i]) {
+					t.Fatalf("DotSumsU4SplitBatch D=%d row %d = %v, DotSumsU4Split = %v: not bit-identical", d, i, out[i], sd)
+				}
 				ws, wsq := refSums(u)
 				if sums[i] != ws || sqs[i] != wsq {
 					t.Fatalf("DotSumsU4SplitBatch D=%d row %d: sums %d %d want %d %d", d, i, sums[i], sqs[i], ws, wsq)
