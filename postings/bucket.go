@@ -79,7 +79,7 @@ type BucketWriter struct {
 	opts    WriterOptions
 	codeLen int
 	out     *crcWriter
-	pw      *parquet.Writer
+	pw      *parquet.GenericWriter[any]
 	ranges  []Range
 	rows    int64
 	lastCID int32
@@ -111,7 +111,7 @@ func NewBucketWriter(w io.Writer, s Schema, bucket int32, opts WriterOptions) (*
 	out := &crcWriter{w: w}
 	return &BucketWriter{
 		s: s, bucket: bucket, opts: opts, codeLen: s.CodeLen(), out: out,
-		pw:      parquet.NewWriter(out, writerOptions(ps)...),
+		pw:      parquet.NewGenericWriter[any](out, writerOptions(ps)...),
 		lastCID: -1,
 	}, nil
 }

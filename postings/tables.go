@@ -18,7 +18,7 @@ func WriteCentroids(w io.Writer, dim int, cidBucket []int32, offsets, scales []f
 	if err := CheckCentroids(dim, cidBucket, offsets, scales, codes); err != nil {
 		return err
 	}
-	pw := parquet.NewWriter(w, writerOptions(centroidsSchema)...)
+	pw := parquet.NewGenericWriter[any](w, writerOptions(centroidsSchema)...)
 	rows := make([]parquet.Row, 0, 256)
 	vals := make([]parquet.Value, 0, 256*5)
 	flush := func() error {
@@ -199,7 +199,7 @@ func WriteRoots(w io.Writer, dim int, offsets []int32, roots []float32) error {
 	if err := CheckRoots(dim, offsets, roots); err != nil {
 		return err
 	}
-	pw := parquet.NewWriter(w, writerOptions(rootsSchema)...)
+	pw := parquet.NewGenericWriter[any](w, writerOptions(rootsSchema)...)
 	var row parquet.Row
 	for r := range len(offsets) - 1 {
 		row = append(row[:0],

@@ -72,7 +72,7 @@ func TestCentroidsInvalid(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rows := mutate(slices.Clone(good))
 			var buf bytes.Buffer
-			w := parquet.NewWriter(&buf, writerOptions(centroidsSchema)...)
+			w := parquet.NewGenericWriter[any](&buf, writerOptions(centroidsSchema)...)
 			for _, r := range rows {
 				if _, err := w.WriteRows([]parquet.Row{{
 					parquet.Int32Value(r.cid).Level(0, 0, 0), parquet.Int32Value(r.bucket).Level(0, 0, 1),
@@ -132,7 +132,7 @@ func TestRootsRoundTripAndInvalid(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rows := mutate(slices.Clone(good))
 			var buf bytes.Buffer
-			w := parquet.NewWriter(&buf, writerOptions(rootsSchema)...)
+			w := parquet.NewGenericWriter[any](&buf, writerOptions(rootsSchema)...)
 			for _, r := range rows {
 				pr := parquet.Row{parquet.Int32Value(r.bucket).Level(0, 0, 0), parquet.Int32Value(r.begin).Level(0, 0, 1), parquet.Int32Value(r.end).Level(0, 0, 2)}
 				for j, v := range r.centroid {
