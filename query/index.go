@@ -1,0 +1,278 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/parqdb/parqdb/artifact"
+	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/internal/source"
+	"github.com/parqdb/parqdb/location"
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
+	"github.com/parqdb/parqdb/storage"
+)
+
+// Env is where an index lives: the warehouse and the catalog.
+type Env struct {
+	Warehouse storage.Bucket
+	Catalog   catalog.Catalog
+}
+
+// OpenOptions tune Open.
+type OpenOptions struct {
+	// SnapshotID selects a retained snapshot; 0 selects the current one.
+	SnapshotID int64
+	// CacheBytes bounds the cache of decoded postings; 0 selects
+	// DefaultCacheBytes, a negative value disables caching.
+	CacheBytes int64
+	// VectorCacheBytes bounds the in-memory copy of all source vectors used
+	// by refine and the source encoding; 0 selects
+	// DefaultVectorCacheBytes, a negative value disables it.
+	VectorCacheBytes int64
+}
+
+// DefaultCacheBytes is the default postings cache budget.
+const DefaultCacheBytes = 1 << 30
+
+// Index is an opened snapshot of an index, ready to search. It is safe for
+// concurrent use by many goroutines. Close releases its files.
+type Index struct {
+	name     string
+	metaLoc  string
+	meta     *metadata.Metadata
+	snap     *metadata.Snapshot
+	params   metadata.IVFParams
+	art      *artifact.Artifact
+	manifest *postings.Manifest
+	schema   postings.Schema
+
+	wh      storage.Bucket
+	whStats *storage.Stats
+	files   []storage.Object // postings files, by manifest file index
+
+	table  *source.Table
+	layout *source.Layout
+
+	cache *cache
+
+	keyOnce  sync.Once
+	keyIndex *source.KeyIndex
+	keyErr   error
+
+	vecBudget int64
+	vecOnce   sync.Once
+	vecAll    []float32
+	vecStarts []int64
+	vecErr    error
+}
+
+// Open opens index name from the catalog: it reads and validates the
+// metadata, the centroid artifact, the postings manifest and the source
+// binding (spec "Source Binding"), all once, and caches them.
+func Open(ctx context.Context, env Env, name string, opts OpenOptions) (*Index, error) {
+	m, entry, err := catalog.LoadMetadata(ctx, env.Catalog, env.Warehouse, name)
+	if err != nil {
+		return nil, err
+	}
+	ix := &Index{name: name, metaLoc: entry.MetadataLocation, meta: m}
+	ix.wh, ix.whStats = storage.WithStats(env.Warehouse)
+	if err := ix.open(ctx, opts); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
+	m := ix.meta
+	if opts.SnapshotID == 0 {
+		ix.snap = m.CurrentSnapshot()
+	} else {
+		s, ok := m.Snapshot(opts.SnapshotID)
+		if !ok {
+			return fmt.Errorf("index %q: %w: snapshot %d is not retained (see `parqdb index history %s`)", ix.name, ErrNoSnapshot, opts.SnapshotID, ix.name)
+		}
+		ix.snap = s
+	}
+	p, err := ix.snap.IVF()
+	if err != nil {
+		return fmt.Errorf("%s: %w", ix.metaLoc, err)
+	}
+	ix.params = p
+	if ix.art, err = artifact.LoadForSnapshot(ctx, ix.wh, ix.snap); err != nil {
+		return fmt.Errorf("index %q snapshot %d: %w", ix.name, ix.snap.SnapshotID, err)
+	}
+	if err := ix.openPostings(ctx); err != nil {
+		return fmt.Errorf("index %q snapshot %d: %w", ix.name, ix.snap.SnapshotID, err)
+	}
+	if err := ix.openSource(ctx); err != nil {
+		return err
+	}
+	budget := opts.CacheBytes
+	if budget == 0 {
+		budget = DefaultCacheBytes
+	}
+	ix.cache = newCache(budget)
+	ix.vecBudget = opts.VectorCacheBytes
+	if ix.vecBudget == 0 {
+		ix.vecBudget = DefaultVectorCacheBytes
+	}
+	return nil
+}
+
+// openPostings reads and checks the manifest and opens the postings files.
+func (ix *Index) openPostings(ctx context.Context) error {
+	loc := ix.snap.IndexTables[metadata.RolePostings].Properties["location"]
+	if err := location.Check(loc); err != nil {
+		return err
+	}
+	mkey := loc + postings.ManifestName
+	data, err := storage.ReadAll(ctx, ix.wh, mkey)
+	if err != nil {
+		return fmt.Errorf("read postings manifest: %w", err)
+	}
+	man, err := postings.ParseManifest(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", mkey, err)
+	}
+	if err := man.CheckLocation(loc); err != nil {
+		return fmt.Errorf("%s: %w", mkey, err)
+	}
+	if err := man.CheckRoots(ix.art.Centroids.CIDOffsets); err != nil {
+		return fmt.Errorf("%s: %w", mkey, err)
+	}
+	if man.Rows != ix.snap.IndexedRows || int(man.NList) != int(ix.params.NList) ||
+		man.Encoding != ix.params.PostingEncoding || man.Dim != int(ix.params.Dimension) {
+		return fmt.Errorf("%s: %w: manifest (rows %d, nlist %d, %s, dim %d) disagrees with the snapshot (rows %d, nlist %d, %s, dim %d)",
+			mkey, ErrCorrupt, man.Rows, man.NList, man.Encoding, man.Dim,
+			ix.snap.IndexedRows, ix.params.NList, ix.params.PostingEncoding, ix.params.Dimension)
+	}
+	ix.manifest = man
+	ix.schema = man.Schema()
+	for i := range ix.schema.Keys {
+		ix.schema.Keys[i].Name = ix.snap.SourceKeyFields[i]
+	}
+	ix.files = make([]storage.Object, len(man.Files))
+	for i, f := range man.Files {
+		o, err := ix.wh.Open(ctx, f.Path)
+		if err != nil {
+			return fmt.Errorf("open postings file: %w", err)
+		}
+		if o.Size() != f.Size {
+			o.Close()
+			return fmt.Errorf("postings file %s: %w: %d bytes, manifest says %d", f.Path, ErrCorrupt, o.Size(), f.Size)
+		}
+		ix.files[i] = o
+	}
+	return nil
+}
+
+// openSource opens the bound source and checks the binding: same exact
+// state (table-identity), vector and key fields of supported types, and
+// exactly indexed-rows rows.
+func (ix *Index) openSource(ctx context.Context) error {
+	st := ix.snap.SourceTable
+	loc := st.Properties["location"]
+	t, _, err := source.OpenLocation(ctx, loc)
+	if err != nil {
+		return fmt.Errorf("index %q: open source: %w", ix.name, err)
+	}
+	ix.table = t
+	if got, want := t.Identity(), st.Properties["table-identity"]; got != want {
+		return &StaleError{
+			Index: ix.name, SnapshotID: ix.snap.SnapshotID, Location: loc,
+			Snapshot: fmt.Sprintf("%s files, %d rows", orUnknown(ix.snap.Summary["source-files"]), ix.snap.IndexedRows),
+			Now:      fmt.Sprintf("%d files, %d rows", len(t.Files()), t.NumRows()),
+		}
+	}
+	l, err := t.Check(ctx, source.Binding{
+		VectorField: ix.snap.VectorField,
+		Dim:         int(ix.params.Dimension),
+		KeyFields:   ix.snap.SourceKeyFields,
+		Metric:      ix.snap.Metric,
+	})
+	if err != nil {
+		return fmt.Errorf("index %q: source binding: %w", ix.name, err)
+	}
+	if t.NumRows() != ix.snap.IndexedRows {
+		return fmt.Errorf("index %q: source binding: %w: source has %d rows, snapshot %d indexed %d",
+			ix.name, ErrStale, t.NumRows(), ix.snap.SnapshotID, ix.snap.IndexedRows)
+	}
+	for i, k := range l.Keys {
+		if want := ix.schema.Keys[i].TypeName(); k.TypeName() != want {
+			return fmt.Errorf("index %q: source binding: %w: key field %q is %s in the source, %s in the index",
+				ix.name, ErrStale, k.Name, k.TypeName(), want)
+		}
+	}
+	ix.layout = l
+	return nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "?"
+	}
+	if _, err := strconv.Atoi(s); err != nil {
+		return "?"
+	}
+	return s
+}
+
+// Close releases the index's open files. It is safe to call more than once.
+func (ix *Index) Close() error {
+	var errs []error
+	for i, o := range ix.files {
+		if o != nil {
+			errs = append(errs, o.Close())
+			ix.files[i] = nil
+		}
+	}
+	if ix.table != nil {
+		errs = append(errs, ix.table.Close())
+		ix.table = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Name returns the index name.
+func (ix *Index) Name() string { return ix.name }
+
+// Snapshot returns the opened snapshot. It must not be modified.
+func (ix *Index) Snapshot() *metadata.Snapshot { return ix.snap }
+
+// Metadata returns the loaded metadata and its location.
+func (ix *Index) Metadata() (*metadata.Metadata, string) { return ix.meta, ix.metaLoc }
+
+// Dim returns the vector dimension.
+func (ix *Index) Dim() int { return int(ix.params.Dimension) }
+
+// NList returns the number of lists.
+func (ix *Index) NList() int { return int(ix.params.NList) }
+
+// IndexUUID returns the index UUID.
+func (ix *Index) IndexUUID() uuid.UUID { return uuid.MustParse(ix.meta.IndexUUID) }
+
+// Columns returns the source table's top-level column names.
+func (ix *Index) Columns() []string {
+	fields := ix.table.Schema().Fields()
+	cols := make([]string, len(fields))
+	for i, f := range fields {
+		cols[i] = f.Name()
+	}
+	return cols
+}
+
+// keys returns the source key index, building it on first use.
+func (ix *Index) keys(ctx context.Context) (*source.KeyIndex, error) {
+	ix.keyOnce.Do(func() {
+		// The index outlives this caller's context: build it to the end.
+		ix.keyIndex, ix.keyErr = source.BuildKeyIndex(context.WithoutCancel(ctx), ix.table, ix.layout)
+	})
+	return ix.keyIndex, ix.keyErr
+}
