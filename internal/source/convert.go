@@ -11,19 +11,22 @@ import (
 // divided in float64 and rounded once to float32 (clarifications 4, 5).
 // It returns the violated rule and a detail, or nil.
 func checkVector(x []float32, cosine bool) (error, string) {
-	var ss float64
 	for i, v := range x {
-		f := float64(v)
-		if f != f {
-			return ErrNaN, fmt.Sprintf("element %d", i)
-		}
-		if math.IsInf(f, 0) {
+		// An all-ones exponent is NaN or ±Inf.
+		if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+			if v != v {
+				return ErrNaN, fmt.Sprintf("element %d", i)
+			}
 			return ErrInf, fmt.Sprintf("element %d is %v", i, v)
 		}
-		ss += f * f
 	}
 	if !cosine {
 		return nil, ""
+	}
+	var ss float64
+	for _, v := range x {
+		f := float64(v)
+		ss += f * f
 	}
 	if ss == 0 {
 		return ErrZeroNorm, ""

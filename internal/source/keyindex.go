@@ -42,7 +42,7 @@ func BuildKeyIndex(ctx context.Context, t *Table, l *Layout) (*KeyIndex, error) 
 	for i, f := range t.files {
 		k.fileStart[i+1] = k.fileStart[i] + f.Rows
 	}
-	k.ents = make([]keyEnt, 0, t.rows)
+	k.ents = make([]keyEnt, 0, min(t.rows, 1<<24)) // the footer's count is not trusted for a huge allocation
 	var scratch []byte
 	err := t.Scan(ctx, l, 0, func(b *Batch) error {
 		base := k.fileStart[b.File] + b.FirstRow

@@ -86,42 +86,13 @@ func (t *Table) Check(ctx context.Context, b Binding) (*Layout, error) {
 	l := &Layout{Binding: b, cosine: b.Metric == metadata.MetricCosine, files: make([]fileLayout, len(t.files))}
 	l.KeyFields = append([]string(nil), b.KeyFields...)
 	for fi, f := range t.files {
-		root := f.pf.Root()
-		for _, c := range root.Columns() {
-			if c.Name() == ReservedField {
-				return nil, bad(f.Key, ReservedField, ErrReservedField, "")
-			}
+		var ferr error
+		if err := safely(func() error { ferr = t.checkFile(l, fi, bad); return nil }); err != nil {
+			return nil, &Error{Source: t.desc, File: f.Key, Row: -1, Rule: ErrCorrupt, Detail: "schema", Err: err}
 		}
-		vc := root.Column(b.VectorField)
-		if vc == nil {
-			return nil, bad(f.Key, b.VectorField, ErrMissingField, "no such top-level field")
+		if ferr != nil {
+			return nil, ferr
 		}
-		vs, why := vectorShape(vc)
-		if why != "" {
-			return nil, bad(f.Key, b.VectorField, ErrFieldType, "want list<float> or list<double>: %s", why)
-		}
-		fl := fileLayout{vec: vs, keys: make([]int, len(b.KeyFields))}
-		for ki, name := range b.KeyFields {
-			kc := root.Column(name)
-			if kc == nil {
-				return nil, bad(f.Key, name, ErrMissingField, "no such top-level field")
-			}
-			if !kc.Leaf() || kc.Repeated() {
-				return nil, bad(f.Key, name, ErrUnsupportedKey, "key fields must be non-repeated primitive columns")
-			}
-			kind, n, why := classifyKey(kc.Type())
-			if why != "" {
-				return nil, bad(f.Key, name, ErrUnsupportedKey, "%s (supported: boolean, int, long, binary, fixed, string, date)", why)
-			}
-			kt := KeyType{Name: name, Kind: kind, Len: n, Node: kc}
-			if fi == 0 {
-				l.Keys = append(l.Keys, kt)
-			} else if p := l.Keys[ki]; p.Kind != kt.Kind || p.Len != kt.Len {
-				return nil, bad(f.Key, name, ErrFieldType, "key type %s differs from %s in %q", kt.TypeName(), p.TypeName(), t.files[0].Key)
-			}
-			fl.keys[ki] = kc.Index()
-		}
-		l.files[fi] = fl
 	}
 	if t.rows == 0 {
 		return nil, bad("", "", ErrEmpty, "no rows in %d file(s)", len(t.files))
@@ -134,6 +105,52 @@ func (t *Table) Check(ctx context.Context, b Binding) (*Layout, error) {
 		l.Dim = d
 	}
 	return l, nil
+}
+
+// checkFile checks one file's schema and fills l.files[fi] (and l.Keys
+// from the first file).
+func (t *Table) checkFile(l *Layout, fi int, bad func(file, field string, rule error, format string, args ...any) error) error {
+	b := l.Binding
+	f := t.files[fi]
+	{
+		root := f.pf.Root()
+		for _, c := range root.Columns() {
+			if c.Name() == ReservedField {
+				return bad(f.Key, ReservedField, ErrReservedField, "")
+			}
+		}
+		vc := root.Column(b.VectorField)
+		if vc == nil {
+			return bad(f.Key, b.VectorField, ErrMissingField, "no such top-level field")
+		}
+		vs, why := vectorShape(vc)
+		if why != "" {
+			return bad(f.Key, b.VectorField, ErrFieldType, "want list<float> or list<double>: %s", why)
+		}
+		fl := fileLayout{vec: vs, keys: make([]int, len(b.KeyFields))}
+		for ki, name := range b.KeyFields {
+			kc := root.Column(name)
+			if kc == nil {
+				return bad(f.Key, name, ErrMissingField, "no such top-level field")
+			}
+			if !kc.Leaf() || kc.Repeated() {
+				return bad(f.Key, name, ErrUnsupportedKey, "key fields must be non-repeated primitive columns")
+			}
+			kind, n, why := classifyKey(kc.Type())
+			if why != "" {
+				return bad(f.Key, name, ErrUnsupportedKey, "%s (supported: boolean, int, long, binary, fixed, string, date)", why)
+			}
+			kt := KeyType{Name: name, Kind: kind, Len: n, Node: kc}
+			if fi == 0 {
+				l.Keys = append(l.Keys, kt)
+			} else if p := l.Keys[ki]; p.Kind != kt.Kind || p.Len != kt.Len {
+				return bad(f.Key, name, ErrFieldType, "key type %s differs from %s in %q", kt.TypeName(), p.TypeName(), t.files[0].Key)
+			}
+			fl.keys[ki] = kc.Index()
+		}
+		l.files[fi] = fl
+	}
+	return nil
 }
 
 // vectorShape recognises the accepted vector shapes (see the package doc).

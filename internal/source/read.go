@@ -220,6 +220,9 @@ func (t *Table) readGroupRows(ctx context.Context, g rgGroup, leaves []int) (map
 						if err != nil {
 							return err
 						}
+						if n == 0 {
+							return fmt.Errorf("page reader made no progress")
+						}
 					}
 					parquet.Release(p)
 				}

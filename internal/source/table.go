@@ -3,9 +3,11 @@ package source
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"sort"
 	"strconv"
@@ -164,7 +166,12 @@ func (t *Table) openFile(ctx context.Context, info storage.Info) (*tableFile, er
 	if err != nil {
 		return nil, &Error{Source: t.desc, File: info.Key, Row: -1, Rule: ErrCorrupt, Detail: "open", Err: err}
 	}
-	pf, err := openParquet(obj, obj.Size())
+	r, err := checkFooter(obj, obj.Size())
+	if err != nil {
+		_ = obj.Close()
+		return nil, &Error{Source: t.desc, File: info.Key, Row: -1, Rule: ErrCorrupt, Detail: "read footer", Err: err}
+	}
+	pf, err := openParquet(r, obj.Size())
 	if err != nil {
 		_ = obj.Close()
 		return nil, &Error{Source: t.desc, File: info.Key, Row: -1, Rule: ErrCorrupt, Detail: "read footer", Err: err}
@@ -201,11 +208,44 @@ func (t *Table) openFile(ctx context.Context, info storage.Info) (*tableFile, er
 	return f, nil
 }
 
+// tailReader serves reads of a file's tail from memory.
+type tailReader struct {
+	io.ReaderAt
+	off  int64
+	tail []byte
+}
+
+func (r *tailReader) ReadAt(p []byte, off int64) (int, error) {
+	if off >= r.off && off+int64(len(p)) <= r.off+int64(len(r.tail)) {
+		return copy(p, r.tail[off-r.off:]), nil
+	}
+	return r.ReaderAt.ReadAt(p, off)
+}
+
+// checkFooter reads the file's tail (which usually holds the whole footer)
+// once and refuses a footer length that cannot fit in the file before the
+// decoder allocates it.
+func checkFooter(r io.ReaderAt, size int64) (io.ReaderAt, error) {
+	if size < 12 {
+		return nil, fmt.Errorf("%d bytes is too short for a Parquet file", size)
+	}
+	n := min(int64(readBufferSize), size)
+	tail := make([]byte, n)
+	if _, err := r.ReadAt(tail, size-n); err != nil && !(errors.Is(err, io.EOF)) {
+		return nil, err
+	}
+	if m := string(tail[n-4:]); m != "PAR1" {
+		return nil, fmt.Errorf("no Parquet magic at the end (found %q)", m)
+	}
+	if fl := int64(binary.LittleEndian.Uint32(tail[n-8:])); fl > size-12 {
+		return nil, fmt.Errorf("footer length %d exceeds the file size %d", fl, size)
+	}
+	return &tailReader{ReaderAt: r, off: size - n, tail: tail}, nil
+}
+
 // openParquet reads a footer, turning decoder panics on corrupt input into
 // errors.
-func openParquet(r interface {
-	ReadAt([]byte, int64) (int, error)
-}, size int64) (pf *parquet.File, err error) {
+func openParquet(r io.ReaderAt, size int64) (pf *parquet.File, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			pf, err = nil, fmt.Errorf("parquet decoder panic: %v", p)
