@@ -28,7 +28,9 @@ func writerOptions(s *parquet.Schema) []parquet.WriterOption {
 		parquet.DataPageStatistics(false),
 		parquet.SkipPageBounds("code"),
 		parquet.SkipPageBounds("centroid", "list", "element"),
-		parquet.CreatedBy(CreatedBy, "1", ""),
+		// parquet-go writes "<app> version <v>(build <b>)"; the space in
+		// "1 " gives the conventional "parqdb version 1 (build profile-1)".
+		parquet.CreatedBy(CreatedBy, "1 ", "profile-1"),
 		parquet.MaxRowsPerRowGroup(1 << 62),
 	}
 }
