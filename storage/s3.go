@@ -38,6 +38,10 @@ type S3 struct {
 	prefix   string // "" or ending in '/'
 	partSize int64
 	name     string
+	// checksums: multipart uploads declare CRC32 part checksums, as the
+	// SDK's transfer manager does, unless the configuration asks for
+	// checksums only where required (AWS_REQUEST_CHECKSUM_CALCULATION).
+	checksums bool
 }
 
 var _ Bucket = (*S3)(nil)
@@ -178,7 +182,14 @@ func NewS3(ctx context.Context, bucket, prefix string, opts ...S3Option) (*S3, e
 		// logs a line for every read.
 		so.DisableLogOutputChecksumValidationSkipped = true
 	})
-	return &S3{client: client, bucket: bucket, prefix: prefix, partSize: o.partSize, name: name}, nil
+	return &S3{
+		client:    client,
+		bucket:    bucket,
+		prefix:    prefix,
+		partSize:  o.partSize,
+		name:      name,
+		checksums: cfg.RequestChecksumCalculation != aws.RequestChecksumCalculationWhenRequired,
+	}, nil
 }
 
 // Bucket returns the bucket name.
@@ -395,28 +406,36 @@ func (w *s3Writer) Write(p []byte) (int, error) {
 // upload if needed.
 func (w *s3Writer) flushPart() error {
 	if w.uploadID == "" {
-		out, err := w.s.client.CreateMultipartUpload(w.ctx, &s3.CreateMultipartUploadInput{
+		in := &s3.CreateMultipartUploadInput{
 			Bucket: aws.String(w.s.bucket),
 			Key:    aws.String(w.s.prefix + w.key),
-		})
+		}
+		if w.s.checksums {
+			in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32
+		}
+		out, err := w.s.client.CreateMultipartUpload(w.ctx, in)
 		if err != nil {
 			return err
 		}
 		w.uploadID = aws.ToString(out.UploadId)
 	}
 	num := int32(len(w.parts) + 1)
-	out, err := w.s.client.UploadPart(w.ctx, &s3.UploadPartInput{
+	in := &s3.UploadPartInput{
 		Bucket:        aws.String(w.s.bucket),
 		Key:           aws.String(w.s.prefix + w.key),
 		UploadId:      aws.String(w.uploadID),
 		PartNumber:    aws.Int32(num),
 		Body:          bytes.NewReader(w.buf),
 		ContentLength: aws.Int64(int64(len(w.buf))),
-	})
+	}
+	if w.s.checksums {
+		in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32
+	}
+	out, err := w.s.client.UploadPart(w.ctx, in)
 	if err != nil {
 		return err
 	}
-	w.parts = append(w.parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(num)})
+	w.parts = append(w.parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(num), ChecksumCRC32: out.ChecksumCRC32})
 	w.buf = w.buf[:0]
 	return nil
 }

@@ -1,6 +1,7 @@
 package storage_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -297,5 +298,39 @@ func TestS3PutIfAbsentRetriedAnswer(t *testing.T) {
 	}
 	if err := s.PutIfAbsent(ctx, "theirs", []byte("my data")); !errors.Is(err, storage.ErrExist) {
 		t.Fatalf("PutIfAbsent over another's object = %v, want ErrExist", err)
+	}
+}
+
+// TestS3MultipartChecksumModes writes a three-part object with the SDK's
+// default checksums and with checksums only where required (the setting
+// for servers that reject the defaults).
+func TestS3MultipartChecksumModes(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), (2*storage.MinPartSize+777)/16)
+	for _, mode := range []string{"", "when_required"} {
+		t.Run("mode="+mode, func(t *testing.T) {
+			if mode != "" {
+				t.Setenv("AWS_REQUEST_CHECKSUM_CALCULATION", mode)
+			}
+			s := newS3(t, "")
+			ctx := t.Context()
+			w, err := s.Create(ctx, "big")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rest := data; len(rest) > 0; {
+				k := min(len(rest), 3<<20)
+				if _, err := w.Write(rest[:k]); err != nil {
+					t.Fatal(err)
+				}
+				rest = rest[k:]
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := storage.ReadAll(ctx, s, "big")
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("read back %d bytes (%v), want the %d written", len(got), err, len(data))
+			}
+		})
 	}
 }
