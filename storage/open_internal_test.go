@@ -1,6 +1,9 @@
 package storage
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSplitScheme(t *testing.T) {
 	tests := []struct {
@@ -43,4 +46,34 @@ func TestRedactURL(t *testing.T) {
 			t.Errorf("redactURL(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// FuzzURL checks that splitScheme only splits and that redactURL removes
+// the user information of any URL that has some.
+func FuzzURL(f *testing.F) {
+	for _, s := range []string{"s3://k:s@b/p", "file:///x", "C:\\x", "a:b", "https://u:p@h/x?y@z", "s3://b/p@x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		scheme, rest, ok := splitScheme(s)
+		if ok && scheme+":"+rest != s {
+			t.Fatalf("splitScheme(%q) = %q, %q", s, scheme, rest)
+		}
+		red := redactURL(s)
+		if !ok || !strings.HasPrefix(rest, "//") {
+			if red != s {
+				t.Fatalf("redactURL changed a non-URL %q to %q", s, red)
+			}
+			return
+		}
+		auth := rest[2:]
+		if i := strings.IndexAny(auth, "/?#"); i >= 0 {
+			auth = auth[:i]
+		}
+		if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+			if user := auth[:at]; user != "" && user != "REDACTED" && strings.Contains(red, user+"@") {
+				t.Fatalf("redactURL(%q) = %q still shows %q", s, red, user)
+			}
+		}
+	})
 }
