@@ -41,3 +41,11 @@ fuzz:
 	    echo "fuzz $$p $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
 	  done; \
 	done
+
+# demo builds the CLI, indexes the GloVe sample that ships in examples/ into
+# ./warehouse (SQLite catalog) and searches it: the README's quick start.
+demo: build
+	rm -rf warehouse
+	./bin/parqdb index create words --source examples/glove/glove-10k.parquet \
+	  --vector-field embedding --key-fields word --metric cosine
+	./bin/parqdb search words --near-key king -k 10 --columns word,rank

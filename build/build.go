@@ -88,8 +88,9 @@ type builder struct {
 	rows   int64
 	nlist  int
 
-	sample []float32
-	art    *artifact.Artifact
+	sample     []float32
+	sampleRows int
+	art        *artifact.Artifact
 	reused bool
 
 	schema      postings.Schema
@@ -137,7 +138,7 @@ func (b *builder) run(ctx context.Context) (*Result, error) {
 		Dim:                       b.layout.Dim,
 		NList:                     b.nlist,
 		Roots:                     b.art.Centroids.NumRoots(),
-		SampleRows:                len(b.sample) / max(b.layout.Dim, 1),
+		SampleRows:                b.sampleRows,
 		Encoding:                  b.opts.Encoding,
 		ReusedCentroids:           b.reused,
 		CentroidsMetadataLocation: b.art.Location,
@@ -206,6 +207,7 @@ func (b *builder) scanSource(ctx context.Context) error {
 		return fmt.Errorf("%w: sample of %d rows is smaller than nlist %d", ErrOptions, sampleRows, b.nlist)
 	}
 	picks := samplePositions(n, sampleRows, b.opts.Seed)
+	b.sampleRows = sampleRows
 	dim := l.Dim
 	b.sample = make([]float32, 0, sampleRows*dim)
 	p := b.opts.Progress

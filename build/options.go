@@ -50,7 +50,7 @@ type Options struct {
 	KeyFields []string
 	// Metric is l2_squared (default) or cosine.
 	Metric string
-	// NList is the number of IVF lists C; 0 selects round(4·√N), at most N.
+	// NList is the number of IVF lists C; 0 selects DefaultNList(N).
 	NList int
 	// Roots is the number of root centroids; 0 selects ivf.DefaultRoots(C).
 	Roots int
@@ -177,10 +177,13 @@ func (o Options) Validate() error {
 	return fmt.Errorf("%w: %w", ErrOptions, errors.Join(errs...))
 }
 
-// DefaultNList is the nlist chosen for n rows: round(4·√n), between 1 and n.
+// DefaultNList is the nlist chosen for n rows: round(4·√n), but no more
+// than n/MinRowsPerList so that every list is trained on enough rows, and
+// at least 1.
 func DefaultNList(n int64) int {
 	c := int(math.Round(4 * math.Sqrt(float64(n))))
-	return max(1, min(c, int(min(n, math.MaxInt32))))
+	c = min(c, int(min(n/MinRowsPerList, math.MaxInt32)))
+	return max(1, c)
 }
 
 // DefaultSampleRows is the training sample size for n rows of dimension dim

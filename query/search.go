@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"sync/atomic"
@@ -557,3 +558,28 @@ func KernelImpl() string { return vecmath.Impl() }
 
 // routeOptions is how far routing descends the root hierarchy.
 var routeOptions = ivf.DefaultRouteOptions
+
+// SearchBatch runs Search for every query on up to workers goroutines
+// (0: one per core) and returns the results in query order.
+func (ix *Index) SearchBatch(ctx context.Context, qs [][]float32, opts Options, workers int) ([]*Result, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	out := make([]*Result, len(qs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for i, q := range qs {
+		g.Go(func() error {
+			r, err := ix.Search(gctx, q, opts)
+			if err != nil {
+				return fmt.Errorf("query %d: %w", i, err)
+			}
+			out[i] = r
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

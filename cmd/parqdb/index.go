@@ -1,0 +1,243 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/metadata"
+)
+
+func init() { subcommands = append(subcommands, newIndexCmd) }
+
+func newIndexCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "index",
+		Short: "Create, inspect and list indexes",
+	}
+	cmd.AddCommand(newIndexCreateCmd(g), newIndexDescribeCmd(g), newIndexListCmd(g))
+	return cmd
+}
+
+func newIndexCreateCmd(g *globals) *cobra.Command {
+	var o build.Options
+	var quiet bool
+	cmd := &cobra.Command{
+		Use:   "create NAME --source LOCATION --vector-field F --key-fields K1[,K2…]",
+		Short: "Build an IVF index over a Parquet source and commit it to the catalog",
+		Long: `create reads the Parquet source (a file or a folder of files, local or s3://…),
+checks every row against the source contract, trains hierarchical k-means on a
+seeded sample, assigns and encodes every row, writes the index tables to the
+warehouse and commits the first snapshot to the catalog. Nothing is committed
+unless every stage succeeds.
+
+Defaults: metric l2_squared, encoding lvq8, nlist min(round(4·√N), N/39), roots
+round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped at
+384 MiB of vectors. See docs/build.md.`,
+		Example: `  parqdb index create words --source examples/glove/glove-10k.parquet \
+      --vector-field embedding --key-fields word --metric cosine`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Name = args[0]
+			if err := o.Validate(); err != nil {
+				return usageError{err}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			e, err := openEnv(ctx, g)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			p := newProgress(os.Stderr, quiet)
+			o.Progress = p
+			res, err := build.Create(ctx, build.Env{Warehouse: e.wh, Catalog: e.cat}, o)
+			p.Wait()
+			if err != nil {
+				return err
+			}
+			printBuildSummary(cmd.OutOrStdout(), res)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Source, "source", "", "source table: a Parquet file or folder, local path or s3://bucket/key (required)")
+	f.StringVar(&o.VectorField, "vector-field", "", "vector column, list<float> or list<double> (required)")
+	f.StringSliceVar(&o.KeyFields, "key-fields", nil, "comma-separated source key columns, unique per row (required)")
+	f.StringVar(&o.Metric, "metric", build.DefaultMetric, "distance metric: l2_squared or cosine")
+	f.IntVar(&o.NList, "nlist", 0, "number of IVF lists (default min(round(4·√N), N/39))")
+	f.StringVar(&o.Encoding, "encoding", build.DefaultEncoding, "posting encoding: lvq8, lvq4 or source")
+	f.Uint64Var(&o.Seed, "seed", build.DefaultSeed, "seed for sampling and k-means")
+	f.IntVar(&o.SampleRows, "sample-rows", 0, "training sample rows (default min(N, max(64·nlist, 10000)), memory-capped)")
+	f.IntVar(&o.Roots, "roots", 0, "number of root centroids (default round(√nlist))")
+	f.StringVar(&o.ReuseCentroids, "reuse-centroids", build.ReuseAuto, "auto: reuse the centroids of an index over the same exact source state; never: always train")
+	f.IntVar(&o.Workers, "workers", 0, "goroutines to use (default all cores); never changes the result")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
+	return cmd
+}
+
+func printBuildSummary(w io.Writer, r *build.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "index\t%s\n", r.Name)
+	fmt.Fprintf(tw, "rows\t%d\n", r.Rows)
+	fmt.Fprintf(tw, "dimension\t%d\n", r.Dim)
+	fmt.Fprintf(tw, "nlist\t%d (%d roots)\n", r.NList, r.Roots)
+	fmt.Fprintf(tw, "encoding\t%s\n", r.Encoding)
+	if r.ReusedCentroids {
+		fmt.Fprintf(tw, "centroids\treused %s\n", r.CentroidsMetadataLocation)
+	} else {
+		fmt.Fprintf(tw, "centroids\ttrained on %d sample rows\n", r.SampleRows)
+	}
+	var total time.Duration
+	var parts []string
+	for _, s := range r.Stages {
+		total += s.Duration
+		parts = append(parts, fmt.Sprintf("%s %s", s.Stage, s.Duration.Round(time.Millisecond)))
+	}
+	fmt.Fprintf(tw, "time\t%s (%s)\n", total.Round(time.Millisecond), strings.Join(parts, ", "))
+	fmt.Fprintf(tw, "written\t%s in %d files\n", formatBytes(r.BytesWritten), r.Files)
+	fmt.Fprintf(tw, "metadata\t%s\n", r.MetadataLocation)
+	for _, w := range r.Warnings {
+		fmt.Fprintf(tw, "warning\t%s\n", w)
+	}
+	tw.Flush()
+}
+
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// indexDescription is what `index describe --format json` prints.
+type indexDescription struct {
+	Name             string             `json:"name"`
+	MetadataLocation string             `json:"metadata-location"`
+	IndexUUID        string             `json:"index-uuid"`
+	Snapshot         *metadata.Snapshot `json:"snapshot"`
+}
+
+func newIndexDescribeCmd(g *globals) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "describe NAME",
+		Short: "Show an index's current metadata location, snapshot and parameters",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return usagef("--format must be text or json, not %q", format)
+			}
+			ctx := cmd.Context()
+			e, err := openEnv(ctx, g)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			m, entry, err := catalog.LoadMetadata(ctx, e.cat, e.wh, args[0])
+			if err != nil {
+				return err
+			}
+			d := indexDescription{Name: args[0], MetadataLocation: entry.MetadataLocation, IndexUUID: m.IndexUUID, Snapshot: m.CurrentSnapshot()}
+			out := cmd.OutOrStdout()
+			if format == "json" {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				return enc.Encode(d)
+			}
+			s := d.Snapshot
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			fmt.Fprintf(tw, "index\t%s\n", d.Name)
+			fmt.Fprintf(tw, "index-uuid\t%s\n", d.IndexUUID)
+			fmt.Fprintf(tw, "metadata\t%s\n", d.MetadataLocation)
+			fmt.Fprintf(tw, "snapshot\t%d (sequence %d, %s)\n", s.SnapshotID, s.SequenceNumber, time.UnixMilli(s.TimestampMs).UTC().Format(time.RFC3339))
+			fmt.Fprintf(tw, "source\t%s\n", s.SourceTable.Properties["location"])
+			fmt.Fprintf(tw, "vector-field\t%s\n", s.VectorField)
+			fmt.Fprintf(tw, "key-fields\t%s\n", strings.Join(s.SourceKeyFields, ","))
+			fmt.Fprintf(tw, "rows\t%d\n", s.IndexedRows)
+			fmt.Fprintf(tw, "metric\t%s\n", s.Metric)
+			for _, k := range []string{metadata.ParamDimension, metadata.ParamNList, metadata.ParamPostingEncoding, metadata.ParamCentroidsLocation} {
+				fmt.Fprintf(tw, "%s\t%s\n", k, s.Parameters[k])
+			}
+			fmt.Fprintf(tw, "postings\t%s\n", s.IndexTables[metadata.RolePostings].Properties["location"])
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+func newIndexListCmd(g *globals) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the indexes in the catalog",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return usagef("--format must be text or json, not %q", format)
+			}
+			ctx := cmd.Context()
+			e, err := openEnv(ctx, g)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			names, err := e.cat.List(ctx)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if format == "json" {
+				type item struct {
+					Name             string `json:"name"`
+					MetadataLocation string `json:"metadata-location"`
+					Rows             int64  `json:"rows"`
+					Error            string `json:"error,omitempty"`
+				}
+				items := []item{}
+				for _, n := range names {
+					it := item{Name: n}
+					if m, entry, err := catalog.LoadMetadata(ctx, e.cat, e.wh, n); err != nil {
+						it.Error = err.Error()
+					} else {
+						it.MetadataLocation, it.Rows = entry.MetadataLocation, m.CurrentSnapshot().IndexedRows
+					}
+					items = append(items, it)
+				}
+				return json.NewEncoder(out).Encode(items)
+			}
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tROWS\tMETRIC\tENCODING\tNLIST\tSOURCE")
+			for _, n := range names {
+				m, _, err := catalog.LoadMetadata(ctx, e.cat, e.wh, n)
+				if err != nil {
+					fmt.Fprintf(tw, "%s\t-\t-\t-\t-\terror: %v\n", n, err)
+					continue
+				}
+				s := m.CurrentSnapshot()
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", n, s.IndexedRows, s.Metric,
+					s.Parameters[metadata.ParamPostingEncoding], s.Parameters[metadata.ParamNList], s.SourceTable.Properties["location"])
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	return cmd
+}

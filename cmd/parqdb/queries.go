@@ -1,0 +1,230 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// parseVector parses a JSON array of numbers.
+func parseVector(s string) ([]float32, error) {
+	var xs []float64
+	if err := json.Unmarshal([]byte(s), &xs); err != nil {
+		return nil, fmt.Errorf("--vector: want a JSON array of numbers like [0.1, 2, -3e-2]: %v", err)
+	}
+	if len(xs) == 0 {
+		return nil, errors.New("--vector: the array is empty")
+	}
+	out := make([]float32, len(xs))
+	for i, x := range xs {
+		f := float32(x)
+		if math.IsInf(float64(f), 0) {
+			return nil, fmt.Errorf("--vector: value %d (%g) overflows float32", i, x)
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// readQueries reads query vectors from a .fvecs, .npy or Parquet file (the
+// last needs column).
+func readQueries(path, column string) ([][]float32, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".fvecs":
+		return readFvecs(path)
+	case ".npy":
+		return readNpy(path)
+	default:
+		if column == "" {
+			return nil, usagef("--queries %s: a Parquet query file needs --query-column", path)
+		}
+		return readParquetVectors(path, column)
+	}
+}
+
+// readFvecs reads the .fvecs format: per vector an int32 dimension then
+// that many float32 values, little-endian.
+func readFvecs(path string) ([][]float32, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]float32
+	for off := 0; off < len(data); {
+		if len(data)-off < 4 {
+			return nil, fmt.Errorf("%s: truncated at byte %d", path, off)
+		}
+		d := int(int32(binary.LittleEndian.Uint32(data[off:])))
+		off += 4
+		if d <= 0 || len(data)-off < 4*d {
+			return nil, fmt.Errorf("%s: vector %d: bad dimension %d or truncated", path, len(out), d)
+		}
+		v := make([]float32, d)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*i:]))
+		}
+		off += 4 * d
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no vectors", path)
+	}
+	return out, nil
+}
+
+var npyShape = regexp.MustCompile(`'shape':\s*\((\d+),\s*(\d+)\)`)
+
+// readNpy reads a 2-D little-endian float32 or float64 C-order .npy array.
+func readNpy(path string) ([][]float32, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) < 10 || string(data[:6]) != "\x93NUMPY" {
+		return nil, fmt.Errorf("%s: not a .npy file", path)
+	}
+	var hlen, start int
+	if data[6] == 1 {
+		hlen, start = int(binary.LittleEndian.Uint16(data[8:])), 10
+	} else {
+		if len(data) < 12 {
+			return nil, fmt.Errorf("%s: truncated header", path)
+		}
+		hlen, start = int(binary.LittleEndian.Uint32(data[8:])), 12
+	}
+	if start+hlen > len(data) {
+		return nil, fmt.Errorf("%s: truncated header", path)
+	}
+	hdr := string(data[start : start+hlen])
+	body := data[start+hlen:]
+	size := 0
+	switch {
+	case strings.Contains(hdr, "'<f4'"):
+		size = 4
+	case strings.Contains(hdr, "'<f8'"):
+		size = 8
+	default:
+		return nil, fmt.Errorf("%s: want dtype <f4 or <f8", path)
+	}
+	if strings.Contains(hdr, "'fortran_order': True") {
+		return nil, fmt.Errorf("%s: Fortran order is not supported", path)
+	}
+	m := npyShape.FindStringSubmatch(hdr)
+	if m == nil {
+		return nil, fmt.Errorf("%s: want a 2-D array", path)
+	}
+	n, _ := strconv.Atoi(m[1])
+	d, _ := strconv.Atoi(m[2])
+	if n*d*size != len(body) {
+		return nil, fmt.Errorf("%s: %d data bytes, shape (%d, %d) needs %d", path, len(body), n, d, n*d*size)
+	}
+	out := make([][]float32, n)
+	for i := range out {
+		v := make([]float32, d)
+		for j := range v {
+			o := (i*d + j) * size
+			if size == 4 {
+				v[j] = math.Float32frombits(binary.LittleEndian.Uint32(body[o:]))
+			} else {
+				v[j] = float32(math.Float64frombits(binary.LittleEndian.Uint64(body[o:])))
+			}
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// readParquetVectors reads the list<float|double> column of a Parquet file,
+// whatever its list shape, one vector per row.
+func readParquetVectors(path, column string) ([][]float32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(f, fi.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	leaf := -1
+	for i, p := range pf.Schema().Columns() {
+		if len(p) > 0 && p[0] == column {
+			if leaf >= 0 {
+				return nil, fmt.Errorf("%s: column %q is not a list of numbers", path, column)
+			}
+			leaf = i
+		}
+	}
+	if leaf < 0 {
+		return nil, fmt.Errorf("%s: no column %q", path, column)
+	}
+	var out [][]float32
+	buf := make([]parquet.Value, 4096)
+	for _, rg := range pf.RowGroups() {
+		pages := rg.ColumnChunks()[leaf].Pages()
+		var cur []float32
+		started := false
+		for {
+			p, err := pages.ReadPage()
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				pages.Close()
+				return nil, fmt.Errorf("%s: column %q: %w", path, column, err)
+			}
+			vr := p.Values()
+			for {
+				n, err := vr.ReadValues(buf)
+				for _, v := range buf[:n] {
+					if v.RepetitionLevel() == 0 {
+						if started {
+							out = append(out, cur)
+						}
+						cur, started = nil, true
+					}
+					if v.IsNull() {
+						continue
+					}
+					switch v.Kind() {
+					case parquet.Float:
+						cur = append(cur, v.Float())
+					case parquet.Double:
+						cur = append(cur, float32(v.Double()))
+					default:
+						pages.Close()
+						return nil, fmt.Errorf("%s: column %q holds %v, not float or double", path, column, v.Kind())
+					}
+				}
+				if err != nil {
+					break
+				}
+			}
+			parquet.Release(p)
+		}
+		pages.Close()
+		if started {
+			out = append(out, cur)
+		}
+	}
+	for i, v := range out {
+		if len(v) == 0 {
+			return nil, fmt.Errorf("%s: row %d: column %q is null or empty", path, i, column)
+		}
+	}
+	return out, nil
+}

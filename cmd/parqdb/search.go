@@ -1,0 +1,320 @@
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parqdb/parqdb/query"
+)
+
+func init() { subcommands = append(subcommands, newSearchCmd) }
+
+type searchFlags struct {
+	vector, nearKey, queries, queryColumn string
+	k, nprobe, refine                     int
+	columns                               []string
+	snapshot                              int64
+	format, output                        string
+	stats                                 bool
+	workers                               int
+}
+
+func newSearchCmd(g *globals) *cobra.Command {
+	var f searchFlags
+	cmd := &cobra.Command{
+		Use:   "search NAME (--vector '[…]' | --near-key VALUE[,VALUE…] | --queries FILE [--query-column COL])",
+		Short: "Find the nearest source rows to a vector, to an existing row, or to each vector of a file",
+		Long: `search routes each query to the nprobe nearest lists, scores their postings,
+keeps the k best (re-scoring the best refine·k with exact source vectors when
+--refine is set) and joins them to their source rows. Results keep the source
+columns (all, or --columns) and add _distance: squared L2 for l2_squared;
+½‖q̂ − x‖² = 1 − cos for cosine (see docs/search.md).
+
+--near-key searches with the vector of the source row that has that key (the
+row itself comes first). --queries reads a .fvecs, .npy or Parquet file (with
+--query-column); with --format json the output is JSON Lines, one line per
+query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.`,
+		Example: `  parqdb search words --near-key king -k 5
+  parqdb search words --vector '[0.1, …]' --columns word --format json
+  parqdb search vecs --queries queries.fvecs --nprobe 16 --refine 4 --format csv --output out.csv --stats`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runSearch(cmd, g, args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.vector, "vector", "", "query vector as a JSON array")
+	fl.StringVar(&f.nearKey, "near-key", "", "search near the source row with this key (comma-separated for composite keys)")
+	fl.StringVar(&f.queries, "queries", "", "file of query vectors: .fvecs, .npy or Parquet")
+	fl.StringVar(&f.queryColumn, "query-column", "", "vector column of a Parquet --queries file")
+	fl.IntVarP(&f.k, "k", "k", 10, "number of results per query")
+	fl.IntVar(&f.nprobe, "nprobe", 8, "number of lists to scan")
+	fl.IntVar(&f.refine, "refine", 0, "re-score the best refine·k candidates with exact source vectors (0: off)")
+	fl.StringSliceVar(&f.columns, "columns", nil, "source columns to return (default all)")
+	fl.Int64Var(&f.snapshot, "snapshot", 0, "search this retained snapshot instead of the current one")
+	fl.StringVar(&f.format, "format", "table", "output format: table, json or csv")
+	fl.StringVarP(&f.output, "output", "o", "", "write results to this file instead of standard output")
+	fl.BoolVar(&f.stats, "stats", false, "print one JSON line of search statistics to standard error")
+	fl.IntVar(&f.workers, "workers", 0, "queries searched at once for --queries (default all cores)")
+	return cmd
+}
+
+func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error {
+	n := 0
+	for _, s := range []string{f.vector, f.nearKey, f.queries} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return usagef("give exactly one of --vector, --near-key or --queries")
+	}
+	switch f.format {
+	case "table", "json", "csv":
+	default:
+		return usagef("--format must be table, json or csv, not %q", f.format)
+	}
+	if f.queryColumn != "" && f.queries == "" {
+		return usagef("--query-column goes with --queries")
+	}
+	var qs [][]float32
+	if f.vector != "" {
+		v, err := parseVector(f.vector)
+		if err != nil {
+			return usageError{err}
+		}
+		qs = [][]float32{v}
+	}
+	if f.queries != "" {
+		var err error
+		if qs, err = readQueries(f.queries, f.queryColumn); err != nil {
+			return err
+		}
+	}
+	ctx := cmd.Context()
+	e, err := openEnv(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	ix, err := query.Open(ctx, query.Env{Warehouse: e.wh, Catalog: e.cat}, name, query.OpenOptions{SnapshotID: f.snapshot})
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	if f.nearKey != "" {
+		vals, err := ix.ParseKey(strings.Split(f.nearKey, ","))
+		if err != nil {
+			return err
+		}
+		v, err := ix.VectorOf(ctx, vals)
+		if err != nil {
+			return err
+		}
+		qs = [][]float32{v}
+	}
+	opts := query.Options{K: f.k, NProbe: f.nprobe, Refine: f.refine, Columns: f.columns}
+	start := time.Now()
+	results, err := ix.SearchBatch(ctx, qs, opts, f.workers)
+	elapsed := time.Since(start)
+	if err != nil {
+		return err
+	}
+	if f.stats {
+		var st query.Stats
+		for _, r := range results {
+			st.Add(r.Stats)
+		}
+		line, _ := json.Marshal(map[string]any{
+			"queries": len(qs), "seconds": elapsed.Seconds(), "qps": float64(len(qs)) / elapsed.Seconds(),
+			"lists": st.Lists, "leaf_distances": st.LeafDistances, "candidates": st.Candidates, "refined": st.Refined,
+			"bytes_read": st.BytesRead, "requests": st.Requests, "kernels": query.KernelImpl(),
+		})
+		fmt.Fprintln(os.Stderr, string(line))
+	}
+	out := cmd.OutOrStdout()
+	if f.output != "" {
+		file, err := os.Create(f.output)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		out = file
+	}
+	bw := bufio.NewWriter(out)
+	switch f.format {
+	case "json":
+		err = writeJSON(bw, results)
+	case "csv":
+		err = writeCSV(bw, results, len(qs) > 1)
+	default:
+		err = writeTable(bw, results, len(qs) > 1)
+	}
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// jsonValue makes a result value JSON-friendly: byte slices as strings when
+// valid UTF-8, non-finite floats as strings.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case []byte:
+		return string(x)
+	case float32:
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Sprint(x)
+		}
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Sprint(x)
+		}
+	case []any:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = jsonValue(x[i])
+		}
+		return out
+	}
+	return v
+}
+
+// orderedRow marshals a result row with its columns in order.
+type orderedRow struct {
+	cols []string
+	hit  query.Hit
+}
+
+func (r orderedRow) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, c := range r.cols {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(c)
+		b.Write(k)
+		b.WriteByte(':')
+		var v any
+		if c == "_distance" {
+			v = r.hit.Distance
+		} else {
+			v = jsonValue(r.hit.Row[c])
+		}
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(enc)
+	}
+	b.WriteByte('}')
+	return []byte(b.String()), nil
+}
+
+func writeJSON(w io.Writer, results []*query.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for i, r := range results {
+		rows := make([]orderedRow, len(r.Hits))
+		for j, h := range r.Hits {
+			rows[j] = orderedRow{r.Columns, h}
+		}
+		if err := enc.Encode(struct {
+			Query   int          `json:"query"`
+			Results []orderedRow `json:"results"`
+		}{i, rows}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cellText formats a value for table and CSV output; long lists are
+// abbreviated in tables.
+func cellText(v any, abbreviate bool) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case []byte:
+		return string(x)
+	case []any:
+		if abbreviate && len(x) > 4 {
+			return fmt.Sprintf("[%v, %v, %v, … %d values]", x[0], x[1], x[2], len(x))
+		}
+		parts := make([]string, len(x))
+		for i := range x {
+			parts[i] = cellText(x[i], abbreviate)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case float32:
+		return fmt.Sprint(x)
+	}
+	return fmt.Sprint(v)
+}
+
+func writeTable(w io.Writer, results []*query.Result, batch bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for i, r := range results {
+		if i == 0 {
+			if batch {
+				fmt.Fprint(tw, "query\t")
+			}
+			fmt.Fprintln(tw, strings.Join(r.Columns, "\t"))
+		}
+		for _, h := range r.Hits {
+			if batch {
+				fmt.Fprintf(tw, "%d\t", i)
+			}
+			for j, c := range r.Columns {
+				if j > 0 {
+					fmt.Fprint(tw, "\t")
+				}
+				if c == "_distance" {
+					fmt.Fprint(tw, h.Distance)
+				} else {
+					fmt.Fprint(tw, cellText(h.Row[c], true))
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+	}
+	return tw.Flush()
+}
+
+func writeCSV(w io.Writer, results []*query.Result, batch bool) error {
+	cw := csv.NewWriter(w)
+	for i, r := range results {
+		if i == 0 {
+			hdr := r.Columns
+			if batch {
+				hdr = append([]string{"query"}, hdr...)
+			}
+			cw.Write(hdr)
+		}
+		for _, h := range r.Hits {
+			var rec []string
+			if batch {
+				rec = append(rec, fmt.Sprint(i))
+			}
+			for _, c := range r.Columns {
+				if c == "_distance" {
+					rec = append(rec, fmt.Sprint(h.Distance))
+				} else {
+					rec = append(rec, cellText(h.Row[c], false))
+				}
+			}
+			cw.Write(rec)
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,104 @@
+package query
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/parqdb/parqdb/internal/source"
+)
+
+// ParseKey parses one text value per source key field into Parquet values:
+// booleans as true/false, integers in base 10, strings as given, binary and
+// fixed values as hex with a 0x prefix (or the raw text), dates as
+// YYYY-MM-DD.
+func (ix *Index) ParseKey(texts []string) ([]parquet.Value, error) {
+	keys := ix.layout.Keys
+	if len(texts) != len(keys) {
+		return nil, fmt.Errorf("%w: the key has %d field(s) (%s), got %d value(s)", ErrBadQuery, len(keys), strings.Join(ix.snap.SourceKeyFields, ","), len(texts))
+	}
+	vals := make([]parquet.Value, len(keys))
+	for i, k := range keys {
+		v, err := parseKeyValue(k, texts[i])
+		if err != nil {
+			return nil, fmt.Errorf("%w: key field %q (%s): %v", ErrBadQuery, k.Name, k.TypeName(), err)
+		}
+		vals[i] = v.ParquetValue()
+	}
+	return vals, nil
+}
+
+func parseKeyValue(k source.KeyType, s string) (source.KeyValue, error) {
+	kv := source.KeyValue{Kind: k.Kind}
+	switch k.Kind {
+	case source.KindBool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return kv, fmt.Errorf("%q is not true or false", s)
+		}
+		if b {
+			kv.Int = 1
+		}
+	case source.KindInt32:
+		n, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return kv, fmt.Errorf("%q is not a 32-bit integer", s)
+		}
+		kv.Int = n
+	case source.KindInt64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return kv, fmt.Errorf("%q is not a 64-bit integer", s)
+		}
+		kv.Int = n
+	case source.KindDate:
+		t, err := time.Parse(time.DateOnly, s)
+		if err != nil {
+			return kv, fmt.Errorf("%q is not a YYYY-MM-DD date", s)
+		}
+		kv.Int = t.Unix() / 86400
+	case source.KindString:
+		kv.Bytes = []byte(s)
+	default:
+		if h, ok := strings.CutPrefix(s, "0x"); ok {
+			b, err := hex.DecodeString(h)
+			if err != nil {
+				return kv, fmt.Errorf("%q is not hex", s)
+			}
+			kv.Bytes = b
+		} else {
+			kv.Bytes = []byte(s)
+		}
+		if k.Kind == source.KindFixed && len(kv.Bytes) != k.Len {
+			return kv, fmt.Errorf("%d bytes, want %d", len(kv.Bytes), k.Len)
+		}
+	}
+	return kv, nil
+}
+
+// VectorOf returns the canonical vector (normalised under cosine) of the
+// source row whose key is vals, for searching near an existing row.
+func (ix *Index) VectorOf(ctx context.Context, vals []parquet.Value) ([]float32, error) {
+	ki, err := ix.keys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("index %q: key index: %w", ix.name, err)
+	}
+	loc, ok, err := ki.LookupValues(vals)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadQuery, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: no row of %s has key %v", ErrKeyNotFound, ix.snap.SourceTable.Properties["location"], vals)
+	}
+	vector, err := ix.vectorReader(ctx, []source.RowLoc{loc})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(vector(0)), nil
+}
