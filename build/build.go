@@ -91,7 +91,7 @@ type builder struct {
 	sample     []float32
 	sampleRows int
 	art        *artifact.Artifact
-	reused bool
+	reused     bool
 
 	schema      postings.Schema
 	spill       *spill
