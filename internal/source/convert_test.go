@@ -31,7 +31,7 @@ func TestConvertMatchesLVQ(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := append([]float32(nil), x...)
-		if rule, _ := checkVector(got, true); rule != nil {
+		if _, rule := checkVector(got, true); rule != nil {
 			t.Fatal(rule)
 		}
 		for i := range got {

@@ -298,7 +298,7 @@ func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst [
 				case rs.nullElem >= 0:
 					return fail(ErrNullElement, fmt.Sprintf("element %d", rs.nullElem), nil)
 				}
-				if rule, det := checkVector(tmp, l.cosine); rule != nil {
+				if det, rule := checkVector(tmp, l.cosine); rule != nil {
 					return fail(rule, det, nil)
 				}
 				for _, i := range where[RowLoc{File: int32(g.file), Row: row}] {

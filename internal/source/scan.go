@@ -353,7 +353,7 @@ func (r *rgReader) fill(t *Table, l *Layout, f *tableFile, b *Batch, n int) erro
 		case rs.nullElem >= 0:
 			r.fail(i, l.VectorField, ErrNullElement, fmt.Sprintf("element %d", rs.nullElem))
 		default:
-			if rule, det := checkVector(dst, l.cosine); rule != nil {
+			if det, rule := checkVector(dst, l.cosine); rule != nil {
 				r.fail(i, l.VectorField, rule, det)
 			}
 		}
