@@ -130,3 +130,11 @@ func gemmTileGo(a, b []float32, d int, c []float64, ldc int) {
 		}
 	}
 }
+
+// addWidenGo adds float64(src[i]) to dst[i] for every i < len(src).
+func addWidenGo(dst []float64, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] += float64(v)
+	}
+}

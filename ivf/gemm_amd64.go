@@ -23,6 +23,26 @@ func gemmTile(a, b []float32, d int, c []float64, ldc int) {
 	gemmTileGo(a, b, d, c, ldc)
 }
 
+// addWidenAVX512 adds float64(src[i]) to dst[i] for i < n (n a positive
+// multiple of 16), in gemm_amd64.s.
+//
+//go:noescape
+func addWidenAVX512(dst *float64, src *float32, n int)
+
+// addWiden adds float64(src[i]) to dst[i] for every i < len(src) (each sum
+// rounded once, so the result matches the scalar loop bit for bit).
+func addWiden(dst []float64, src []float32) {
+	dst = dst[:len(src)]
+	m := 0
+	if useGemmAVX512 {
+		m = len(src) &^ 15
+		if m > 0 {
+			addWidenAVX512(&dst[0], &src[0], m)
+		}
+	}
+	addWidenGo(dst[m:], src[m:])
+}
+
 func gemmImpl() string {
 	if useGemmAVX512 {
 		return "avx512"

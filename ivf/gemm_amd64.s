@@ -101,3 +101,25 @@ inner:
 	JNZ   block
 	VZEROUPPER
 	RET
+
+// func addWidenAVX512(dst *float64, src *float32, n int)
+//
+// dst[i] += float64(src[i]) for i < n; n is a positive multiple of 16.
+TEXT ·addWidenAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+widen:
+	VCVTPS2PD (SI), Z0
+	VCVTPS2PD 32(SI), Z1
+	VADDPD    (DI), Z0, Z0
+	VADDPD    64(DI), Z1, Z1
+	VMOVUPD   Z0, (DI)
+	VMOVUPD   Z1, 64(DI)
+	ADDQ      $64, SI
+	ADDQ      $128, DI
+	SUBQ      $16, CX
+	JNZ       widen
+	VZEROUPPER
+	RET

@@ -135,3 +135,22 @@ func BenchmarkGemmDots(b *testing.B) {
 		})
 	}
 }
+
+func TestAddWiden(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	for _, n := range []int{0, 1, 15, 16, 17, 33, 784} {
+		src := randVecs(rng, n, 1, 1e3)
+		dst := make([]float64, n)
+		want := make([]float64, n)
+		for i := range dst {
+			dst[i] = rng.NormFloat64() * 1e6
+			want[i] = dst[i] + float64(src[i])
+		}
+		addWiden(dst, src)
+		for i := range dst {
+			if dst[i] != want[i] {
+				t.Fatalf("n=%d: dst[%d] = %v, want %v", n, i, dst[i], want[i])
+			}
+		}
+	}
+}

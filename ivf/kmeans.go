@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -30,6 +31,7 @@ type kmeans struct {
 	counts    []int
 	dist      []float32 // squared distance of each row to its centroid
 	xx        []float32 // ‖x‖² per row
+	packed    []float32 // data packed once for gemmDots (packRows layout)
 	reseeded  int       // empty clusters re-seeded
 }
 
@@ -74,6 +76,8 @@ func (km *kmeans) run(ctx context.Context) error {
 	for i := range km.n {
 		km.xx[i] = vecmath.Dot(km.row(i), km.row(i))
 	}
+	km.packed = packRows(nil, km.data, km.n, km.dim)
+	defer func() { km.packed = nil }()
 	if err := km.initPlusPlus(ctx); err != nil {
 		return err
 	}
@@ -198,7 +202,11 @@ func (km *kmeans) assign(ctx context.Context) (bool, error) {
 		var dots []float64
 		for blo := lo; blo < hi; blo += blockRows {
 			bhi := min(blo+blockRows, hi)
-			apack = packRows(apack, km.data[blo*d:bhi*d], bhi-blo, d)
+			if km.packed != nil { // blo is a multiple of gemmRows
+				apack = km.packed[blo*d : roundUp(bhi, gemmRows)*d]
+			} else {
+				apack = packRows(apack, km.data[blo*d:bhi*d], bhi-blo, d)
+			}
 			dots = gemmDots(apack, panels, d, dots)
 			for i := blo; i < bhi; i++ {
 				row := dots[(i-blo)*kpad : (i-blo)*kpad+km.k]
@@ -232,23 +240,36 @@ func (km *kmeans) assign(ctx context.Context) (bool, error) {
 }
 
 // update sets every non-empty centroid to the mean of its rows, summed in
-// float64 in row order.
+// float64 in row order. With several workers each sums a range of
+// dimensions (every sum still runs over the rows in order, so the result
+// does not depend on the number of workers).
 func (km *kmeans) update() {
-	sums := make([]float64, km.k*km.dim)
-	for i := range km.n {
-		s := sums[int(km.labels[i])*km.dim : (int(km.labels[i])+1)*km.dim]
-		for t, v := range km.row(i) {
-			s[t] += float64(v)
+	d := km.dim
+	sums := make([]float64, km.k*d)
+	sumDims := func(t0, t1 int) {
+		for i := range km.n {
+			l := int(km.labels[i])
+			addWiden(sums[l*d+t0:l*d+t1], km.data[i*d+t0:i*d+t1])
 		}
+	}
+	w := min(km.workers, d)
+	if w <= 1 || km.n*d < 1<<20 {
+		sumDims(0, d)
+	} else {
+		var wg sync.WaitGroup
+		for p := range w {
+			wg.Go(func() { sumDims(p*d/w, (p+1)*d/w) })
+		}
+		wg.Wait()
 	}
 	for j := range km.k {
 		if km.counts[j] == 0 {
 			continue
 		}
 		inv := 1 / float64(km.counts[j])
-		c := km.centroids[j*km.dim : (j+1)*km.dim]
+		c := km.centroids[j*d : (j+1)*d]
 		for t := range c {
-			c[t] = float32(sums[j*km.dim+t] * inv)
+			c[t] = float32(sums[j*d+t] * inv)
 		}
 	}
 }
