@@ -40,6 +40,7 @@ type Table struct {
 	files    []*tableFile
 	rows     int64
 	identity string
+	view     bool // made by Select: shares its parent's files
 }
 
 type tableFile struct {
@@ -270,6 +271,11 @@ func identity(files []*tableFile) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
+// Version returns the file's version as Identity records it: "etag:" and
+// the ETag when the bucket reports one, else "mtime:" and the modification
+// time in Unix nanoseconds.
+func (f File) Version() string { return fileVersion(f) }
+
 func fileVersion(f File) string {
 	if f.ETag != "" {
 		return "etag:" + f.ETag
@@ -311,8 +317,30 @@ func (t *Table) Schema() *parquet.Schema { return t.files[0].pf.Schema() }
 // String describes the table for messages.
 func (t *Table) String() string { return t.desc }
 
+// Select returns a view of t holding only the files for which keep
+// returns true, in the same order; its NumRows and Identity describe those
+// files. The view shares t's open files: closing it does nothing, and it
+// must not be used after t is closed. It is nil when no file is kept.
+func (t *Table) Select(keep func(File) bool) *Table {
+	v := &Table{bucket: t.bucket, prefix: t.prefix, desc: t.desc, view: true}
+	for _, f := range t.files {
+		if keep(f.File) {
+			v.files = append(v.files, f)
+			v.rows += f.Rows
+		}
+	}
+	if len(v.files) == 0 {
+		return nil
+	}
+	v.identity = identity(v.files)
+	return v
+}
+
 // Close closes every file. The Table must not be used afterwards.
 func (t *Table) Close() error {
+	if t.view {
+		return nil
+	}
 	var errs []error
 	for _, f := range t.files {
 		if f != nil && f.obj != nil {
