@@ -77,3 +77,19 @@ func TestGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileExample keeps the manifest example in the profile document
+// equal to the golden manifest.
+func TestProfileExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/parquet-provider-profile.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, err := os.ReadFile("testdata/golden-manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(doc, man) {
+		t.Fatal("docs/parquet-provider-profile.md §9.1 example differs from testdata/golden-manifest.json")
+	}
+}

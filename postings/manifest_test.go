@@ -172,3 +172,48 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+// TestManifestCIDAcrossFiles: a CID with row groups in two files (as after
+// an incremental refresh appends a file) is found in both, in file order.
+func TestManifestCIDAcrossFiles(t *testing.T) {
+	s := Schema{Encoding: EncodingLVQ8, Dim: 6, Keys: []KeyType{{Name: "id", Kind: KindInt64}}}
+	rows := testRows(t, s, map[int32]int{1: 5, 2: 3}, 4)
+	dataA, a := writeBucket(t, s, 0, map[int32][]Row{1: rows[1][:3], 2: rows[2]}, WriterOptions{})
+	dataB, b := writeBucket(t, s, 0, map[int32][]Row{1: rows[1][3:]}, WriterOptions{})
+	a.Path = "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701/ivf_postings/bucket-000000-000.parquet"
+	b.Path = "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/702/ivf_postings/bucket-000000-000.parquet"
+	m, err := NewManifest(s, 3, []FileEntry{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckLocation("indexes/2f1c7f5e3c434a448f2acf560c4db8d1/702/ivf_postings/"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := m.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err = ParseManifest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := m.Ranges(1)
+	if len(rs) != 2 || rs[0].File != 0 || rs[1].File != 1 {
+		t.Fatalf("Ranges(1) = %+v", rs)
+	}
+	var batch Batch
+	for _, r := range rs {
+		src := [][]byte{dataA, dataB}[r.File]
+		if err := DecodeRowGroup(s, src[r.Offset:r.Offset+r.Length], r, &batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, w := range rows[1] {
+		if !rowsEqual(batch.Row(i), w) {
+			t.Fatalf("row %d differs", i)
+		}
+	}
+	if m.Rows != 8 || m.CIDs != 2 {
+		t.Fatalf("rows %d cids %d", m.Rows, m.CIDs)
+	}
+}
