@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -164,7 +167,8 @@ func MaxAttempts(n int) UpdateOption {
 }
 
 // Backoff sets the wait before retry k (k = 1, 2, …): a uniformly random
-// duration in [0, min(max, min·2^(k-1))]. The default is 2 ms to 250 ms.
+// duration in [0, min(max, unit·2^(k-1))], where unit is min or, if
+// longer, how long the lost attempt took. The default is 5 ms and 1 s.
 // The randomness keeps racing writers from meeting again in lock step.
 func Backoff(minWait, maxWait time.Duration) UpdateOption {
 	return func(c *updateConfig) { c.minBackoff, c.maxBackoff = minWait, max(minWait, maxWait) }
@@ -187,24 +191,36 @@ func AfterWrite(fn func(ctx context.Context, location string) error) UpdateOptio
 // one can reference it), waits a random backoff and starts again with the
 // new base, up to MaxAttempts times; the final conflict is returned
 // wrapped. Errors from fn end Update unchanged (wrapped). It returns the
-// committed metadata and its location.
+// committed metadata and its location. The returned metadata, like base,
+// is shared and must not be modified (metadata.Successor copies).
+//
+// Updates of one index through one Catalog value take turns within a
+// process: they could only waste work racing each other. Other Catalog
+// values and other processes are coordinated by the catalog's
+// compare-and-swap alone. fn must therefore not call Update for the same
+// index and catalog.
 //
 // If the process dies after writing and before committing, the catalog
 // still names the old file, which stays valid; the new file is an orphan.
 func Update(ctx context.Context, cat Catalog, wh storage.Bucket, name string, fn UpdateFunc,
 	opts ...UpdateOption) (*metadata.Metadata, string, error) {
-	cfg := updateConfig{attempts: DefaultMaxAttempts, minBackoff: 2 * time.Millisecond, maxBackoff: 250 * time.Millisecond}
+	cfg := updateConfig{attempts: DefaultMaxAttempts, minBackoff: 5 * time.Millisecond, maxBackoff: time.Second}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	var lastErr error
+	var lastTook time.Duration
 	for attempt := 1; attempt <= cfg.attempts; attempt++ {
 		if attempt > 1 {
-			if err := sleep(ctx, backoff(cfg, attempt-1)); err != nil {
+			if err := sleep(ctx, backoff(cfg, attempt-1, lastTook)); err != nil {
 				return nil, "", err
 			}
 		}
+		start := time.Now()
+		unlock := lockIndex(cat, name)
 		next, loc, err := updateOnce(ctx, cat, wh, name, fn, cfg)
+		unlock()
+		lastTook = time.Since(start)
 		if err == nil {
 			return next, loc, nil
 		}
@@ -218,8 +234,18 @@ func Update(ctx context.Context, cat Catalog, wh storage.Bucket, name string, fn
 
 func updateOnce(ctx context.Context, cat Catalog, wh storage.Bucket, name string, fn UpdateFunc,
 	cfg updateConfig) (*metadata.Metadata, string, error) {
-	base, entry, err := LoadMetadata(ctx, cat, wh, name)
+	entry, err := cat.Load(ctx, name)
 	if err != nil {
+		return nil, "", err
+	}
+	base, ok := parsed.get(wh, entry.MetadataLocation)
+	if !ok {
+		if base, err = ReadMetadata(ctx, wh, entry.MetadataLocation); err != nil {
+			return nil, "", fmt.Errorf("index %s: %w", name, err)
+		}
+		parsed.put(wh, entry.MetadataLocation, base)
+	}
+	if err := checkBinding(name, base, entry.Source); err != nil {
 		return nil, "", err
 	}
 	next, binding, err := fn(base, entry)
@@ -233,13 +259,10 @@ func updateOnce(ctx context.Context, cat Catalog, wh storage.Bucket, name string
 	if binding != nil {
 		nextEntry.Source = binding.Source
 	}
-	if err := next.Validate(); err != nil {
-		return nil, "", fmt.Errorf("update %s: %w", name, err)
-	}
 	if err := checkBinding(name, next, nextEntry.Source); err != nil {
 		return nil, "", err
 	}
-	loc, err := WriteMetadata(ctx, wh, next)
+	loc, err := WriteMetadata(ctx, wh, next) // validates next
 	if err != nil {
 		return nil, "", fmt.Errorf("update %s: %w", name, err)
 	}
@@ -258,13 +281,72 @@ func updateOnce(ctx context.Context, cat Catalog, wh storage.Bucket, name string
 	if err != nil {
 		return nil, "", err
 	}
+	parsed.put(wh, loc, next)
 	return next, loc, nil
 }
 
-func backoff(cfg updateConfig, retry int) time.Duration {
+// parsed remembers the last few metadata files Update parsed or committed,
+// by warehouse and location. Files are immutable, so an entry never goes
+// stale; it saves re-parsing the base when this process made the last
+// commit, which is the common case for a busy writer.
+var parsed = &metadataCache{}
+
+type metadataCache struct {
+	mu      sync.Mutex
+	entries []cacheEntry // most recent last
+}
+
+type cacheEntry struct {
+	wh  storage.Bucket
+	loc string
+	m   *metadata.Metadata
+}
+
+const metadataCacheSize = 8
+
+// cacheable reports whether wh can be a map key: a bucket of a
+// non-comparable type would make == panic.
+func cacheable(wh storage.Bucket) bool {
+	return wh != nil && reflect.TypeOf(wh).Comparable()
+}
+
+func (c *metadataCache) get(wh storage.Bucket, loc string) (*metadata.Metadata, bool) {
+	if !cacheable(wh) {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.wh == wh && e.loc == loc {
+			return e.m, true
+		}
+	}
+	return nil, false
+}
+
+func (c *metadataCache) put(wh storage.Bucket, loc string, m *metadata.Metadata) {
+	if !cacheable(wh) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) == metadataCacheSize {
+		c.entries = slices.Delete(c.entries, 0, 1)
+	}
+	c.entries = append(c.entries, cacheEntry{wh: wh, loc: loc, m: m})
+}
+
+// backoff is the wait before retry number retry: uniformly random in
+// [0, min(max, unit·2^(retry-1))], where the unit is the configured
+// minimum or, if longer, the duration of the attempt that just lost.
+// Scaling by the attempt's own duration spreads racing writers over about
+// as many attempt-lengths as there are writers, whatever an attempt costs
+// (metadata files grow with every snapshot).
+func backoff(cfg updateConfig, retry int, took time.Duration) time.Duration {
+	unit := max(cfg.minBackoff, took)
 	d := cfg.maxBackoff
-	if retry < 30 {
-		d = min(d, cfg.minBackoff<<(retry-1))
+	if retry < 30 && unit < d>>(retry-1) {
+		d = unit << (retry - 1)
 	}
 	if d <= 0 {
 		return 0
@@ -283,5 +365,51 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	case <-t.C:
 		return nil
+	}
+}
+
+// indexLocks serialises Updates per (Catalog value, index name) in this
+// process. Entries are removed when no Update holds or waits for them.
+var indexLocks struct {
+	sync.Mutex
+	m map[lockKey]*lockEntry
+}
+
+type lockKey struct {
+	cat  Catalog
+	name string
+}
+
+type lockEntry struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// lockIndex locks (cat, name) and returns the unlock function. A Catalog
+// of a non-comparable type is not locked.
+func lockIndex(cat Catalog, name string) func() {
+	if cat == nil || !reflect.TypeOf(cat).Comparable() {
+		return func() {}
+	}
+	k := lockKey{cat, name}
+	indexLocks.Lock()
+	if indexLocks.m == nil {
+		indexLocks.m = map[lockKey]*lockEntry{}
+	}
+	e := indexLocks.m[k]
+	if e == nil {
+		e = &lockEntry{}
+		indexLocks.m[k] = e
+	}
+	e.refs++
+	indexLocks.Unlock()
+	e.mu.Lock()
+	return func() {
+		e.mu.Unlock()
+		indexLocks.Lock()
+		if e.refs--; e.refs == 0 {
+			delete(indexLocks.m, k)
+		}
+		indexLocks.Unlock()
 	}
 }
