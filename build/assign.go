@@ -54,7 +54,7 @@ func (b *builder) assign(ctx context.Context) error {
 	b.spill = sp
 
 	p := b.opts.Progress
-	p.Start(StageAssign, b.rows)
+	p.Start(StageAssign, scan0(b).NumRows())
 	ch := newChunk(DefaultChunkRows, b.layout.Dim, schema.CodeLen())
 	asg := ivf.NewAssigner(c)
 	flush := func() error {
@@ -74,7 +74,11 @@ func (b *builder) assign(ctx context.Context) error {
 		return nil
 	}
 	var vals []parquet.Value
-	err = b.table.Scan(ctx, b.layout, 0, func(batch *source.Batch) error {
+	scan, layout := scan0(b), b.layout
+	if b.scanLayout != nil {
+		layout = b.scanLayout
+	}
+	err = scan.Scan(ctx, layout, 0, func(batch *source.Batch) error {
 		for i := 0; i < batch.N; i++ {
 			vals = vals[:0]
 			for _, kc := range batch.Keys {
@@ -82,7 +86,7 @@ func (b *builder) assign(ctx context.Context) error {
 			}
 			key, err := schema.AppendKey(ch.keys, vals)
 			if err != nil {
-				return fmt.Errorf("source file %q row %d: %w", b.table.Files()[batch.File].Key, batch.Loc(i).Row, err)
+				return fmt.Errorf("source file %q row %d: %w", scan.Files()[batch.File].Key, batch.Loc(i).Row, err)
 			}
 			ch.keys = key
 			ch.keyEnds = append(ch.keyEnds, len(key))
@@ -289,7 +293,6 @@ func (b *builder) writePostings(ctx context.Context) error {
 	p := b.opts.Progress
 	c := b.art.Centroids
 	p.Start(StageWrite, int64(c.NumRoots()))
-	b.postingsLoc = postings.PostingsLocation(b.indexUUID, 1)
 	perBucket := make([][]postings.FileEntry, c.NumRoots())
 	keys := make([][]string, c.NumRoots())
 	sizes := make([]int64, c.NumRoots())
@@ -315,7 +318,7 @@ func (b *builder) writePostings(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var files []postings.FileEntry
+	files := slices.Clone(b.baseFiles)
 	for _, fs := range perBucket {
 		files = append(files, fs...)
 	}
@@ -325,6 +328,13 @@ func (b *builder) writePostings(ctx context.Context) error {
 	}
 	data, err := m.Marshal()
 	if err != nil {
+		return err
+	}
+	sf, err := sourceFilesOf(b.table).Marshal()
+	if err != nil {
+		return err
+	}
+	if err := b.writeObject(ctx, b.postingsLoc+SourceFilesName, func(w storage.Writer) error { _, err := w.Write(sf); return err }); err != nil {
 		return err
 	}
 	mkey := b.postingsLoc + postings.ManifestName
@@ -382,4 +392,13 @@ func (b *builder) writeBucket(ctx context.Context, schema postings.Schema, bucke
 		seq++
 	}
 	return files, keys, bytes, nil
+}
+
+// scan0 is the table assign reads: the whole source, or for an
+// incremental refresh only its new files.
+func scan0(b *builder) *source.Table {
+	if b.scanTable != nil {
+		return b.scanTable
+	}
+	return b.table
 }

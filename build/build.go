@@ -66,7 +66,8 @@ func Create(ctx context.Context, env Env, opts Options) (*Result, error) {
 	} else if !errors.Is(err, catalog.ErrNotFound) {
 		return nil, err
 	}
-	b := &builder{env: env, opts: opts, indexUUID: uuid.New()}
+	b := &builder{env: env, opts: opts, indexUUID: uuid.New(), op: "create"}
+	b.postingsLoc = postings.PostingsLocation(b.indexUUID, 1)
 	defer b.close()
 	res, err := b.run(ctx)
 	if err != nil {
@@ -98,6 +99,17 @@ type builder struct {
 	postingsLoc string
 	manifest    *postings.Manifest
 
+	// Refresh state: the base the successor is built on, the view of new
+	// files an incremental refresh assigns, and the base's postings files
+	// it keeps.
+	op         string // summary operation: create, refresh, refresh-incremental
+	base       *metadata.Metadata
+	baseSnap   *metadata.Snapshot
+	scanTable  *source.Table
+	scanLayout *source.Layout
+	baseFiles  []postings.FileEntry
+	detail     map[string]string // extra summary entries
+
 	committed    *metadata.Metadata
 	committedLoc string
 
@@ -107,17 +119,23 @@ type builder struct {
 	warnings []string
 }
 
+// step is one pipeline stage.
+type step struct {
+	stage string
+	fn    func(context.Context) error
+}
+
 func (b *builder) run(ctx context.Context) (*Result, error) {
-	steps := []struct {
-		stage string
-		fn    func(context.Context) error
-	}{
+	return b.runSteps(ctx, []step{
 		{StageScan, b.scanSource},
 		{StageTrain, b.train},
 		{StageAssign, b.assign},
 		{StageWrite, b.writePostings},
 		{StageCommit, b.commit},
-	}
+	})
+}
+
+func (b *builder) runSteps(ctx context.Context, steps []step) (*Result, error) {
 	for _, s := range steps {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -175,11 +193,14 @@ func (b *builder) cleanup() {
 // scanSource opens the source, checks its schema and contract row by row,
 // and takes the seeded training sample in the same pass.
 func (b *builder) scanSource(ctx context.Context) error {
-	t, canon, err := source.OpenLocation(ctx, b.opts.Source)
-	if err != nil {
-		return err
+	if b.table == nil {
+		t, canon, err := source.OpenLocation(ctx, b.opts.Source)
+		if err != nil {
+			return err
+		}
+		b.table, b.srcLoc = t, canon
 	}
-	b.table, b.srcLoc = t, canon
+	t := b.table
 	l, err := t.Check(ctx, source.Binding{VectorField: b.opts.VectorField, KeyFields: b.opts.KeyFields, Metric: b.opts.Metric})
 	if err != nil {
 		return err
@@ -356,7 +377,7 @@ func (b *builder) snapshot() metadata.Snapshot {
 	c := b.art.Meta
 	return metadata.Snapshot{
 		TimestampMs:        b.opts.Now().UnixMilli(),
-		Summary:            map[string]string{"operation": "create", "source-files": strconv.Itoa(len(b.table.Files()))},
+		Summary:            b.summary(),
 		SourceTable:        b.srcTable(),
 		VectorField:        b.opts.VectorField,
 		SourceKeyFields:    slices.Clone(b.opts.KeyFields),
@@ -381,11 +402,28 @@ func (b *builder) snapshot() metadata.Snapshot {
 	}
 }
 
-// commit writes the first metadata file and registers the index.
+// summary is the new snapshot's provenance.
+func (b *builder) summary() map[string]string {
+	s := map[string]string{
+		"operation":    b.op,
+		"source-files": strconv.Itoa(len(b.table.Files())),
+		"encoding":     b.opts.Encoding,
+	}
+	for k, v := range b.detail {
+		s[k] = v
+	}
+	return s
+}
+
+// commit writes the first metadata file and registers the index, or for a
+// refresh publishes the successor snapshot.
 func (b *builder) commit(ctx context.Context) error {
 	p := b.opts.Progress
 	p.Start(StageCommit, 0)
 	snap := b.snapshot()
+	if b.base != nil {
+		return b.commitSuccessor(ctx, snap)
+	}
 	m, err := metadata.New(b.indexUUID.String(), snap, b.opts.Now().UnixMilli())
 	if err != nil {
 		return fmt.Errorf("build metadata: %w", err)
