@@ -67,7 +67,7 @@ func Create(ctx context.Context, env Env, opts Options) (*Result, error) {
 		return nil, err
 	}
 	b := &builder{env: env, opts: opts, indexUUID: uuid.New(), op: "create"}
-	b.postingsLoc = postings.PostingsLocation(b.indexUUID, 1)
+	b.postingsLoc = postings.PostingsLocation(b.indexUUID, 1, rand.Uint64())
 	defer b.close()
 	res, err := b.run(ctx)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,7 +149,7 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 	b := &builder{
 		env: env, opts: opts, indexUUID: idx, op: "refresh",
 		base: m, baseSnap: snap, table: t, srcLoc: canon,
-		postingsLoc: postings.PostingsLocation(idx, next),
+		postingsLoc: postings.PostingsLocation(idx, next, rand.Uint64()),
 		detail: map[string]string{
 			"refresh":       res.Action,
 			"added-files":   strconv.Itoa(len(res.AddedFiles)),

@@ -79,7 +79,7 @@ func BenchmarkDecodeRowGroup(b *testing.B) {
 func BenchmarkParseManifest(b *testing.B) {
 	m := &Manifest{Encoding: EncodingLVQ8, Dim: 768, KeyTypes: []KeyType{{Kind: KindInt64}}, NList: 4096}
 	for f := range 64 {
-		m.Files = append(m.Files, FileEntry{Path: "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701/ivf_postings/" + BucketFileName(int32(f), 0), Size: 1 << 30, Bucket: int32(f), Rows: 64 * 250, RowGroups: 64})
+		m.Files = append(m.Files, FileEntry{Path: "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701-00000000000000aa/ivf_postings/" + BucketFileName(int32(f), 0), Size: 1 << 30, Bucket: int32(f), Rows: 64 * 250, RowGroups: 64})
 		for g := range 64 {
 			m.RowGroups = append(m.RowGroups, Range{CID: int32(f*64 + g), File: int32(f), RowGroup: int32(g), Offset: 4 + int64(g)*250*800, Length: 250 * 800, Rows: 250, CRC32C: 0xDEADBEEF})
 		}

@@ -49,7 +49,7 @@ func TestRoundTrip(t *testing.T) {
 			counts := map[int32]int{3: 5, 4: 1, 9: 40, 10: 7}
 			rows := testRows(t, s, counts, 1)
 			data, fe := writeBucket(t, s, 0, rows, WriterOptions{MaxRowsPerRowGroup: 16})
-			fe.Path = "indexes/00000000000000000000000000000001/1/ivf_postings/bucket-000000-000.parquet"
+			fe.Path = "indexes/00000000000000000000000000000001/1-00000000000000aa/ivf_postings/bucket-000000-000.parquet"
 			// 40 rows at 16 per group → 3 groups for cid 9
 			if fe.RowGroups != 1+1+3+1 || fe.Rows != 53 {
 				t.Fatalf("row groups %d rows %d", fe.RowGroups, fe.Rows)

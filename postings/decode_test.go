@@ -13,7 +13,7 @@ func fixture(t testing.TB) (Schema, []byte, *Manifest) {
 	s := Schema{Encoding: EncodingLVQ4, Dim: 5, Keys: []KeyType{{Name: "s", Kind: KindString}, {Name: "l", Kind: KindInt64}}}
 	rows := testRows(t, s, map[int32]int{0: 3, 2: 20}, 7)
 	data, fe := writeBucket(t, s, 0, rows, WriterOptions{MaxRowsPerRowGroup: 8})
-	fe.Path = "indexes/00000000000000000000000000000001/1/ivf_postings/bucket-000000-000.parquet"
+	fe.Path = "indexes/00000000000000000000000000000001/1-00000000000000aa/ivf_postings/bucket-000000-000.parquet"
 	m, err := NewManifest(s, 4, []FileEntry{fe})
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ func goldenFile(t *testing.T) (Schema, []byte, []byte, map[int32][]Row) {
 	s := Schema{Encoding: EncodingLVQ8, Dim: 4, Keys: []KeyType{{Name: "id", Kind: KindInt64}}}
 	rows := testRows(t, s, map[int32]int{2: 3, 3: 2}, 42)
 	data, fe := writeBucket(t, s, 1, rows, WriterOptions{})
-	fe.Path = "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701/ivf_postings/" + BucketFileName(1, 0)
+	fe.Path = "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701-00000000000000aa/ivf_postings/" + BucketFileName(1, 0)
 	m, err := NewManifest(s, 4, []FileEntry{fe})
 	if err != nil {
 		t.Fatal(err)

@@ -1,11 +1,8 @@
 package postings
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"path"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -53,10 +50,13 @@ func CentroidMetadataLocation(artifact uuid.UUID) string {
 	return "metadata/" + artifact.String() + "/v1.metadata.json"
 }
 
-// PostingsLocation is the ivf_postings folder of one snapshot:
-// "indexes/<index-uuid, 32 hex>/<snapshot-id>/ivf_postings/".
-func PostingsLocation(index uuid.UUID, snapshotID int64) string {
-	return "indexes/" + hex32(index) + "/" + strconv.FormatInt(snapshotID, 10) + "/ivf_postings/"
+// PostingsLocation is the ivf_postings folder written for one snapshot:
+// "indexes/<index-uuid, 32 hex>/<snapshot-id>-<write-id, 16 hex>/ivf_postings/".
+// The random write id makes the folder unique to one writer, so that two
+// writers racing to publish the same snapshot-id never write into the same
+// folder (only one of them commits; the other's folder is an orphan).
+func PostingsLocation(index uuid.UUID, snapshotID int64, writeID uint64) string {
+	return fmt.Sprintf("indexes/%s/%d-%016x/ivf_postings/", hex32(index), snapshotID, writeID)
 }
 
 // BucketFileName names the seq-th postings file of root bucket:
@@ -71,8 +71,8 @@ func BucketFileName(bucket int32, seq int) string {
 func indexFolder(loc string) (string, error) {
 	parts := strings.Split(loc, "/")
 	if location.Check(loc) != nil || len(parts) != 5 || parts[0] != "indexes" || !isHex32(parts[1]) ||
-		!isSnapshotID(parts[2]) || parts[3] != "ivf_postings" || parts[4] != "" {
-		return "", errorf(ErrProperties, "ivf_postings location", "%q is not indexes/<index-uuid, 32 lowercase hex>/<snapshot-id>/ivf_postings/", loc)
+		!isWriteFolder(parts[2]) || parts[3] != "ivf_postings" || parts[4] != "" {
+		return "", errorf(ErrProperties, "ivf_postings location", "%q is not indexes/<index-uuid, 32 lowercase hex>/<snapshot-id>-<write-id, 16 lowercase hex>/ivf_postings/", loc)
 	}
 	return "indexes/" + parts[1] + "/", nil
 }
@@ -89,6 +89,20 @@ func isHex32(s string) bool {
 	return s != strings.Repeat("0", 32)
 }
 
+// isWriteFolder reports whether s is "<snapshot-id>-<16 lowercase hex>".
+func isWriteFolder(s string) bool {
+	id, w, ok := strings.Cut(s, "-")
+	if !ok || len(w) != 16 || !isSnapshotID(id) {
+		return false
+	}
+	for _, c := range w {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 func isSnapshotID(s string) bool {
 	n, err := strconv.ParseInt(s, 10, 64)
 	return err == nil && n > 0 && strconv.FormatInt(n, 10) == s
@@ -98,7 +112,7 @@ func isSnapshotID(s string) bool {
 // index provider (profile "Index-table definitions"): definition-version 1
 // and exactly one property, location, of the shape the role requires.
 // ivf_centroids: "indexes/<32 hex>/1/ivf_centroids/"; ivf_postings:
-// "indexes/<32 hex>/<snapshot-id>/ivf_postings/". For ivf_postings with a
+// "indexes/<32 hex>/<snapshot-id>-<write-id>/ivf_postings/". For ivf_postings with a
 // non-zero index UUID the hex must be that UUID's.
 func CheckIndexTable(role string, definitionVersion int32, props map[string]string, index uuid.UUID) error {
 	where := "index-tables." + role
@@ -117,7 +131,7 @@ func CheckIndexTable(role string, definitionVersion int32, props map[string]stri
 		}
 	case "ivf_postings":
 		if _, err := indexFolder(loc); err != nil {
-			return errorf(ErrProperties, where+".properties.location", "%q is not indexes/<index-uuid, 32 lowercase hex>/<snapshot-id>/ivf_postings/", loc)
+			return errorf(ErrProperties, where+".properties.location", "%q is not indexes/<index-uuid, 32 lowercase hex>/<snapshot-id>-<write-id>/ivf_postings/", loc)
 		}
 		if index != uuid.Nil && parts[1] != hex32(index) {
 			return errorf(ErrProperties, where+".properties.location", "%q is not in the folder of index %s", loc, index)
@@ -134,58 +148,11 @@ func RootsLocationFor(centroids string) string {
 	return strings.TrimSuffix(centroids, "ivf_centroids/") + "ivf_roots/"
 }
 
-// SourceFile is one data file of a parquet source table, as listed under
-// its location.
-type SourceFile struct {
-	// Key is the file's location relative to the table location.
-	Key string
-	// Size is its length in bytes.
-	Size int64
-	// ETag is the storage's content version (storage.Info.ETag).
-	ETag string
-}
-
-// IsSourceDataFile reports whether a key (relative to the source location)
-// is a data file of a parquet source table: it ends in ".parquet" and no
-// path segment starts with "_" or "." (Spark/Hive markers, checksums and
-// hidden files).
-func IsSourceDataFile(rel string) bool {
-	if !strings.HasSuffix(rel, ".parquet") {
-		return false
-	}
-	for _, seg := range strings.Split(rel, "/") {
-		if seg == "" || seg[0] == '_' || seg[0] == '.' {
-			return false
-		}
-	}
-	return true
-}
-
-// TableIdentity computes the table-identity property of a parquet source:
-// "sha256:" and the lowercase hex SHA-256 of the lines
-// "<key>\t<size>\t<etag>\n", one per data file in ascending byte order of
-// key. Any added, removed, renamed, resized or rewritten file changes it.
-// Keys must be unique and free of tab and newline.
-func TableIdentity(files []SourceFile) (string, error) {
-	fs := slices.Clone(files)
-	slices.SortFunc(fs, func(a, b SourceFile) int { return strings.Compare(a.Key, b.Key) })
-	h := sha256.New()
-	for i, f := range fs {
-		if f.Key == "" || strings.ContainsAny(f.Key, "\t\n") || strings.ContainsAny(f.ETag, "\t\n") || f.Size < 0 {
-			return "", errorf(ErrProperties, "source file "+strconv.Quote(f.Key), "key, size or etag unusable in a table identity")
-		}
-		if i > 0 && fs[i-1].Key == f.Key {
-			return "", errorf(ErrProperties, "source file "+strconv.Quote(f.Key), "listed twice")
-		}
-		fmt.Fprintf(h, "%s\t%d\t%s\n", f.Key, f.Size, f.ETag)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // CheckSourceProperties validates the properties of a parquet source
 // table-definition: exactly definition-version "1", a non-empty location
-// ending in "/" (a folder: warehouse-relative, an absolute local path, or
-// an s3:// URL) and a table-identity of the TableIdentity form.
+// (a Parquet file, or a folder ending in "/": an absolute local path or an
+// s3:// URL) without NUL, TAB or newline, and a table-identity of the form
+// "sha256:" and 64 lowercase hex digits (the recipe is source.Table.Identity).
 func CheckSourceProperties(props map[string]string) error {
 	const where = "source-table.properties"
 	for k := range props {
@@ -199,8 +166,8 @@ func CheckSourceProperties(props map[string]string) error {
 		return errorf(ErrProperties, where+".definition-version", "%q, want \"1\"", v)
 	}
 	loc := props["location"]
-	if loc == "" || !strings.HasSuffix(loc, "/") || strings.ContainsAny(loc, "\x00\n\t") || path.Clean(strings.TrimPrefix(loc, "s3://"))+"/" != strings.TrimPrefix(loc, "s3://") && loc != "/" {
-		return errorf(ErrProperties, where+".location", "%q is not a clean folder location ending in '/'", loc)
+	if loc == "" || strings.ContainsAny(loc, "\x00\n\t") {
+		return errorf(ErrProperties, where+".location", "%q is empty or holds NUL, TAB or newline", loc)
 	}
 	id := props["table-identity"]
 	if h, ok := strings.CutPrefix(id, "sha256:"); !ok || len(h) != 64 || strings.ToLower(h) != h {

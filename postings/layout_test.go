@@ -2,6 +2,7 @@ package postings
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -15,7 +16,7 @@ func TestLayoutNames(t *testing.T) {
 		CentroidsLocation(art):                   "indexes/fe985f6d35924385a1ca71347057a210/1/ivf_centroids/",
 		RootsLocation(art):                       "indexes/fe985f6d35924385a1ca71347057a210/1/ivf_roots/",
 		CentroidMetadataLocation(art):            "metadata/fe985f6d-3592-4385-a1ca-71347057a210/v1.metadata.json",
-		PostingsLocation(idx, 701):               "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701/ivf_postings/",
+		PostingsLocation(idx, 701, 0xaa):         "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701-00000000000000aa/ivf_postings/",
 		BucketFileName(3, 0):                     "bucket-000003-000.parquet",
 		BucketFileName(1234567, 1000):            "bucket-1234567-1000.parquet",
 		RootsLocationFor(CentroidsLocation(art)): RootsLocation(art),
@@ -33,7 +34,7 @@ func TestCheckIndexTable(t *testing.T) {
 	idx := uuid.MustParse("2f1c7f5e-3c43-4a44-8f2a-cf560c4db8d1")
 	good := map[string]string{
 		"ivf_centroids": "indexes/fe985f6d35924385a1ca71347057a210/1/ivf_centroids/",
-		"ivf_postings":  "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701/ivf_postings/",
+		"ivf_postings":  "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701-00000000000000aa/ivf_postings/",
 	}
 	for role, loc := range good {
 		if err := CheckIndexTable(role, 1, map[string]string{"location": loc}, idx); err != nil {
@@ -48,11 +49,14 @@ func TestCheckIndexTable(t *testing.T) {
 		{"version 2", "ivf_postings", 2, map[string]string{"location": good["ivf_postings"]}},
 		{"no location", "ivf_postings", 1, map[string]string{}},
 		{"extra property", "ivf_postings", 1, map[string]string{"location": good["ivf_postings"], "x": "y"}},
-		{"no trailing slash", "ivf_postings", 1, map[string]string{"location": "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701/ivf_postings"}},
-		{"other index", "ivf_postings", 1, map[string]string{"location": "indexes/2f1c7f5e3c434a448f2acf560c4db8d2/701/ivf_postings/"}},
+		{"no trailing slash", "ivf_postings", 1, map[string]string{"location": "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701-00000000000000aa/ivf_postings"}},
+		{"other index", "ivf_postings", 1, map[string]string{"location": "indexes/2f1c7f5e3c434a448f2acf560c4db8d2/701-00000000000000aa/ivf_postings/"}},
 		{"dashed uuid", "ivf_postings", 1, map[string]string{"location": "indexes/2f1c7f5e-3c43-4a44-8f2a-cf560c4db8d1/701/ivf_postings/"}},
-		{"snapshot 0", "ivf_postings", 1, map[string]string{"location": "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/0/ivf_postings/"}},
-		{"snapshot leading zero", "ivf_postings", 1, map[string]string{"location": "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/0701/ivf_postings/"}},
+		{"snapshot 0", "ivf_postings", 1, map[string]string{"location": "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/0-00000000000000aa/ivf_postings/"}},
+		{"snapshot leading zero", "ivf_postings", 1, map[string]string{"location": "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/0701-00000000000000aa/ivf_postings/"}},
+		{"no write id", "ivf_postings", 1, map[string]string{"location": "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701/ivf_postings/"}},
+		{"short write id", "ivf_postings", 1, map[string]string{"location": "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701-00aa/ivf_postings/"}},
+		{"upper-case write id", "ivf_postings", 1, map[string]string{"location": "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701-00000000000000AA/ivf_postings/"}},
 		{"centroids version 2", "ivf_centroids", 1, map[string]string{"location": "indexes/fe985f6d35924385a1ca71347057a210/2/ivf_centroids/"}},
 		{"centroids uppercase", "ivf_centroids", 1, map[string]string{"location": "indexes/FE985F6D35924385A1CA71347057A210/1/ivf_centroids/"}},
 		{"unknown role", "ivf_roots", 1, map[string]string{"location": good["ivf_centroids"]}},
@@ -66,45 +70,22 @@ func TestCheckIndexTable(t *testing.T) {
 	}
 }
 
-func TestTableIdentity(t *testing.T) {
-	files := []SourceFile{{"b.parquet", 10, "e1"}, {"a/x.parquet", 20, "e2"}}
-	id, err := TableIdentity(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// order of the listing does not matter
-	if id2, _ := TableIdentity([]SourceFile{files[1], files[0]}); id2 != id {
-		t.Fatal("identity depends on listing order")
-	}
-	// any change to a file changes it
-	for _, changed := range [][]SourceFile{
-		{{"b.parquet", 11, "e1"}, files[1]},
-		{{"b.parquet", 10, "e9"}, files[1]},
-		{{"c.parquet", 10, "e1"}, files[1]},
-		{files[0]},
-		{files[0], files[1], {"d.parquet", 1, "e"}},
-	} {
-		if got, _ := TableIdentity(changed); got == id {
-			t.Fatalf("identity unchanged for %v", changed)
+func TestCheckSourceProperties(t *testing.T) {
+	id := "sha256:" + strings.Repeat("ab", 32)
+	for _, loc := range []string{"s3://bucket/docs/", "s3://bucket/docs/part-0.parquet", "/data/vectors.parquet", "/data/"} {
+		props := map[string]string{"definition-version": "1", "location": loc, "table-identity": id}
+		if err := CheckSourceProperties(props); err != nil {
+			t.Fatalf("%s: %v", loc, err)
 		}
 	}
-	if _, err := TableIdentity([]SourceFile{files[0], files[0]}); err == nil {
-		t.Fatal("duplicate file accepted")
-	}
-	// the empty listing has the SHA-256 of nothing
-	if got, _ := TableIdentity(nil); got != "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
-		t.Fatalf("empty identity %s", got)
-	}
 	props := map[string]string{"definition-version": "1", "location": "s3://bucket/docs/", "table-identity": id}
-	if err := CheckSourceProperties(props); err != nil {
-		t.Fatal(err)
-	}
 	for name, mut := range map[string]func(map[string]string){
-		"version":      func(p map[string]string) { p["definition-version"] = "2" },
-		"no slash":     func(p map[string]string) { p["location"] = "s3://bucket/docs" },
-		"unclean":      func(p map[string]string) { p["location"] = "s3://bucket/../docs/" },
-		"identity":     func(p map[string]string) { p["table-identity"] = "s3://bucket/docs/" },
-		"unknown prop": func(p map[string]string) { p["secret"] = "x" },
+		"version":        func(p map[string]string) { p["definition-version"] = "2" },
+		"empty location": func(p map[string]string) { p["location"] = "" },
+		"newline":        func(p map[string]string) { p["location"] = "s3://bucket/do\ncs/" },
+		"identity":       func(p map[string]string) { p["table-identity"] = "s3://bucket/docs/" },
+		"upper hex":      func(p map[string]string) { p["table-identity"] = "sha256:" + strings.Repeat("AB", 32) },
+		"unknown prop":   func(p map[string]string) { p["secret"] = "x" },
 	} {
 		p := map[string]string{}
 		for k, v := range props {
@@ -113,11 +94,6 @@ func TestTableIdentity(t *testing.T) {
 		mut(p)
 		if err := CheckSourceProperties(p); !errors.Is(err, ErrProperties) {
 			t.Fatalf("%s: got %v", name, err)
-		}
-	}
-	for rel, want := range map[string]bool{"a.parquet": true, "y=1/a.parquet": true, "_SUCCESS": false, "_tmp/a.parquet": false, ".a.parquet": false, "a.parquet.crc": false, "a.csv": false} {
-		if IsSourceDataFile(rel) != want {
-			t.Errorf("IsSourceDataFile(%q) != %v", rel, want)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func (m *Manifest) CheckRoots(offsets []int32) error {
 }
 
 // CheckLocation checks every file path against the table location loc (the
-// ivf_postings properties.location, "indexes/<uuid32>/<snapshot-id>/ivf_postings/"):
+// ivf_postings properties.location, "indexes/<uuid32>/<snapshot-id>-<write-id>/ivf_postings/"):
 // each path must lie in the same index folder "indexes/<uuid32>/", so that
 // a later snapshot can reuse an earlier snapshot's files but no index can
 // reach another's.

@@ -98,10 +98,10 @@ func TestParseManifestValid(t *testing.T) {
 	if err := m.CheckRoots([]int32{0, 3, 9}); err == nil {
 		t.Fatal("CheckRoots with 9 leaves for nlist 8 passed")
 	}
-	if err := m.CheckLocation("indexes/2f1c7f5e3c434a448f2acf560c4db8d1/702/ivf_postings/"); err != nil {
+	if err := m.CheckLocation("indexes/2f1c7f5e3c434a448f2acf560c4db8d1/702-00000000000000aa/ivf_postings/"); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.CheckLocation("indexes/2f1c7f5e3c434a448f2acf560c4db8d2/701/ivf_postings/"); err == nil {
+	if err := m.CheckLocation("indexes/2f1c7f5e3c434a448f2acf560c4db8d2/701-00000000000000aa/ivf_postings/"); err == nil {
 		t.Fatal("CheckLocation accepted files of another index")
 	}
 	if err := m.CheckSchema(Schema{Encoding: EncodingLVQ8, Dim: 4, Keys: []KeyType{{Name: "id", Kind: KindInt64}}}); err != nil {
@@ -180,13 +180,13 @@ func TestManifestCIDAcrossFiles(t *testing.T) {
 	rows := testRows(t, s, map[int32]int{1: 5, 2: 3}, 4)
 	dataA, a := writeBucket(t, s, 0, map[int32][]Row{1: rows[1][:3], 2: rows[2]}, WriterOptions{})
 	dataB, b := writeBucket(t, s, 0, map[int32][]Row{1: rows[1][3:]}, WriterOptions{})
-	a.Path = "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701/ivf_postings/bucket-000000-000.parquet"
-	b.Path = "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/702/ivf_postings/bucket-000000-000.parquet"
+	a.Path = "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701-00000000000000aa/ivf_postings/bucket-000000-000.parquet"
+	b.Path = "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/702-00000000000000aa/ivf_postings/bucket-000000-000.parquet"
 	m, err := NewManifest(s, 3, []FileEntry{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.CheckLocation("indexes/2f1c7f5e3c434a448f2acf560c4db8d1/702/ivf_postings/"); err != nil {
+	if err := m.CheckLocation("indexes/2f1c7f5e3c434a448f2acf560c4db8d1/702-00000000000000aa/ivf_postings/"); err != nil {
 		t.Fatal(err)
 	}
 	data, err := m.Marshal()
