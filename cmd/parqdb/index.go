@@ -25,8 +25,14 @@ func newIndexCmd(g *globals) *cobra.Command {
 		Short: "Create, inspect and list indexes",
 	}
 	cmd.AddCommand(newIndexCreateCmd(g), newIndexDescribeCmd(g), newIndexListCmd(g))
+	for _, add := range indexSubcommands {
+		cmd.AddCommand(add(g))
+	}
 	return cmd
 }
+
+// indexSubcommands registers `parqdb index …` subcommands from other files.
+var indexSubcommands []func(*globals) *cobra.Command
 
 func newIndexCreateCmd(g *globals) *cobra.Command {
 	var o build.Options
