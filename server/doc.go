@@ -1,0 +1,22 @@
+// Package server is ParqDB's network front end: an HTTP JSON API (and,
+// built with -tags duckdb,duckdb_arrow, Arrow Flight SQL in
+// server/flightsql) over the search pipeline in package query. It holds no
+// index logic and no state beyond caches, so any number of replicas can
+// serve the same warehouse and catalog.
+//
+// The pieces, in request order:
+//
+//   - auth.go: bearer-token check (constant time) and the loopback rule:
+//     a listener on a non-loopback address needs a token.
+//   - http.go: routes, JSON errors with stable codes (errors.go), limits
+//     (limits.go), access logs (log/slog) and Prometheus metrics
+//     (metrics.go).
+//   - request.go: decoding and validating a search request.
+//   - pool.go: the opened indexes. Pool opens an index on first use, polls
+//     the catalog for newly committed snapshots, opens a new snapshot in the
+//     background while the old one keeps serving, swaps them atomically
+//     and closes the old one when its last in-flight request ends.
+//
+// The OpenAPI document, openapi.yaml, is embedded and served at
+// /openapi.yaml; docs/serve.md describes operations.
+package server

@@ -1,0 +1,478 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/storage"
+)
+
+// Config configures a Server. Env is required; every other field has a
+// documented default.
+type Config struct {
+	// Env is the warehouse and catalog served.
+	Env query.Env
+	// Token, when set, is required on every route except /healthz,
+	// /readyz and /openapi.yaml.
+	Token Token
+	// Limits bound requests (zero fields: DefaultLimits).
+	Limits Limits
+	// Pool tunes the opened indexes and their refresh.
+	Pool PoolOptions
+	// Logger receives access and event logs (default slog.Default()).
+	// Logs never contain tokens or catalog credentials.
+	Logger *slog.Logger
+	// ShutdownTimeout bounds the graceful shutdown of Serve (default 30 s).
+	ShutdownTimeout time.Duration
+	// Preload opens every index of the catalog when Serve starts; /readyz
+	// answers 503 until that is done.
+	Preload bool
+}
+
+// Server serves the HTTP JSON API. It is safe for concurrent use; one
+// Server may Serve several listeners.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	pool    *Pool
+	metrics *metrics
+	handler http.Handler
+	ready   atomic.Bool
+
+	catCheck struct {
+		sync.Mutex
+		at  time.Time
+		err error
+	}
+}
+
+// New returns a server over cfg.Env. The server owns its Pool; Close
+// releases it.
+func New(cfg Config) (*Server, error) {
+	if cfg.Env.Warehouse == nil || cfg.Env.Catalog == nil {
+		return nil, errors.New("server: Config.Env needs a warehouse and a catalog")
+	}
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.ShutdownTimeout == 0 {
+		cfg.ShutdownTimeout = 30 * time.Second
+	}
+	wh, st := storage.WithStats(cfg.Env.Warehouse)
+	env := query.Env{Warehouse: wh, Catalog: cfg.Env.Catalog}
+	if cfg.Pool.Logger == nil {
+		cfg.Pool.Logger = cfg.Logger
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, pool: NewPool(env, cfg.Pool)}
+	s.metrics = newMetrics(s.pool, st)
+	s.handler = http.HandlerFunc(s.serveHTTP)
+	s.ready.Store(!cfg.Preload)
+	return s, nil
+}
+
+// Pool returns the server's pool, shared with the Flight SQL front end.
+func (s *Server) Pool() *Pool { return s.pool }
+
+// Limits returns the server's effective limits.
+func (s *Server) Limits() Limits { return s.cfg.Limits }
+
+// Token returns the server's token.
+func (s *Server) Token() Token { return s.cfg.Token }
+
+// Logger returns the server's logger.
+func (s *Server) Logger() *slog.Logger { return s.log }
+
+// ObserveSQL records one SQL statement for /metrics: its outcome code
+// ("ok" or an error code) and duration.
+func (s *Server) ObserveSQL(code string, d time.Duration) {
+	s.metrics.SQL.WithLabelValues(code).Inc()
+	s.metrics.SQLLatency.Observe(d.Seconds())
+}
+
+// ObserveSearch records the work of searches made outside the HTTP API
+// (the SQL table function).
+func (s *Server) ObserveSearch(index string, results []*query.Result) {
+	s.metrics.observeSearch(index, results)
+}
+
+// Handler returns the HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve serves HTTP on ln and polls the catalog until ctx ends, then shuts
+// down gracefully: it stops accepting, lets in-flight requests finish
+// (up to ShutdownTimeout) and returns. It does not close the pool.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       s.cfg.Limits.Timeout + 10*time.Second,
+		WriteTimeout:      s.cfg.Limits.Timeout + 30*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	go s.pool.Run(ctx)
+	if s.cfg.Preload {
+		go func() {
+			if err := s.pool.Preload(ctx); err != nil {
+				s.log.Warn("preload", "err", err)
+			}
+			s.ready.Store(true)
+		}()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	s.log.Info("serving HTTP", "addr", ln.Addr().String(), "catalog", s.cfg.Env.Catalog.String(),
+		"warehouse", s.cfg.Env.Warehouse.String(), "token", s.cfg.Token.Set())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.ready.Store(false)
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	<-errc
+	s.log.Info("HTTP stopped", "addr", ln.Addr().String())
+	return err
+}
+
+// Close releases the pool (snapshots still in use close when released).
+func (s *Server) Close() error { return s.pool.Close() }
+
+// route is a matched request: its label for metrics and its handler.
+type route struct {
+	label  string
+	public bool // no token needed
+	method string
+	fn     func(w http.ResponseWriter, r *http.Request, name string) error
+}
+
+func (s *Server) match(path string) (route, string, bool) {
+	switch path {
+	case "/healthz":
+		return route{"/healthz", true, http.MethodGet, s.health}, "", true
+	case "/readyz":
+		return route{"/readyz", true, http.MethodGet, s.readiness}, "", true
+	case "/openapi.yaml":
+		return route{"/openapi.yaml", true, http.MethodGet, s.openapi}, "", true
+	case "/metrics":
+		return route{"/metrics", false, http.MethodGet, s.promMetrics}, "", true
+	case "/v1/indexes", "/v1/indexes/":
+		return route{"/v1/indexes", false, http.MethodGet, s.listIndexes}, "", true
+	}
+	rest, ok := strings.CutPrefix(path, "/v1/indexes/")
+	if !ok {
+		return route{}, "", false
+	}
+	name, action, _ := strings.Cut(rest, "/")
+	switch action {
+	case "":
+		return route{"/v1/indexes/{name}", false, http.MethodGet, s.describe}, name, true
+	case "search":
+		return route{"/v1/indexes/{name}/search", false, http.MethodPost, s.search}, name, true
+	}
+	return route{}, "", false
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := newRequestID()
+	sw := &statusWriter{ResponseWriter: w}
+	sw.Header().Set("X-Request-Id", id)
+	rt, name, ok := s.match(r.URL.Path)
+	label := rt.label
+	var err error
+	switch {
+	case !ok:
+		label = "other"
+		err = errorf(http.StatusNotFound, CodeNotFound, "no route %s; see /openapi.yaml", r.URL.Path)
+	case !rt.public && !s.authorized(r):
+		sw.Header().Set("WWW-Authenticate", `Bearer realm="parqdb"`)
+		err = errorf(http.StatusUnauthorized, CodeUnauthenticated, "missing or wrong bearer token")
+	case r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead):
+		sw.Header().Set("Allow", rt.method)
+		err = errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s takes %s, not %s", rt.label, rt.method, r.Method)
+	default:
+		err = rt.fn(sw, r, name)
+	}
+	var ae *Error
+	if err != nil {
+		ae = AsError(err)
+		if sw.status == 0 {
+			writeError(sw, ae)
+		}
+	}
+	d := time.Since(start)
+	status := sw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	s.metrics.requests.WithLabelValues(label, r.Method, fmt.Sprint(status)).Inc()
+	s.metrics.latency.WithLabelValues(label).Observe(d.Seconds())
+	attrs := []any{"id", id, "method", r.Method, "route", label, "status", status,
+		"ms", float64(d.Microseconds()) / 1000, "bytes", sw.bytes, "remote", r.RemoteAddr}
+	if name != "" {
+		attrs = append(attrs, "index", name)
+	}
+	switch {
+	case ae != nil && ae.Status >= 500:
+		s.log.Error("request", append(attrs, "code", ae.Code, "err", errText(ae))...)
+	case ae != nil:
+		s.log.Info("request", append(attrs, "code", ae.Code, "err", ae.Message)...)
+	case label == "/healthz" || label == "/readyz" || label == "/metrics":
+		s.log.Debug("request", attrs...)
+	default:
+		s.log.Info("request", attrs...)
+	}
+}
+
+func errText(e *Error) string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return e.Message
+}
+
+// errorBody is the JSON shape of every error answer.
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, e *Error) {
+	var b errorBody
+	b.Error.Code, b.Error.Message = e.Code, e.Message
+	writeJSON(w, e.Status, b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request, _ string) error {
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readiness answers 200 when the preload (if any) is done, the server is
+// not shutting down and the catalog answered a List within 2 s (checked
+// at most once a second).
+func (s *Server) readiness(w http.ResponseWriter, r *http.Request, _ string) error {
+	if !s.ready.Load() {
+		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "not ready: loading indexes or shutting down")
+	}
+	s.catCheck.Lock()
+	if time.Since(s.catCheck.at) > time.Second {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		_, s.catCheck.err = s.cfg.Env.Catalog.List(ctx)
+		cancel()
+		s.catCheck.at = time.Now()
+	}
+	err := s.catCheck.err
+	s.catCheck.Unlock()
+	if err != nil {
+		return &Error{http.StatusServiceUnavailable, CodeUnavailable, "catalog unreachable: " + err.Error(), err}
+	}
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request, _ string) error {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, err := w.Write(OpenAPI)
+	return err
+}
+
+func (s *Server) promMetrics(w http.ResponseWriter, r *http.Request, _ string) error {
+	promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	return nil
+}
+
+// IndexSummary is one entry of GET /v1/indexes.
+type IndexSummary struct {
+	Name string `json:"name"`
+}
+
+func (s *Server) listIndexes(w http.ResponseWriter, r *http.Request, _ string) error {
+	names, err := s.cfg.Env.Catalog.List(r.Context())
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Indexes []IndexSummary `json:"indexes"`
+	}{Indexes: make([]IndexSummary, len(names))}
+	for i, n := range names {
+		out.Indexes[i] = IndexSummary{Name: n}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// IndexDescription is the answer of GET /v1/indexes/{name}.
+type IndexDescription struct {
+	Name              string            `json:"name"`
+	IndexUUID         string            `json:"index_uuid"`
+	MetadataLocation  string            `json:"metadata_location"`
+	CurrentSnapshotID int64             `json:"current_snapshot_id"`
+	Metric            string            `json:"metric"`
+	Dimension         int               `json:"dimension"`
+	NList             int               `json:"nlist"`
+	Encoding          string            `json:"encoding"`
+	VectorField       string            `json:"vector_field"`
+	KeyFields         []string          `json:"key_fields"`
+	IndexedRows       int64             `json:"indexed_rows"`
+	Columns           []string          `json:"columns"`
+	Source            map[string]string `json:"source"`
+	Snapshots         []SnapshotSummary `json:"snapshots"`
+}
+
+// SnapshotSummary describes one retained snapshot.
+type SnapshotSummary struct {
+	SnapshotID  int64 `json:"snapshot_id"`
+	TimestampMS int64 `json:"timestamp_ms"`
+	IndexedRows int64 `json:"indexed_rows"`
+}
+
+// Describe returns the description of the served snapshot of an index.
+func Describe(ix *query.Index) IndexDescription {
+	m, loc := ix.Metadata()
+	snap := ix.Snapshot()
+	d := IndexDescription{
+		Name: ix.Name(), IndexUUID: m.IndexUUID, MetadataLocation: loc, CurrentSnapshotID: snap.SnapshotID,
+		Metric: snap.Metric, Dimension: ix.Dim(), NList: ix.NList(), VectorField: snap.VectorField,
+		KeyFields: snap.SourceKeyFields, IndexedRows: snap.IndexedRows, Columns: ix.Columns(),
+		Source: map[string]string{"provider": snap.SourceTable.Provider, "location": snap.SourceTable.Properties["location"]},
+	}
+	if p, err := snap.IVF(); err == nil {
+		d.Encoding = p.PostingEncoding
+	}
+	for _, sn := range m.Snapshots {
+		d.Snapshots = append(d.Snapshots, SnapshotSummary{sn.SnapshotID, sn.TimestampMs, sn.IndexedRows})
+	}
+	return d
+}
+
+func (s *Server) describe(w http.ResponseWriter, r *http.Request, name string) error {
+	l, err := s.pool.Acquire(r.Context(), name, 0)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	return writeJSON(w, http.StatusOK, Describe(l.Index()))
+}
+
+func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) error {
+	var req SearchRequest
+	if err := decodeJSON(w, r, s.cfg.Limits.MaxBodyBytes, &req); err != nil {
+		return err
+	}
+	plan, err := req.plan(s.cfg.Limits)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), plan.timeout)
+	defer cancel()
+	resp, err := s.runSearch(ctx, name, plan)
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return &Error{http.StatusRequestTimeout, CodeTimeout, fmt.Sprintf("the search took longer than %v", plan.timeout), err}
+		}
+		return err
+	}
+	return writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) runSearch(ctx context.Context, name string, plan *searchPlan) (*SearchResponse, error) {
+	l, err := s.pool.Acquire(ctx, name, plan.snapshot)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	ix := l.Index()
+	if err := plan.checkColumns(ix); err != nil {
+		return nil, err
+	}
+	var qs [][]float32
+	if plan.key != nil {
+		vals, err := ix.ParseKey(plan.key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := ix.VectorOf(ctx, vals)
+		if err != nil {
+			return nil, err
+		}
+		qs = [][]float32{v}
+	} else if qs, err = plan.queryVectors(ix); err != nil {
+		return nil, err
+	}
+	results, err := ix.SearchBatch(ctx, qs, plan.opts, min(len(qs), runtime.GOMAXPROCS(0)))
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.observeSearch(name, results)
+	resp := newSearchResponse(ix, results)
+	if resp.Columns == nil {
+		resp.Columns = []string{metadata.ReservedField}
+	}
+	return resp, nil
+}

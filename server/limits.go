@@ -1,0 +1,114 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/parqdb/parqdb/query"
+)
+
+// Limits bound what one request may ask for. Requests beyond a limit get
+// a 4xx answer (body_too_large, out_of_range) before any search work.
+type Limits struct {
+	// MaxBodyBytes bounds a request body (default 8 MiB).
+	MaxBodyBytes int64
+	// MaxK bounds k (default 1000, at most query.MaxK).
+	MaxK int
+	// MaxNProbe bounds nprobe (default 4096).
+	MaxNProbe int
+	// MaxRefine bounds refine (default query.MaxRefine).
+	MaxRefine int
+	// MaxBatch bounds the number of query vectors in one request
+	// (default 256).
+	MaxBatch int
+	// Timeout is the default and greatest time one search request may
+	// take (default 30 s); a request may ask for less with timeout_ms.
+	Timeout time.Duration
+}
+
+// DefaultLimits are the limits a zero Limits field selects.
+var DefaultLimits = Limits{
+	MaxBodyBytes: 8 << 20,
+	MaxK:         1000,
+	MaxNProbe:    4096,
+	MaxRefine:    query.MaxRefine,
+	MaxBatch:     256,
+	Timeout:      30 * time.Second,
+}
+
+// withDefaults fills zero fields from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxBodyBytes == 0 {
+		l.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if l.MaxK == 0 {
+		l.MaxK = d.MaxK
+	}
+	if l.MaxNProbe == 0 {
+		l.MaxNProbe = d.MaxNProbe
+	}
+	if l.MaxRefine == 0 {
+		l.MaxRefine = d.MaxRefine
+	}
+	if l.MaxBatch == 0 {
+		l.MaxBatch = d.MaxBatch
+	}
+	if l.Timeout == 0 {
+		l.Timeout = d.Timeout
+	}
+	return l
+}
+
+// Validate reports every bad field at once.
+func (l Limits) Validate() error {
+	var errs []error
+	if l.MaxBodyBytes < 0 {
+		errs = append(errs, fmt.Errorf("limits: MaxBodyBytes %d is negative", l.MaxBodyBytes))
+	}
+	if l.MaxK < 0 || l.MaxK > query.MaxK {
+		errs = append(errs, fmt.Errorf("limits: MaxK %d is outside [0, %d]", l.MaxK, query.MaxK))
+	}
+	if l.MaxNProbe < 0 {
+		errs = append(errs, fmt.Errorf("limits: MaxNProbe %d is negative", l.MaxNProbe))
+	}
+	if l.MaxRefine < 0 || l.MaxRefine > query.MaxRefine {
+		errs = append(errs, fmt.Errorf("limits: MaxRefine %d is outside [0, %d]", l.MaxRefine, query.MaxRefine))
+	}
+	if l.MaxBatch < 0 {
+		errs = append(errs, fmt.Errorf("limits: MaxBatch %d is negative", l.MaxBatch))
+	}
+	if l.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("limits: Timeout %v is negative", l.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckOptions checks k, nprobe and refine against the limits, with the
+// API's defaults (k 10, nprobe 8) for nil values. It is shared by the
+// HTTP API and the SQL table function.
+func (l Limits) CheckOptions(k, nprobe, refine *int) (query.Options, error) {
+	l = l.withDefaults()
+	opts := query.Options{K: 10, NProbe: 8}
+	if k != nil {
+		if *k < 1 || *k > l.MaxK {
+			return opts, errorf(http.StatusBadRequest, CodeOutOfRange, "k = %d is outside [1, %d]", *k, l.MaxK)
+		}
+		opts.K = *k
+	}
+	if nprobe != nil {
+		if *nprobe < 1 || *nprobe > l.MaxNProbe {
+			return opts, errorf(http.StatusBadRequest, CodeOutOfRange, "nprobe = %d is outside [1, %d]", *nprobe, l.MaxNProbe)
+		}
+		opts.NProbe = *nprobe
+	}
+	if refine != nil {
+		if *refine < 0 || *refine > l.MaxRefine {
+			return opts, errorf(http.StatusBadRequest, CodeOutOfRange, "refine = %d is outside [0, %d]", *refine, l.MaxRefine)
+		}
+		opts.Refine = *refine
+	}
+	return opts, nil
+}

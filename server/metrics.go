@@ -1,0 +1,96 @@
+package server
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/storage"
+)
+
+// metrics are a server's Prometheus collectors, in their own registry so
+// that several servers can live in one process (tests).
+type metrics struct {
+	reg        *prometheus.Registry
+	requests   *prometheus.CounterVec   // route, method, code
+	latency    *prometheus.HistogramVec // route
+	queries    *prometheus.CounterVec   // index
+	lists      prometheus.Counter
+	candidates prometheus.Counter
+	postReqs   prometheus.Counter
+	postBytes  prometheus.Counter
+	cacheHits  *prometheus.CounterVec // result = hit | miss
+	SQL        *prometheus.CounterVec // code
+	SQLLatency prometheus.Histogram
+}
+
+func newMetrics(pool *Pool, st *storage.Stats) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parqdb_http_requests_total", Help: "HTTP requests by route, method and status code.",
+	}, []string{"route", "method", "code"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "parqdb_http_request_duration_seconds", Help: "HTTP request latency by route.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"route"})
+	m.queries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parqdb_search_queries_total", Help: "Query vectors searched, by index (HTTP and SQL).",
+	}, []string{"index"})
+	m.lists = prometheus.NewCounter(prometheus.CounterOpts{Name: "parqdb_search_lists_total", Help: "Lists probed."})
+	m.candidates = prometheus.NewCounter(prometheus.CounterOpts{Name: "parqdb_search_candidates_total", Help: "Postings rows scored."})
+	m.postReqs = prometheus.NewCounter(prometheus.CounterOpts{Name: "parqdb_search_postings_requests_total", Help: "Storage requests for postings not in the cache."})
+	m.postBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: "parqdb_search_postings_bytes_total", Help: "Postings bytes fetched from storage."})
+	m.cacheHits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parqdb_postings_cache_queries_total",
+		Help: "Queries by postings cache outcome: hit (every probed list was cached) or miss (at least one was fetched).",
+	}, []string{"result"})
+	m.SQL = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parqdb_sql_statements_total", Help: "Flight SQL statements by outcome code (ok or an error code).",
+	}, []string{"code"})
+	m.SQLLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "parqdb_sql_statement_duration_seconds", Help: "Flight SQL statement latency.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
+	})
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	counter := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f)
+	}
+	m.reg.MustRegister(
+		m.requests, m.latency, m.queries, m.lists, m.candidates, m.postReqs, m.postBytes, m.cacheHits, m.SQL, m.SQLLatency,
+		gauge("parqdb_open_snapshots", "Index snapshots open now (current, pinned and retiring).",
+			func() float64 { return float64(pool.Stats().OpenSnapshots) }),
+		counter("parqdb_snapshot_cache_hits_total", "Requests served by an already open snapshot.",
+			func() float64 { return float64(pool.Stats().Hits) }),
+		counter("parqdb_snapshot_cache_misses_total", "Requests that had to open a snapshot.",
+			func() float64 { return float64(pool.Stats().Misses) }),
+		counter("parqdb_snapshot_refreshes_total", "Swaps to a newly committed snapshot.",
+			func() float64 { return float64(pool.Stats().Refreshes) }),
+		counter("parqdb_snapshot_refresh_failures_total", "Failed opens of a newly committed snapshot (the old one kept serving).",
+			func() float64 { return float64(pool.Stats().RefreshFailures) }),
+		counter("parqdb_storage_requests_total", "Requests to the warehouse (opens, stats, lists, ranged reads).",
+			func() float64 { return float64(st.Snapshot().Requests) }),
+		counter("parqdb_storage_read_bytes_total", "Bytes read from the warehouse.",
+			func() float64 { return float64(st.Snapshot().BytesRead) }),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+// observeSearch records the work of one search request.
+func (m *metrics) observeSearch(index string, results []*query.Result) {
+	m.queries.WithLabelValues(index).Add(float64(len(results)))
+	for _, r := range results {
+		m.lists.Add(float64(r.Stats.Lists))
+		m.candidates.Add(float64(r.Stats.Candidates))
+		m.postReqs.Add(float64(r.Stats.Requests))
+		m.postBytes.Add(float64(r.Stats.BytesRead))
+		if r.Stats.Requests == 0 {
+			m.cacheHits.WithLabelValues("hit").Inc()
+		} else {
+			m.cacheHits.WithLabelValues("miss").Inc()
+		}
+	}
+}

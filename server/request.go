@@ -1,0 +1,260 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/query"
+)
+
+// SearchRequest is the body of POST /v1/indexes/{name}/search. Exactly
+// one of Vector, Vectors and Key is given.
+type SearchRequest struct {
+	// Vector is one query vector.
+	Vector []float64 `json:"vector,omitempty"`
+	// Vectors are several query vectors, answered in order.
+	Vectors [][]float64 `json:"vectors,omitempty"`
+	// Key searches near the source row with this key: one JSON scalar
+	// per key field (a bare scalar for a one-field key), written as
+	// `parqdb search --near-key` takes them.
+	Key json.RawMessage `json:"key,omitempty"`
+	// K, NProbe and Refine are query.Options' fields; nil selects the
+	// defaults 10, 8 and 0.
+	K      *int `json:"k,omitempty"`
+	NProbe *int `json:"nprobe,omitempty"`
+	Refine *int `json:"refine,omitempty"`
+	// Columns selects the source columns (nil: all of them).
+	Columns []string `json:"columns,omitempty"`
+	// KeysOnly returns only the key columns (no join).
+	KeysOnly bool `json:"keys_only,omitempty"`
+	// Snapshot selects a retained snapshot (nil or 0: the current one).
+	Snapshot *int64 `json:"snapshot,omitempty"`
+	// TimeoutMS lowers the request's time limit below the server's.
+	TimeoutMS *int64 `json:"timeout_ms,omitempty"`
+}
+
+// searchPlan is a decoded, checked request, ready to run on an index.
+type searchPlan struct {
+	vectors  [][]float64
+	key      []string
+	opts     query.Options
+	snapshot int64
+	timeout  time.Duration
+}
+
+// decodeJSON reads one JSON value from r.Body into v, strictly: unknown
+// fields, trailing data and bodies over limit are errors.
+func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return errorf(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "Content-Type %q: send application/json", ct)
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body exceeds %d bytes", mbe.Limit)
+		}
+		return errorf(http.StatusBadRequest, CodeMalformedJSON, "read body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return errorf(http.StatusBadRequest, CodeMalformedJSON, "the body is empty: send a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(body, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errorf(http.StatusBadRequest, CodeMalformedJSON, "unexpected data after the JSON object")
+	}
+	return nil
+}
+
+// jsonError turns a decoding error into an API error that says where.
+func jsonError(body []byte, err error) *Error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		rest := body[max(se.Offset-1, 0):]
+		for _, tok := range []string{"NaN", "Infinity", "-Infinity", "+Infinity"} {
+			if bytes.HasPrefix(rest, []byte(tok)) {
+				return errorf(http.StatusBadRequest, CodeInvalidVector,
+					"%s at byte %d: vector values must be finite numbers (NaN and Infinity are not JSON numbers)", tok, se.Offset)
+			}
+		}
+		return errorf(http.StatusBadRequest, CodeMalformedJSON, "invalid JSON at byte %d: %v", se.Offset, err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errorf(http.StatusBadRequest, CodeMalformedJSON, "the JSON body ends early")
+	case errors.As(err, &te):
+		if strings.HasPrefix(te.Field, "vector") && te.Type.Kind() == reflectFloat64 {
+			return errorf(http.StatusBadRequest, CodeInvalidVector, "field %s: %s is not a finite float32 number", te.Field, te.Value)
+		}
+		return errorf(http.StatusBadRequest, CodeInvalidArgument, "field %s: want %s, got %s", te.Field, te.Type, te.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field"):
+		return errorf(http.StatusBadRequest, CodeInvalidArgument, "%s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return errorf(http.StatusBadRequest, CodeMalformedJSON, "%v", err)
+}
+
+// plan checks the request against the limits (but not yet against an
+// index).
+func (req *SearchRequest) plan(l Limits) (*searchPlan, error) {
+	given := 0
+	if req.Vector != nil {
+		given++
+	}
+	if req.Vectors != nil {
+		given++
+	}
+	if req.Key != nil {
+		given++
+	}
+	if given != 1 {
+		return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "give exactly one of vector, vectors or key")
+	}
+	p := &searchPlan{timeout: l.Timeout}
+	switch {
+	case req.Vector != nil:
+		p.vectors = [][]float64{req.Vector}
+	case req.Vectors != nil:
+		if len(req.Vectors) == 0 {
+			return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "vectors is empty")
+		}
+		if len(req.Vectors) > l.MaxBatch {
+			return nil, errorf(http.StatusBadRequest, CodeOutOfRange, "%d vectors exceed the batch limit of %d", len(req.Vectors), l.MaxBatch)
+		}
+		p.vectors = req.Vectors
+	default:
+		k, err := keyTexts(req.Key)
+		if err != nil {
+			return nil, err
+		}
+		p.key = k
+	}
+	opts, err := l.CheckOptions(req.K, req.NProbe, req.Refine)
+	if err != nil {
+		return nil, err
+	}
+	if req.Columns != nil {
+		seen := map[string]bool{}
+		for _, c := range req.Columns {
+			if c == metadata.ReservedField {
+				return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "columns: %s is always returned; do not list it", c)
+			}
+			if seen[c] {
+				return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "columns: %q is listed twice", c)
+			}
+			seen[c] = true
+		}
+		opts.Columns = slices.Clone(req.Columns)
+	}
+	opts.KeysOnly = req.KeysOnly
+	p.opts = opts
+	if req.Snapshot != nil {
+		if *req.Snapshot < 0 {
+			return nil, errorf(http.StatusBadRequest, CodeOutOfRange, "snapshot = %d is negative", *req.Snapshot)
+		}
+		p.snapshot = *req.Snapshot
+	}
+	if req.TimeoutMS != nil {
+		d := time.Duration(*req.TimeoutMS) * time.Millisecond
+		if *req.TimeoutMS < 1 || d > l.Timeout {
+			return nil, errorf(http.StatusBadRequest, CodeOutOfRange, "timeout_ms = %d is outside [1, %d]", *req.TimeoutMS, l.Timeout.Milliseconds())
+		}
+		p.timeout = d
+	}
+	return p, nil
+}
+
+// keyTexts turns a JSON scalar or array of scalars into key texts.
+func keyTexts(raw json.RawMessage) ([]string, error) {
+	var vals []json.RawMessage
+	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '[' {
+		if err := json.Unmarshal(t, &vals); err != nil {
+			return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "key: %v", err)
+		}
+		if len(vals) == 0 {
+			return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "key is empty")
+		}
+	} else {
+		vals = []json.RawMessage{raw}
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		var x any
+		dec := json.NewDecoder(bytes.NewReader(v))
+		dec.UseNumber()
+		if err := dec.Decode(&x); err != nil {
+			return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "key value %d: %v", i, err)
+		}
+		switch x := x.(type) {
+		case string:
+			out[i] = x
+		case json.Number:
+			out[i] = x.String()
+		case bool:
+			out[i] = strconv.FormatBool(x)
+		default:
+			return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "key value %d: want a string, number or boolean", i)
+		}
+	}
+	return out, nil
+}
+
+// queryVectors converts the plan's vectors to float32 for ix, checking
+// dimension, finiteness and (cosine) non-zero norm.
+func (p *searchPlan) queryVectors(ix *query.Index) ([][]float32, error) {
+	out := make([][]float32, len(p.vectors))
+	for i, v := range p.vectors {
+		where := "vector"
+		if len(p.vectors) > 1 {
+			where = fmt.Sprintf("vectors[%d]", i)
+		}
+		if len(v) != ix.Dim() {
+			return nil, errorf(http.StatusBadRequest, CodeWrongDimension, "%s has %d values; index %q has dimension %d", where, len(v), ix.Name(), ix.Dim())
+		}
+		f := make([]float32, len(v))
+		zero := true
+		for j, x := range v {
+			f[j] = float32(x)
+			if math.IsInf(float64(f[j]), 0) || math.IsNaN(x) {
+				return nil, errorf(http.StatusBadRequest, CodeInvalidVector, "%s[%d] = %g is not a finite float32", where, j, x)
+			}
+			zero = zero && f[j] == 0
+		}
+		if zero && ix.Snapshot().Metric == metadata.MetricCosine {
+			return nil, errorf(http.StatusBadRequest, CodeInvalidVector, "%s is all zeros: it has no direction under the cosine metric", where)
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// checkColumns checks the requested columns against the index's source.
+func (p *searchPlan) checkColumns(ix *query.Index) error {
+	if p.opts.Columns == nil {
+		return nil
+	}
+	have := ix.Columns()
+	for _, c := range p.opts.Columns {
+		if !slices.Contains(have, c) {
+			return errorf(http.StatusBadRequest, CodeUnknownColumn, "column %q is not in the source of index %q (columns: %s)", c, ix.Name(), strings.Join(have, ", "))
+		}
+	}
+	return nil
+}
