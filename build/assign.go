@@ -334,7 +334,7 @@ func (b *builder) writePostings(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := b.writeObject(ctx, b.postingsLoc+SourceFilesName, func(w storage.Writer) error { _, err := w.Write(sf); return err }); err != nil {
+	if err := b.writeObject(ctx, b.postingsLoc+postings.SourceFilesName, func(w storage.Writer) error { _, err := w.Write(sf); return err }); err != nil {
 		return err
 	}
 	mkey := b.postingsLoc + postings.ManifestName

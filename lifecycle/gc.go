@@ -1,0 +1,246 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parqdb/parqdb/location"
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
+	"github.com/parqdb/parqdb/storage"
+)
+
+// DefaultGrace is how long gc leaves unreferenced files alone.
+const DefaultGrace = 24 * time.Hour
+
+// Warehouse prefixes gc manages. Anything else (the catalog's own objects,
+// catalog.db) is never touched.
+var gcPrefixes = []string{"indexes/", "metadata/"}
+
+// GCOptions tune GC.
+type GCOptions struct {
+	// DryRun lists the orphans without deleting them.
+	DryRun bool
+	// Grace is the retention boundary (default DefaultGrace; 0 is allowed
+	// only with GraceSet).
+	Grace    time.Duration
+	GraceSet bool
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// GCReport lists what gc found.
+type GCReport struct {
+	// Live is the number of files some live metadata file references.
+	Live int
+	// Orphans are the unreferenced files older than the grace period,
+	// deleted unless DryRun.
+	Orphans []storage.Info
+	// Young are unreferenced files within the grace period, kept.
+	Young []storage.Info
+	Bytes int64
+}
+
+// GC deletes the files under indexes/ and metadata/ that no live metadata
+// file references and that are older than the grace period.
+//
+// The live metadata files of an index are its current one, every one of
+// its metadata files written within the grace period, and the newest one
+// written before it (the one that was current when the period began): so
+// every snapshot that was retained at any time within the grace period
+// keeps all its files, and a reader that loaded any metadata file that was
+// current within the period keeps working. Files younger than the grace
+// period are never deleted, which protects builds that have written files
+// but not committed yet. Indexes no longer in the catalog have no live
+// metadata: their files go once they are older than the grace period.
+func GC(ctx context.Context, env Env, o GCOptions) (*GCReport, error) {
+	if !o.GraceSet && o.Grace == 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.Grace < 0 {
+		return nil, fmt.Errorf("%w: grace %v is negative", ErrOptions, o.Grace)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	cutoff := o.Now().Add(-o.Grace)
+	var all []storage.Info
+	for _, p := range gcPrefixes {
+		infos, err := env.Warehouse.List(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("gc: list %s: %w", p, err)
+		}
+		all = append(all, infos...)
+	}
+	live, err := liveFiles(ctx, env, all, cutoff)
+	if err != nil {
+		return nil, err
+	}
+	rep := &GCReport{Live: len(live)}
+	for _, in := range all {
+		if live[in.Key] {
+			continue
+		}
+		if !in.ModTime.Before(cutoff) {
+			rep.Young = append(rep.Young, in)
+			continue
+		}
+		rep.Orphans = append(rep.Orphans, in)
+		rep.Bytes += in.Size
+	}
+	if o.DryRun {
+		return rep, nil
+	}
+	for _, in := range rep.Orphans {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if err := env.Warehouse.Delete(ctx, in.Key); err != nil {
+			return rep, fmt.Errorf("gc: delete %s: %w", in.Key, err)
+		}
+	}
+	return rep, nil
+}
+
+// liveFiles returns the set of keys referenced by the live metadata files
+// of every index in the catalog (see GC), the metadata files included.
+func liveFiles(ctx context.Context, env Env, all []storage.Info, cutoff time.Time) (map[string]bool, error) {
+	names, err := env.Catalog.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("gc: list indexes: %w", err)
+	}
+	byPrefix := map[string][]storage.Info{}
+	for _, in := range all {
+		if rest, ok := strings.CutPrefix(in.Key, "metadata/"); ok {
+			if dir, _, ok := strings.Cut(rest, "/"); ok {
+				byPrefix[dir] = append(byPrefix[dir], in)
+			}
+		}
+	}
+	live := map[string]bool{}
+	for _, name := range names {
+		entry, err := env.Catalog.Load(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("gc: index %q: %w", name, err)
+		}
+		cur, err := readMetadata(ctx, env.Warehouse, entry.MetadataLocation)
+		if err != nil {
+			return nil, fmt.Errorf("gc: index %q: %w", name, err)
+		}
+		roots := []string{entry.MetadataLocation}
+		files := byPrefix[cur.IndexUUID]
+		slices.SortFunc(files, func(a, b storage.Info) int { return a.ModTime.Compare(b.ModTime) })
+		newestOld := -1
+		for i, f := range files {
+			if !strings.HasSuffix(f.Key, ".metadata.json") {
+				continue
+			}
+			switch {
+			case !f.ModTime.Before(cutoff):
+				roots = append(roots, f.Key)
+			case fileSequence(f.Key) <= cur.LastSequenceNumber:
+				// A file with a higher sequence was never committed (the
+				// current file is the latest commit): it cannot have been
+				// current when the grace period began.
+				newestOld = i
+			}
+		}
+		if newestOld >= 0 {
+			roots = append(roots, files[newestOld].Key)
+		}
+		for _, loc := range roots {
+			if live[loc] {
+				continue
+			}
+			m := cur
+			if loc != entry.MetadataLocation {
+				if m, err = readMetadata(ctx, env.Warehouse, loc); err != nil {
+					return nil, fmt.Errorf("gc: index %q: %w", name, err)
+				}
+			}
+			live[loc] = true
+			for i := range m.Snapshots {
+				if err := markSnapshot(ctx, env.Warehouse, &m.Snapshots[i], live); err != nil {
+					return nil, fmt.Errorf("gc: index %q snapshot %d: %w", name, m.Snapshots[i].SnapshotID, err)
+				}
+			}
+		}
+	}
+	return live, nil
+}
+
+// fileSequence returns the sequence number in a metadata file name
+// ("…/<sequence, 20 digits>-<uuid>.metadata.json", catalog.WriteMetadata),
+// or -1 when the name has none (such a file may be a root).
+func fileSequence(key string) int64 {
+	base := key[strings.LastIndexByte(key, '/')+1:]
+	digits, _, ok := strings.Cut(base, "-")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func readMetadata(ctx context.Context, wh storage.Bucket, loc string) (*metadata.Metadata, error) {
+	if err := location.Check(loc); err != nil {
+		return nil, err
+	}
+	data, err := storage.ReadAll(ctx, wh, loc)
+	if err != nil {
+		return nil, err
+	}
+	return metadata.ParseFile(loc, data)
+}
+
+// markSnapshot adds every file snapshot s references to live. A referenced
+// file that cannot be read is an error: gc must know the whole live set
+// before it deletes anything.
+func markSnapshot(ctx context.Context, wh storage.Bucket, s *metadata.Snapshot, live map[string]bool) error {
+	cmLoc := s.Parameters[metadata.ParamCentroidsLocation]
+	if !live[cmLoc] {
+		if err := location.Check(cmLoc); err != nil {
+			return err
+		}
+		data, err := storage.ReadAll(ctx, wh, cmLoc)
+		if err != nil {
+			return err
+		}
+		cm, err := metadata.ParseCentroidFile(cmLoc, data)
+		if err != nil {
+			return err
+		}
+		live[cmLoc] = true
+		live[cm.Centroids+postings.CentroidsFile] = true
+		live[cm.Roots+postings.RootsFile] = true
+	}
+	post := s.IndexTables[metadata.RolePostings].Properties["location"]
+	mkey := post + postings.ManifestName
+	if live[mkey] {
+		return nil
+	}
+	if err := location.Check(post); err != nil {
+		return err
+	}
+	data, err := storage.ReadAll(ctx, wh, mkey)
+	if err != nil {
+		return err
+	}
+	man, err := postings.ParseManifest(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", mkey, err)
+	}
+	live[mkey] = true
+	live[post+postings.SourceFilesName] = true
+	for _, f := range man.Files {
+		live[f.Path] = true
+	}
+	return nil
+}

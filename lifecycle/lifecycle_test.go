@@ -1,0 +1,267 @@
+package lifecycle
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/internal/source/sourcetest"
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/storage"
+)
+
+type fixture struct {
+	env Env
+	src string
+	wh  string
+}
+
+func writePart(t *testing.T, path string, first int64, n int, seed uint64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 3))
+	keys := make([]int64, n)
+	vecs := make([][]float32, n)
+	for i := range vecs {
+		keys[i] = first + int64(i)
+		vecs[i] = []float32{float32(rng.NormFloat64()), float32(rng.NormFloat64()), float32(rng.NormFloat64()), float32(rng.IntN(4))}
+	}
+	var buf bytes.Buffer
+	if err := sourcetest.WriteVectors(&buf, keys, vecs, sourcetest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{src: filepath.Join(dir, "src"), wh: filepath.Join(dir, "wh")}
+	os.MkdirAll(f.src, 0o755)
+	writePart(t, filepath.Join(f.src, "p0.parquet"), 0, 600, 1)
+	wh, err := storage.NewLocal(f.wh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.OpenSQLite(context.Background(), filepath.Join(f.wh, "catalog.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	f.env = Env{Warehouse: wh, Catalog: cat}
+	return f
+}
+
+func (f *fixture) benv() build.Env {
+	return build.Env{Warehouse: f.env.Warehouse, Catalog: f.env.Catalog}
+}
+
+func (f *fixture) create(t *testing.T, name string) {
+	t.Helper()
+	_, err := build.Create(context.Background(), f.benv(), build.Options{
+		Name: name, Source: f.src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 8, ReuseCentroids: build.ReuseNever,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// refreshN appends a part and refreshes, n times.
+func (f *fixture) refreshN(t *testing.T, name string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		writePart(t, filepath.Join(f.src, "r"+string(rune('a'+i))+".parquet"), int64(10000*(i+1)), 20, uint64(i+10))
+		if _, err := build.Refresh(context.Background(), f.benv(), name, build.RefreshOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestExpire(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.create(t, "v")
+	f.refreshN(t, "v", 3)
+	if _, err := Expire(ctx, f.env, "v", ExpireOptions{}); err == nil {
+		t.Fatal("expire without a selection accepted")
+	}
+	dry, err := Expire(ctx, f.env, "v", ExpireOptions{RetainLast: 2, DryRun: true})
+	if err != nil || len(dry.Removed) != 2 {
+		t.Fatalf("dry run: %+v %v", dry, err)
+	}
+	res, err := Expire(ctx, f.env, "v", ExpireOptions{RetainLast: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Removed) != 2 || res.Removed[0] != 1 || res.Removed[1] != 2 {
+		t.Fatalf("removed %v, want [1 2]", res.Removed)
+	}
+	m, _, err := catalog.LoadMetadata(ctx, f.env.Catalog, f.env.Warehouse, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Snapshots) != 2 || m.LastSequenceNumber != 4 || len(m.SnapshotLog) != 2 {
+		t.Fatalf("after expire: %d snapshots, last sequence %d, %d log entries", len(m.Snapshots), m.LastSequenceNumber, len(m.SnapshotLog))
+	}
+	// nothing left to expire: no commit
+	again, err := Expire(ctx, f.env, "v", ExpireOptions{RetainLast: 2})
+	if err != nil || len(again.Removed) != 0 || again.MetadataLocation != res.MetadataLocation {
+		t.Fatalf("second expire: %+v %v", again, err)
+	}
+	// the next snapshot id is not a reused one
+	f.refreshN(t, "v", 1)
+	m, _, _ = catalog.LoadMetadata(ctx, f.env.Catalog, f.env.Warehouse, "v")
+	if m.CurrentSnapshotID != 5 {
+		t.Fatalf("new snapshot id %d, want 5", m.CurrentSnapshotID)
+	}
+	// older-than keeps the current snapshot whatever its age
+	later := func() time.Time { return time.Now().Add(48 * time.Hour) }
+	res, err = Expire(ctx, f.env, "v", ExpireOptions{OlderThan: time.Hour, Now: later})
+	if err != nil || len(res.Removed) != 2 {
+		t.Fatalf("older-than removed %v (%v), want the 2 non-current snapshots", res, err)
+	}
+	m, _, _ = catalog.LoadMetadata(ctx, f.env.Catalog, f.env.Warehouse, "v")
+	if len(m.Snapshots) != 1 || m.CurrentSnapshotID != 5 {
+		t.Fatalf("older-than: %d snapshots, current %d", len(m.Snapshots), m.CurrentSnapshotID)
+	}
+}
+
+func keys(infos []storage.Info) map[string]bool {
+	out := map[string]bool{}
+	for _, in := range infos {
+		out[in.Key] = true
+	}
+	return out
+}
+
+func TestGC(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.create(t, "v")
+	f.refreshN(t, "v", 2)
+	// Within the grace period nothing is deleted.
+	rep, err := GC(ctx, f.env, GCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Orphans) != 0 {
+		t.Fatalf("orphans within grace: %v", rep.Orphans)
+	}
+	// Everything is referenced while all snapshots are retained.
+	rep, err = GC(ctx, f.env, GCOptions{Grace: 0, GraceSet: true, Now: func() time.Time { return time.Now().Add(time.Second) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Old metadata files (superseded, older than grace) are orphans; data files are not.
+	for _, o := range rep.Orphans {
+		if filepath.Ext(o.Key) != ".json" || filepath.Base(filepath.Dir(o.Key)) == "ivf_postings" {
+			t.Fatalf("referenced data reported as orphan: %s", o.Key)
+		}
+	}
+	// Expire the first two snapshots: their own postings become orphans,
+	// but the files the current manifest still lists stay.
+	if _, err := Expire(ctx, f.env, "v", ExpireOptions{RetainLast: 1}); err != nil {
+		t.Fatal(err)
+	}
+	later := func() time.Time { return time.Now().Add(time.Minute) }
+	dry, err := GC(ctx, f.env, GCOptions{DryRun: true, Grace: time.Second, Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphans := keys(dry.Orphans)
+	if len(orphans) == 0 {
+		t.Fatal("no orphans after expire")
+	}
+	rep, err = GC(ctx, f.env, GCOptions{Grace: time.Second, Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Orphans) != len(dry.Orphans) {
+		t.Fatalf("gc deleted %d, dry run listed %d", len(rep.Orphans), len(dry.Orphans))
+	}
+	for k := range orphans {
+		if _, err := f.env.Warehouse.Stat(ctx, k); err == nil {
+			t.Fatalf("%s not deleted", k)
+		}
+	}
+	// The index still opens and every file it references exists: a second
+	// gc finds nothing.
+	rep, err = GC(ctx, f.env, GCOptions{Grace: time.Second, Now: later})
+	if err != nil || len(rep.Orphans) != 0 {
+		t.Fatalf("second gc: %v %v", rep, err)
+	}
+	if _, err := build.Refresh(ctx, f.benv(), "v", build.RefreshOptions{Retrain: true}); err != nil {
+		t.Fatalf("refresh after gc: %v", err)
+	}
+}
+
+func TestGCOrphanFromFailedCommitAndDrop(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.create(t, "v")
+	// An orphan metadata file, as a crash between write and commit leaves.
+	m, _, err := catalog.LoadMetadata(ctx, f.env.Catalog, f.env.Warehouse, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := metadata.Successor(m, *m.CurrentSnapshot(), time.Now().UnixMilli())
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := catalog.WriteMetadata(ctx, f.env.Warehouse, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := func() time.Time { return time.Now().Add(time.Hour) }
+	// Within the grace period the orphan may be a commit in flight: kept.
+	rep, err := GC(ctx, f.env, GCOptions{DryRun: true})
+	if err != nil || len(rep.Orphans) != 0 {
+		t.Fatalf("within grace: %v %v", rep, err)
+	}
+	rep, err = GC(ctx, f.env, GCOptions{DryRun: true, Grace: time.Minute, Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Orphans) != 1 || rep.Orphans[0].Key != orphan {
+		t.Fatalf("orphans %v, want just %s", rep.Orphans, orphan)
+	}
+	// Dropping the index without purge leaves its files to gc.
+	if _, err := Drop(ctx, f.env, "v", false); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = GC(ctx, f.env, GCOptions{Grace: time.Minute, Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, _ := f.env.Warehouse.List(ctx, "indexes/")
+	left2, _ := f.env.Warehouse.List(ctx, "metadata/")
+	if len(left)+len(left2) != 0 || len(rep.Orphans) == 0 {
+		t.Fatalf("after drop + gc: %d + %d files left, %d deleted", len(left), len(left2), len(rep.Orphans))
+	}
+}
+
+func TestDropPurge(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.create(t, "v")
+	res, err := Drop(ctx, f.env, "v", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Deleted == 0 {
+		t.Fatal("purge deleted nothing")
+	}
+	if _, err := f.env.Catalog.Load(ctx, "v"); err == nil {
+		t.Fatal("index still in the catalog")
+	}
+	if _, err := Drop(ctx, f.env, "v", true); err == nil {
+		t.Fatal("dropping a missing index succeeded")
+	}
+}
