@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,3 +71,5 @@ func commitSuccessor(t *testing.T, env query.Env, name, donor string) int64 {
 	}
 	return next.CurrentSnapshotID
 }
+
+func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }

@@ -201,6 +201,10 @@ func (p *Pool) slot(name string) (*slot, error) {
 }
 
 func (p *Pool) openIndex(ctx context.Context, name string, snapshot int64) (*handle, error) {
+	// The snapshot outlives the request that opens it, and storage
+	// objects may keep the context they were opened with (S3 does), so
+	// open it with a context that is never cancelled.
+	ctx = context.WithoutCancel(ctx)
 	ix, err := query.Open(ctx, p.env, name, query.OpenOptions{
 		SnapshotID: snapshot, CacheBytes: p.opts.CacheBytes, VectorCacheBytes: p.opts.VectorCacheBytes,
 	})
