@@ -300,7 +300,7 @@ func (b *builder) writePostings(ctx context.Context) error {
 	g.SetLimit(b.opts.Workers)
 	for r := range perBucket {
 		g.Go(func() error {
-			rows, err := sp.read(r, schema.CodeLen())
+			rows, err := b.bucketRows(gctx, sp, r, schema.CodeLen())
 			if err != nil {
 				return err
 			}
@@ -330,9 +330,11 @@ func (b *builder) writePostings(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sf, err := sourceFilesOf(b.table).Marshal()
-	if err != nil {
-		return err
+	sf := b.keepSourceFiles
+	if sf == nil {
+		if sf, err = sourceFilesOf(b.table).Marshal(); err != nil {
+			return err
+		}
 	}
 	if err := b.writeObject(ctx, b.postingsLoc+postings.SourceFilesName, func(w storage.Writer) error { _, err := w.Write(sf); return err }); err != nil {
 		return err
@@ -343,6 +345,15 @@ func (b *builder) writePostings(ctx context.Context) error {
 	}
 	b.manifest = m
 	return nil
+}
+
+// bucketRows returns the rows of root bucket r sorted by CID: from the
+// spill, or for optimize from the base postings.
+func (b *builder) bucketRows(ctx context.Context, sp *spill, r, codeLen int) ([]postings.Row, error) {
+	if b.readBucket != nil {
+		return b.readBucket(ctx, r)
+	}
+	return sp.read(r, codeLen)
 }
 
 // writeBucket writes the rows of one root bucket (sorted by CID) into as

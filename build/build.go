@@ -110,6 +110,13 @@ type builder struct {
 	baseFiles  []postings.FileEntry
 	detail     map[string]string // extra summary entries
 
+	// Optimize state: the base's source binding and source file list are
+	// kept as they are; postings rows come from the base's postings.
+	keepSource      *metadata.TableDefinition
+	keepSourceFiles []byte
+	dim             int
+	readBucket      func(ctx context.Context, bucket int) ([]postings.Row, error)
+
 	committed    *metadata.Metadata
 	committedLoc string
 
@@ -153,7 +160,7 @@ func (b *builder) runSteps(ctx context.Context, steps []step) (*Result, error) {
 		MetadataLocation:          b.committedLoc,
 		Metadata:                  b.committed,
 		Rows:                      b.rows,
-		Dim:                       b.layout.Dim,
+		Dim:                       b.dim,
 		NList:                     b.nlist,
 		Roots:                     b.art.Centroids.NumRoots(),
 		SampleRows:                b.sampleRows,
@@ -205,7 +212,7 @@ func (b *builder) scanSource(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.layout = l
+	b.layout, b.dim = l, l.Dim
 	b.rows = t.NumRows()
 	n := b.rows
 	b.nlist = b.opts.NList
@@ -362,6 +369,9 @@ func (c *countingWriter) Abort() error { return c.w.Abort() }
 
 // srcTable is the source-table definition of the exact source state.
 func (b *builder) srcTable() metadata.TableDefinition {
+	if b.keepSource != nil {
+		return *b.keepSource
+	}
 	return metadata.TableDefinition{
 		Provider: postings.Provider,
 		Properties: map[string]string{
@@ -386,7 +396,7 @@ func (b *builder) snapshot() metadata.Snapshot {
 		IndexSchemaVersion: metadata.IVFSchemaVersion,
 		Metric:             b.opts.Metric,
 		Parameters: map[string]string{
-			metadata.ParamDimension:         strconv.Itoa(b.layout.Dim),
+			metadata.ParamDimension:         strconv.Itoa(b.dim),
 			metadata.ParamNList:             strconv.Itoa(b.nlist),
 			metadata.ParamNTotal:            strconv.FormatInt(b.rows, 10),
 			metadata.ParamPostingEncoding:   b.opts.Encoding,
@@ -405,9 +415,11 @@ func (b *builder) snapshot() metadata.Snapshot {
 // summary is the new snapshot's provenance.
 func (b *builder) summary() map[string]string {
 	s := map[string]string{
-		"operation":    b.op,
-		"source-files": strconv.Itoa(len(b.table.Files())),
-		"encoding":     b.opts.Encoding,
+		"operation": b.op,
+		"encoding":  b.opts.Encoding,
+	}
+	if b.table != nil {
+		s["source-files"] = strconv.Itoa(len(b.table.Files()))
 	}
 	for k, v := range b.detail {
 		s[k] = v

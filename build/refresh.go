@@ -194,7 +194,7 @@ func (b *builder) prepareIncremental(ctx context.Context, added []string) error 
 	if err != nil {
 		return err
 	}
-	b.layout, b.rows = l, t.NumRows()
+	b.layout, b.dim, b.rows = l, l.Dim, t.NumRows()
 	a, err := artifact.LoadForSnapshot(ctx, b.env.Warehouse, b.baseSnap)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/parqdb/parqdb/catalog"
@@ -147,17 +148,18 @@ func TestRefresh(t *testing.T) {
 	}
 }
 
-// sameSearchResults checks that two indexes answer 50 queries identically.
-func sameSearchResults(t *testing.T, env Env, a, b string, dim int) {
+// compareSearches checks that two index snapshots answer 50 queries
+// identically.
+func compareSearches(t *testing.T, env Env, a string, snapA int64, b string, snapB int64, dim int) {
 	t.Helper()
 	ctx := context.Background()
 	qe := query.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}
-	ia, err := query.Open(ctx, qe, a, query.OpenOptions{})
+	ia, err := query.Open(ctx, qe, a, query.OpenOptions{SnapshotID: snapA})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ia.Close()
-	ib, err := query.Open(ctx, qe, b, query.OpenOptions{})
+	ib, err := query.Open(ctx, qe, b, query.OpenOptions{SnapshotID: snapB})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,4 +188,50 @@ func sameSearchResults(t *testing.T, env Env, a, b string, dim int) {
 			}
 		}
 	}
+}
+
+func TestOptimize(t *testing.T) {
+	ctx := context.Background()
+	env, dir := testEnv(t)
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	writePart(t, filepath.Join(src, "p0.parquet"), 0, 3000, 8, 1)
+	if _, err := Create(ctx, env, Options{Name: "v", Source: src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 16}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Optimize(ctx, env, "v", OptimizeOptions{})
+	if err != nil || r.Done {
+		t.Fatalf("optimize of a fresh index: %+v %v", r, err)
+	}
+	for i := 1; i <= 3; i++ {
+		writePart(t, filepath.Join(src, "p"+strconv.Itoa(i)+".parquet"), int64(10000*i), 100, 8, uint64(i+1))
+		if r, err := Refresh(ctx, env, "v", RefreshOptions{}); err != nil || r.Action != ActionIncremental {
+			t.Fatalf("refresh %d: %+v %v", i, r, err)
+		}
+	}
+	m0, man0 := current(t, env, "v")
+	r, err = Optimize(ctx, env, "v", OptimizeOptions{})
+	if err != nil || !r.Done {
+		t.Fatalf("optimize: %+v %v", r, err)
+	}
+	m1, man1 := current(t, env, "v")
+	if len(man1.Files) >= len(man0.Files) || man1.Rows != man0.Rows || man1.Rows != 3300 {
+		t.Fatalf("files %d → %d, rows %d → %d", len(man0.Files), len(man1.Files), man0.Rows, man1.Rows)
+	}
+	if !catalog.SameTable(m0.CurrentSnapshot().SourceTable, m1.CurrentSnapshot().SourceTable) {
+		t.Fatal("optimize changed the source binding")
+	}
+	sameSnapshots(t, env, "v", m0.CurrentSnapshotID, m1.CurrentSnapshotID, 8)
+}
+
+// sameSearchResults checks that two indexes answer 50 queries identically.
+func sameSearchResults(t *testing.T, env Env, a, b string, dim int) {
+	t.Helper()
+	compareSearches(t, env, a, 0, b, 0, dim)
+}
+
+// sameSnapshots checks that two snapshots of one index answer alike.
+func sameSnapshots(t *testing.T, env Env, name string, a, b int64, dim int) {
+	t.Helper()
+	compareSearches(t, env, name, a, name, b, dim)
 }
