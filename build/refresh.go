@@ -137,6 +137,11 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 		Seed: ro.Seed, SampleRows: ro.SampleRows, Iterations: ro.Iterations, Workers: ro.Workers,
 		TempDir: ro.TempDir, Progress: ro.Progress, Now: ro.Now, ReuseCentroids: ReuseAuto,
 	}.withDefaults()
+	if ro.Retrain {
+		// Reuse would find this index's own artifact when the source is
+		// unchanged: retraining means new centroids.
+		opts.ReuseCentroids = ReuseNever
+	}
 	next, err := metadata.NextSnapshotID(m)
 	if err != nil {
 		return nil, err

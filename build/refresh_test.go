@@ -71,6 +71,15 @@ func TestRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Retrain on an unchanged source trains new centroids.
+	mr, _ := current(t, env, "v")
+	if r, err := Refresh(ctx, env, "v", RefreshOptions{Retrain: true}); err != nil || r.Action != ActionRebuild || r.Build.ReusedCentroids {
+		t.Fatalf("retrain: %+v %v", r, err)
+	}
+	if mr2, _ := current(t, env, "v"); mr2.CurrentSnapshot().Parameters[metadata.ParamCentroidsUUID] == mr.CurrentSnapshot().Parameters[metadata.ParamCentroidsUUID] {
+		t.Fatal("retrain kept the centroid artifact")
+	}
+
 	// Unchanged source: nothing committed.
 	m0, _ := current(t, env, "v")
 	r, err := Refresh(ctx, env, "v", RefreshOptions{})
@@ -102,7 +111,7 @@ func TestRefresh(t *testing.T) {
 	}
 	m2, man2 := current(t, env, "v")
 	s0, s2 := m0.CurrentSnapshot(), m2.CurrentSnapshot()
-	if s2.IndexedRows != 2200 || man2.Rows != 2200 || len(m2.Snapshots) != 2 || m2.LastSequenceNumber != 2 {
+	if s2.IndexedRows != 2200 || man2.Rows != 2200 || len(m2.Snapshots) != 3 || m2.LastSequenceNumber != 3 {
 		t.Fatalf("after append: rows %d manifest %d snapshots %d seq %d", s2.IndexedRows, man2.Rows, len(m2.Snapshots), m2.LastSequenceNumber)
 	}
 	if s2.Parameters[metadata.ParamCentroidsUUID] != s0.Parameters[metadata.ParamCentroidsUUID] {
@@ -143,7 +152,7 @@ func TestRefresh(t *testing.T) {
 		t.Fatalf("growth: %+v %v", r, err)
 	}
 	m4, _ := current(t, env, "v")
-	if len(m4.Snapshots) != 4 || m4.LastSequenceNumber != 4 {
+	if len(m4.Snapshots) != 5 || m4.LastSequenceNumber != 5 {
 		t.Fatalf("history: %d snapshots, last sequence %d", len(m4.Snapshots), m4.LastSequenceNumber)
 	}
 }
