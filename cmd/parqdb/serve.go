@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/flightsql"
+)
+
+func init() { subcommands = append(subcommands, newServeCmd) }
+
+type serveFlags struct {
+	listen, flight, tokenFile string
+	refresh, timeout          time.Duration
+	shutdown                  time.Duration
+	maxK, maxBatch, maxNProbe int
+	maxBody                   int64
+	cacheBytes, vectorBytes   int64
+	logFormat, logLevel       string
+	noPreload                 bool
+}
+
+// defaultFlightAddr is the Flight SQL address when the binary has it.
+func defaultFlightAddr() string {
+	if flightsql.Available {
+		return "127.0.0.1:7879"
+	}
+	return ""
+}
+
+func newServeCmd(g *globals) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [--listen 127.0.0.1:7878] [--flight 127.0.0.1:7879] [--token-file F]",
+		Short: "Serve every index of the catalog over HTTP (JSON) and Arrow Flight SQL",
+		Long: `serve answers searches on every index of the warehouse's catalog: an HTTP
+JSON API on --listen (OpenAPI document at /openapi.yaml, Prometheus metrics at
+/metrics, /healthz and /readyz) and, in binaries built with
+-tags duckdb,duckdb_arrow, Arrow Flight SQL on --flight, where SQL runs in an
+embedded DuckDB with the table function ivf_search(index, '[vector]', k).
+
+The server keeps no state but caches: several replicas can serve one
+warehouse and catalog. It polls the catalog every --refresh-interval and
+serves a newly committed snapshot once it has opened it; until then the
+previous snapshot keeps serving.
+
+Listening on anything but a loopback address requires --token-file: clients
+then send "Authorization: Bearer <token>". Logs go to standard error as JSON.
+SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
+		Example: `  parqdb serve
+  parqdb serve --listen 0.0.0.0:7878 --token-file /etc/parqdb/token --catalog postgres://… --warehouse s3://bucket/wh
+  curl -s localhost:7878/v1/indexes/words/search -d '{"key": "king", "k": 5}'`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			flightSet := cmd.Flags().Changed("flight")
+			return runServe(cmd, g, f, flightSet)
+		},
+	}
+	fl := cmd.Flags()
+	d := server.DefaultLimits
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:7878", "HTTP address")
+	fl.StringVar(&f.flight, "flight", defaultFlightAddr(), "Arrow Flight SQL address (empty: off; needs a binary built with -tags duckdb,duckdb_arrow)")
+	fl.StringVar(&f.tokenFile, "token-file", "", "file whose first line is the access token (required off loopback)")
+	fl.DurationVar(&f.refresh, "refresh-interval", server.DefaultRefreshInterval, "how often to poll the catalog for new snapshots")
+	fl.DurationVar(&f.timeout, "timeout", d.Timeout, "time limit of one request")
+	fl.DurationVar(&f.shutdown, "shutdown-timeout", 30*time.Second, "how long a graceful shutdown waits for in-flight requests")
+	fl.IntVar(&f.maxK, "max-k", d.MaxK, "largest k a request may ask for")
+	fl.IntVar(&f.maxBatch, "max-batch", d.MaxBatch, "most query vectors in one request")
+	fl.IntVar(&f.maxNProbe, "max-nprobe", d.MaxNProbe, "largest nprobe a request may ask for")
+	fl.Int64Var(&f.maxBody, "max-body-bytes", d.MaxBodyBytes, "largest request body")
+	fl.Int64Var(&f.cacheBytes, "cache-bytes", 0, "postings cache budget per open snapshot (0: default 1 GiB)")
+	fl.Int64Var(&f.vectorBytes, "vector-cache-bytes", 0, "source vector cache budget per open snapshot (0: default 1 GiB)")
+	fl.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.BoolVar(&f.noPreload, "no-preload", false, "open indexes on first use instead of at start")
+	return cmd
+}
+
+func newLogger(format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	}
+	return nil, usagef("--log-format %q: want json or text", format)
+}
+
+// serveReady, when set (tests), receives the bound HTTP and Flight
+// addresses once both listen.
+var serveReady func(httpAddr, flightAddr string)
+
+func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) error {
+	log, err := newLogger(f.logFormat, f.logLevel)
+	if err != nil {
+		return err
+	}
+	var tok server.Token
+	if f.tokenFile != "" {
+		if tok, err = server.ReadTokenFile(f.tokenFile); err != nil {
+			return usageError{err}
+		}
+	}
+	if err := server.CheckListen(f.listen, tok); err != nil {
+		return usageError{err}
+	}
+	if f.flight != "" {
+		if !flightsql.Available {
+			if flightSet {
+				return usagef("--flight: this parqdb was built without Flight SQL; build it with -tags duckdb,duckdb_arrow (see docs/serve.md)")
+			}
+			f.flight = ""
+		} else if err := server.CheckListen(f.flight, tok); err != nil {
+			return usageError{fmt.Errorf("--flight: %w", err)}
+		}
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e, err := openEnv(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	srv, err := server.New(server.Config{
+		Env:   query.Env{Warehouse: e.wh, Catalog: e.cat},
+		Token: tok,
+		Limits: server.Limits{MaxBodyBytes: f.maxBody, MaxK: f.maxK, MaxNProbe: f.maxNProbe,
+			MaxBatch: f.maxBatch, Timeout: f.timeout},
+		Pool: server.PoolOptions{RefreshInterval: f.refresh, CacheBytes: f.cacheBytes,
+			VectorCacheBytes: f.vectorBytes, Logger: log},
+		Logger: log, ShutdownTimeout: f.shutdown, Preload: !f.noPreload,
+	})
+	if err != nil {
+		return usageError{err}
+	}
+	defer srv.Close()
+	hln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return err
+	}
+	var fln net.Listener
+	if f.flight != "" {
+		if fln, err = net.Listen("tcp", f.flight); err != nil {
+			hln.Close()
+			return err
+		}
+	}
+	if serveReady != nil {
+		fa := ""
+		if fln != nil {
+			fa = fln.Addr().String()
+		}
+		serveReady(hln.Addr().String(), fa)
+	}
+	grp, gctx := errgroup.WithContext(ctx)
+	grp.Go(func() error { return srv.Serve(gctx, hln) })
+	if fln != nil {
+		grp.Go(func() error { return flightsql.Serve(gctx, fln, srv) })
+	}
+	err = grp.Wait()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		log.Error("serve", "err", err)
+		return err
+	}
+	log.Info("stopped", "reason", strings.TrimSpace(fmt.Sprint(context.Cause(ctx))))
+	return nil
+}

@@ -1,0 +1,10 @@
+package sqlengine
+
+import "errors"
+
+// ErrUnavailable means this binary was built without DuckDB.
+var ErrUnavailable = errors.New("SQL needs a parqdb built with DuckDB: go build -tags duckdb,duckdb_arrow ./cmd/parqdb (see docs/serve.md)")
+
+// ErrSQL marks an error in the statement itself (parse, bind, or a bad
+// table function argument): a client error, not a server failure.
+var ErrSQL = errors.New("SQL error")

@@ -1,0 +1,13 @@
+package sqlengine
+
+import "github.com/parqdb/parqdb/server"
+
+// Options configure an Engine.
+type Options struct {
+	// Limits bound the table functions' k, nprobe and refine (zero
+	// fields: server.DefaultLimits).
+	Limits server.Limits
+	// OnSearch, if set, is called after every search a table function
+	// runs, with the index name and the number of rows (for metrics).
+	OnSearch func(index string, rows int)
+}
