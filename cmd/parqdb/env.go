@@ -24,7 +24,7 @@ func openEnv(ctx context.Context, g *globals) (*env, error) {
 	}
 	cat, err := catalog.Open(ctx, g.catalog, wh)
 	if err != nil {
-		return nil, fmt.Errorf("catalog: %w", err)
+		return nil, err
 	}
 	return &env{wh: wh, cat: cat}, nil
 }
