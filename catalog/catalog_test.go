@@ -2,8 +2,11 @@ package catalog_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/parqdb/parqdb/catalog"
@@ -70,5 +73,47 @@ func TestConformance(t *testing.T) {
 	}
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) { catalogtest.Run(t, k.new) })
+	}
+}
+
+// TestWarehouseStaleListing: a warehouse catalog with no memory of an index
+// finds its current version even when the listing misses the newest
+// versions, and one whose memory is far behind catches up.
+func TestWarehouseStaleListing(t *testing.T) {
+	ctx := context.Background()
+	b := newMemBucket(3)
+	w1 := catalog.NewWarehouse(b)
+	entry := func(i int) catalog.Entry {
+		return catalog.Entry{Name: "docs", MetadataLocation: fmt.Sprintf("metadata/m%d.json", i), Source: catalogtest.Source(i)}
+	}
+	if err := w1.Create(ctx, entry(0)); err != nil {
+		t.Fatal(err)
+	}
+	w2 := catalog.NewWarehouse(b)
+	if _, err := w2.Load(ctx, "docs"); err != nil { // w2 now remembers version 1
+		t.Fatal(err)
+	}
+	for i := 1; i <= 12; i++ {
+		if err := w1.Commit(ctx, entry(i-1).MetadataLocation, entry(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(b.keys(catalog.WarehousePrefix)); got != 13 {
+		t.Fatalf("%d version objects, want 13", got)
+	}
+	for _, w := range []*catalog.Warehouse{w2, catalog.NewWarehouse(b)} {
+		e, err := w.Load(ctx, "docs")
+		if err != nil || !reflect.DeepEqual(e, entry(12)) {
+			t.Fatalf("Load = %+v, %v; want %+v", e, err, entry(12))
+		}
+		if err := w.Commit(ctx, entry(11).MetadataLocation, entry(99)); !errors.Is(err, catalog.ErrConflict) {
+			t.Fatalf("stale Commit: %v, want ErrConflict", err)
+		}
+	}
+	if err := catalog.NewWarehouse(b).Commit(ctx, entry(12).MetadataLocation, entry(13)); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := w1.Load(ctx, "docs"); err != nil || !reflect.DeepEqual(e, entry(13)) {
+		t.Fatalf("Load = %+v, %v", e, err)
 	}
 }

@@ -160,7 +160,8 @@ func checkHistory(t *testing.T, cat catalog.Catalog, wh storage.Bucket, name str
 // serialises goroutines of one handle, so the handles race like separate
 // processes and lose commits to each other.
 func TestUpdateConcurrent(t *testing.T) {
-	const handles, perHandle, steps = 2, 8, 50
+	const handles, perHandle = 2, 8
+	steps := acceptanceSteps()
 	kinds := []struct {
 		name string
 		// new returns a function opening a handle on one shared catalog.
@@ -221,7 +222,8 @@ func TestUpdateConcurrent(t *testing.T) {
 // TestUpdateProcesses has 4 processes with 4 goroutines each commit 50
 // successors each to one index in a local warehouse.
 func TestUpdateProcesses(t *testing.T) {
-	const procs, perProc, steps = 4, 4, 50
+	const procs, perProc = 4, 4
+	steps := acceptanceSteps()
 	for _, kind := range []string{"SQLite", "WarehouseLocal"} {
 		t.Run(kind, func(t *testing.T) {
 			wh := newLocal(t)
@@ -329,6 +331,16 @@ func TestCrashBeforeCommit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// acceptanceSteps is how many successors each writer commits: 50, or 5
+// with -short. The cost grows with the square of the commits, as every
+// metadata file holds all earlier snapshots.
+func acceptanceSteps() int {
+	if testing.Short() {
+		return 5
+	}
+	return 50
 }
 
 func must[T any](v T, err error) T {

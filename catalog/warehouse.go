@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,9 +34,17 @@ import (
 //
 // Listing is only a hint: after listing, Load probes N+1, N+2, … until one
 // is missing, so a listing that lags behind writes cannot make a stale
-// version look current, and correctness never depends on it.
+// version look current, and correctness never depends on it. A Warehouse
+// also remembers the last version it saw of each index and starts there,
+// so that a busy writer reads two small objects per Load and lists
+// nothing; it lists again when the remembered version is more than a few
+// versions behind.
 type Warehouse struct {
-	b storage.Bucket
+	b  storage.Bucket
+	mu struct {
+		sync.Mutex
+		seen map[string]int64 // index name → highest version seen
+	}
 }
 
 // NewWarehouse returns the warehouse catalog stored in b. b must offer an
@@ -63,6 +72,10 @@ type pointer struct {
 	// attempt had stored.
 	WriteID string `json:"write-id"`
 }
+
+// maxProbe is how many versions past a remembered one Load reads before it
+// lists instead.
+const maxProbe = 4
 
 // maxWarehouseRetries bounds the re-reads of Create and Drop, which are not
 // conditional on a location and so retry a lost put themselves.
@@ -98,9 +111,22 @@ func (w *Warehouse) String() string { return "warehouse catalog in " + w.b.Strin
 func (w *Warehouse) Close() error { return nil }
 
 // head returns the current version of name and its pointer (nil when the
-// name never existed). It starts from the highest listed version and
-// probes forward, so a lagging listing only costs extra reads.
+// name never existed). It starts from the version this Warehouse saw last
+// or else from the highest listed version, and probes forward, so a
+// lagging listing only costs extra reads.
 func (w *Warehouse) head(ctx context.Context, name string) (int64, *pointer, error) {
+	if h := w.seen(name); h > 0 {
+		v, cur, done, err := w.resolve(ctx, name, h, maxProbe)
+		if err == nil && done {
+			w.saw(name, v)
+			return v, cur, nil
+		}
+		if err != nil && !errors.Is(err, storage.ErrNotExist) {
+			return 0, nil, err
+		}
+		// Far behind, or the remembered version is gone (the folder was
+		// deleted by hand): list.
+	}
 	infos, err := w.b.List(ctx, WarehousePrefix+name+"/")
 	if err != nil {
 		return 0, nil, fmt.Errorf("%s: list %s: %w", w, name, err)
@@ -111,38 +137,61 @@ func (w *Warehouse) head(ctx context.Context, name string) (int64, *pointer, err
 			listed = v
 		}
 	}
-	return w.resolve(ctx, name, listed)
+	v, cur, _, err := w.resolve(ctx, name, listed, -1)
+	if errors.Is(err, storage.ErrNotExist) {
+		return 0, nil, fmt.Errorf("%s: %s: listed version %d vanished (versions are never deleted): %w",
+			w, name, listed, ErrCorrupt)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	w.saw(name, v)
+	return v, cur, nil
 }
 
-// resolve reads version from (if not zero) and every later version until
-// one is missing.
-func (w *Warehouse) resolve(ctx context.Context, name string, from int64) (int64, *pointer, error) {
-	var cur *pointer
-	v := from
-	if v > 0 {
-		p, err := w.read(ctx, name, v)
-		if err != nil {
-			if errors.Is(err, storage.ErrNotExist) {
-				return 0, nil, fmt.Errorf("%s: %s: listed version %d vanished (versions are never deleted): %w",
-					w, name, v, ErrCorrupt)
-			}
-			return 0, nil, err
-		}
-		cur = p
+func (w *Warehouse) seen(name string) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mu.seen[name]
+}
+
+func (w *Warehouse) saw(name string, v int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mu.seen == nil {
+		w.mu.seen = map[string]int64{}
 	}
-	for {
+	if v > 0 {
+		w.mu.seen[name] = v
+	} else {
+		delete(w.mu.seen, name)
+	}
+}
+
+// resolve reads version from (if not zero), then later versions until one
+// is missing (done) or, when limit >= 0, limit more versions were found.
+// A missing version from gives an error wrapping storage.ErrNotExist.
+func (w *Warehouse) resolve(ctx context.Context, name string, from int64, limit int) (v int64, cur *pointer, done bool, err error) {
+	v = from
+	if v > 0 {
+		if cur, err = w.read(ctx, name, v); err != nil {
+			return 0, nil, false, err
+		}
+	}
+	for n := 0; limit < 0 || n < limit; n++ {
 		if err := ctx.Err(); err != nil {
-			return 0, nil, err
+			return 0, nil, false, err
 		}
 		p, err := w.read(ctx, name, v+1)
 		if errors.Is(err, storage.ErrNotExist) {
-			return v, cur, nil
+			return v, cur, true, nil
 		}
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, false, err
 		}
 		v, cur = v+1, p
 	}
+	return v, cur, false, nil
 }
 
 // read reads and checks one version object.
@@ -185,12 +234,13 @@ func (w *Warehouse) put(ctx context.Context, p *pointer) error {
 	err := w.b.PutIfAbsent(ctx, key, buf.Bytes())
 	if errors.Is(err, storage.ErrExist) {
 		if got, rerr := w.read(ctx, p.Name, p.Version); rerr == nil && got.WriteID == p.WriteID {
-			return nil // our own earlier attempt stored it
+			err = nil // our own earlier attempt stored it
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("%s: put %s: %w", w, key, err)
 	}
+	w.saw(p.Name, p.Version)
 	return nil
 }
 
@@ -303,10 +353,11 @@ func (w *Warehouse) List(ctx context.Context) ([]string, error) {
 	g.SetLimit(8)
 	for i, n := range names {
 		g.Go(func() error {
-			_, cur, err := w.resolve(gctx, n, highest[n])
+			v, cur, _, err := w.resolve(gctx, n, highest[n], -1)
 			if err != nil {
 				return err
 			}
+			w.saw(n, v)
 			alive[i] = cur != nil && !cur.Dropped
 			return nil
 		})
