@@ -51,14 +51,16 @@ type Assigner struct {
 	maxRoot int // largest leaf interval of a root
 
 	// Block (GEMM) path of AssignBatch: leaves translated by mu and packed
-	// for gemmDots; per leaf ‖c'‖², an upper bound on ‖c'‖ and the error
-	// coefficients err_j = xU·gK[j] + gL[j] + transErr·(xU + gCU[j])².
-	gFast   bool
-	mu      []float32
-	gPanels []float32
-	gN2     []float64
-	gCU     []float64
-	gK, gL  []float64
+	// for gemmDots. The estimate of ‖x−c_j‖² − ‖x'‖² is
+	// e_j = ‖c'_j‖² − 2·dot_j with error at most
+	// err_j = xU·gK[j] + gL[j] + transErr·(xU + ‖c'_j‖ᵤ)², expanded as
+	// xU·gKT[j] + gLT[j] + transErr·xU²; gHi = ‖c'‖² + gLT and
+	// gLo = ‖c'‖² − gLT (+Inf for shadowed leaves, which never win).
+	gFast    bool
+	mu       []float32
+	gPanels  []float32
+	gKT      []float64
+	gHi, gLo []float64
 
 	pool sync.Pool // *scratch
 
@@ -158,19 +160,22 @@ func (a *Assigner) initBlock() {
 	gs := gemmGamma(d)
 	g64 := gamma(d+3, u64)
 	a.gFast = !math.IsInf(gs, 0)
-	a.gN2 = make([]float64, nl)
-	a.gCU = make([]float64, nl)
-	a.gK = make([]float64, nl)
-	a.gL = make([]float64, nl)
+	a.gKT = make([]float64, nl)
+	a.gHi = make([]float64, nl)
+	a.gLo = make([]float64, nl)
 	for j := range nl {
 		n2 := normSq64(tl[j*d : (j+1)*d])
 		if !(n2 <= fastLimit) {
 			a.gFast = false
 		}
-		a.gN2[j] = n2
-		a.gCU[j] = math.Sqrt(n2*(1+g64)) * (1 + 4*u64)
-		a.gK[j] = 2 * gs * a.gCU[j]
-		a.gL[j] = gs*n2*(1+g64) + 2*a.absA
+		cU := math.Sqrt(n2*(1+g64)) * (1 + 4*u64)
+		// err_j = xU·2gs·cU + gs·n2(1+g64) + 2A + transErr·(xU² + 2xU·cU + cU²)
+		a.gKT[j] = (2*gs*cU + 2*transErr*cU) * (1 + 4*u64)
+		lt := (gs*n2*(1+g64) + 2*a.absA + transErr*cU*cU) * (1 + 4*u64)
+		a.gHi[j], a.gLo[j] = n2+lt, n2-lt
+		if p.shadow[j] {
+			a.gHi[j], a.gLo[j] = math.Inf(1), math.Inf(1)
+		}
 	}
 }
 
@@ -419,8 +424,8 @@ func (a *Assigner) assignBlock(xs []float32, out []int32, s *scratch) {
 	s.dots = gemmDots(s.apack, a.gPanels, d, s.dots)
 	kpad := len(a.gPanels) / d
 	g64 := gamma(d+3, u64)
-	shadow := a.p.shadow
-	est, errs := s.est[:nl], s.err[:nl]
+	lo := s.est[:nl]
+	hiC, loC, kt := a.gHi[:nl], a.gLo[:nl], a.gKT[:nl]
 	for i := range m {
 		x := xs[i*d : (i+1)*d]
 		xx := normSq64(s.xt[i*d : (i+1)*d])
@@ -429,20 +434,20 @@ func (a *Assigner) assignBlock(xs []float32, out []int32, s *scratch) {
 			continue
 		}
 		xU := math.Sqrt(xx*(1+g64)) * (1 + 4*u64)
+		// Common error term transErr·xU², counted once on each side.
+		slack := 2 * transErr * xU * xU * (1 + 4*u64)
 		dots := s.dots[i*kpad : i*kpad+nl]
 		best := math.Inf(1)
 		for j, dot := range dots {
-			e := a.gN2[j] - 2*dot
-			t := xU + a.gCU[j]
-			r := xU*a.gK[j] + a.gL[j] + transErr*t*t
-			est[j], errs[j] = e, r
-			if e+r < best && !shadow[j] {
-				best = e + r
-			}
+			e := xU * kt[j]
+			best = min(best, hiC[j]-2*dot+e)
+			lo[j] = loC[j] - 2*dot - e
 		}
+		best += slack
+		best += math.Abs(best) * 4 * u64 // rounding of the line above
 		s.cands = s.cands[:0]
-		for j, e := range est {
-			if e-errs[j] <= best && !shadow[j] {
+		for j, v := range lo {
+			if v <= best {
 				s.cands = append(s.cands, int32(j))
 			}
 		}

@@ -25,10 +25,11 @@ const (
 
 // gemmGamma returns the relative coefficient g such that a gemm dot product
 // s of dimension d satisfies |s − x·c| ≤ g·Σ|x_i c_i| + d·2⁻¹⁴⁸, including
-// the float64 evaluation of ‖c‖² and of ‖c‖² − 2s (see Assigner).
+// the float64 evaluation of ‖c‖² and of the few operations that combine
+// it with s and the error terms (see Assigner; 8 roundings are allowed).
 func gemmGamma(d int) float64 {
 	nb := (d + gemmKC - 1) / gemmKC
-	return gamma(min(d, gemmKC), u32) + gamma(d+nb+4, u64)
+	return gamma(min(d, gemmKC), u32) + gamma(d+nb+8, u64)
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
