@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -52,9 +54,10 @@ type Index struct {
 	manifest *postings.Manifest
 	schema   postings.Schema
 
-	wh      storage.Bucket
-	whStats *storage.Stats
-	files   []storage.Object // postings files, by manifest file index
+	wh       storage.Bucket
+	whStats  *storage.Stats
+	srcStats *storage.Stats
+	files    []storage.Object // postings files, by manifest file index
 
 	table  *source.Table
 	layout *source.Layout
@@ -65,10 +68,16 @@ type Index struct {
 	keyIndex *source.KeyIndex
 	keyErr   error
 
+	fileStart []int64 // source row ordinal of each file's first row
+
+	skOnce sync.Once // source keys by ordinal (KeyAt, ExactBatch)
+	skKeys []byte
+	skEnds []int
+	skErr  error
+
 	vecBudget int64
 	vecOnce   sync.Once
-	vecAll    []float32
-	vecStarts []int64
+	vecAll    []float32 // canonical source vectors by ordinal, if they fit
 	vecErr    error
 }
 
@@ -179,7 +188,7 @@ func (ix *Index) openPostings(ctx context.Context) error {
 func (ix *Index) openSource(ctx context.Context) error {
 	st := ix.snap.SourceTable
 	loc := st.Properties["location"]
-	t, _, err := source.OpenLocation(ctx, loc)
+	t, err := ix.openSourceTable(ctx, loc)
 	if err != nil {
 		return fmt.Errorf("index %q: open source: %w", ix.name, err)
 	}
@@ -211,7 +220,55 @@ func (ix *Index) openSource(ctx context.Context) error {
 		}
 	}
 	ix.layout = l
+	ix.fileStart = make([]int64, len(t.Files()))
+	var sum int64
+	for i, f := range t.Files() {
+		ix.fileStart[i] = sum
+		sum += f.Rows
+	}
 	return nil
+}
+
+// openSourceTable opens the source at its canonical location (as
+// source.OpenLocation records it: an s3:// URL, or an absolute local path
+// with a trailing '/' for a folder) through a counting bucket, so that
+// StorageStats covers source reads too.
+func (ix *Index) openSourceTable(ctx context.Context, loc string) (*source.Table, error) {
+	var bucket, prefix string
+	switch {
+	case strings.HasPrefix(loc, "s3://"):
+		rest := strings.TrimPrefix(loc, "s3://")
+		host, path, _ := strings.Cut(rest, "/")
+		bucket, prefix = "s3://"+host, path
+	case strings.HasSuffix(loc, "/"):
+		bucket = strings.TrimSuffix(loc, "/")
+	default:
+		bucket, prefix = filepath.Dir(loc), filepath.Base(loc)
+	}
+	if bucket == "" {
+		bucket = "/"
+	}
+	b, err := storage.Open(ctx, bucket)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", loc, err)
+	}
+	b, ix.srcStats = storage.WithStats(b)
+	t, err := source.Open(ctx, b, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", loc, err)
+	}
+	return t, nil
+}
+
+// StorageStats returns the storage requests and bytes read so far by this
+// index, from the warehouse (postings, at open also metadata, centroids and
+// manifest) and from the source (footers, key map, vectors, joined rows).
+func (ix *Index) StorageStats() (warehouse, src storage.Stats) {
+	warehouse = ix.whStats.Snapshot()
+	if ix.srcStats != nil {
+		src = ix.srcStats.Snapshot()
+	}
+	return warehouse, src
 }
 
 func orUnknown(s string) string {

@@ -96,9 +96,9 @@ func (ix *Index) VectorOf(ctx context.Context, vals []parquet.Value) ([]float32,
 	if !ok {
 		return nil, fmt.Errorf("%w: no row of %s has key %v", ErrKeyNotFound, ix.snap.SourceTable.Properties["location"], vals)
 	}
-	vector, err := ix.vectorReader(ctx, []source.RowLoc{loc})
+	v, err := ix.vectorOf(ctx, ix.fileStart[loc.File]+loc.Row)
 	if err != nil {
 		return nil, err
 	}
-	return slices.Clone(vector(0)), nil
+	return slices.Clone(v), nil
 }

@@ -8,7 +8,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sort"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -41,6 +41,11 @@ type Options struct {
 	Columns []string
 	// KeysOnly skips the join: results carry their key columns only.
 	KeysOnly bool
+	// NoRows skips the join and the key decoding: Hit.Row is nil and only
+	// Hit.Key and Hit.Distance are set (Result.Columns still names the key
+	// fields and _distance). It is the cheapest form, for benchmarks and
+	// callers that join by key themselves.
+	NoRows bool
 }
 
 func (o Options) withDefaults(nlist int) Options {
@@ -68,12 +73,13 @@ func (o Options) validate() error {
 
 // Hit is one search result.
 type Hit struct {
-	// Key is the row's encoded source key (postings.Schema.AppendKey).
+	// Key is the row's encoded source key (postings.Schema.AppendKey). It
+	// may alias the index's cache: do not modify it.
 	Key []byte
 	// Distance is the row's _distance.
 	Distance float32
 	// Row holds the joined source columns (or only the key columns with
-	// KeysOnly), by name.
+	// KeysOnly), by name; nil with NoRows.
 	Row map[string]any
 }
 
@@ -87,12 +93,17 @@ type Result struct {
 
 // Stats counts the work of one query.
 type Stats struct {
-	LeafDistances int64 // routing distances computed
+	LeafDistances int64 // routing distances computed (roots and leaves)
 	Lists         int64 // lists probed
 	Candidates    int64 // postings rows scored
 	Refined       int64 // candidates re-scored exactly
 	Requests      int64 // storage requests for postings
 	BytesRead     int64 // postings bytes fetched from storage
+	// Rounds counts batched rounds of storage reads: one when some probed
+	// list was not cached, plus one when the join read source rows.
+	Rounds int64
+	// CachedLists counts probed lists served from the cache.
+	CachedLists int64
 }
 
 // Add accumulates s2 into s.
@@ -103,36 +114,66 @@ func (s *Stats) Add(s2 Stats) {
 	s.Refined += s2.Refined
 	s.Requests += s2.Requests
 	s.BytesRead += s2.BytesRead
+	s.Rounds += s2.Rounds
+	s.CachedLists += s2.CachedLists
 }
+
+// scratch is the per-query working memory, pooled so that a warm query
+// allocates little beyond its Result.
+type scratch struct {
+	q       []float32 // the query, normalised under cosine
+	qp      []float32 // q zero-padded to the LVQ8 stride
+	cids    []int32
+	lists   []*list
+	missing []int
+	dists   []float32
+	top     topK
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // Search returns the approximate K nearest source rows of q. Results are
 // ordered by _distance, ties by key, so equal indexes give identical
-// answers wherever they are stored.
+// answers wherever they are stored. Safe for concurrent use.
 func (ix *Index) Search(ctx context.Context, q []float32, opts Options) (*Result, error) {
 	opts = opts.withDefaults(ix.NList())
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	qv, err := ix.prepareQuery(q)
-	if err != nil {
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	if err := ix.prepareQuery(s, q); err != nil {
 		return nil, err
 	}
 	var st Stats
-	cids := ix.route(qv, opts.NProbe, &st)
-	lists, err := ix.readLists(ctx, cids, &st)
-	if err != nil {
+	ix.route(s, opts.NProbe, &st)
+	if err := ix.readLists(ctx, s, &st); err != nil {
 		return nil, err
 	}
+	exact := ix.schema.Encoding == metadata.EncodingSource
 	keep := opts.K
-	if opts.Refine > 0 || ix.schema.Encoding == metadata.EncodingSource {
-		keep = opts.K * max(opts.Refine, 1)
+	switch {
+	case exact:
+		// float32 scores; a few spare places so that the float64 re-rank
+		// (rerank) sees every candidate that could enter the top K.
+		keep = opts.K*max(opts.Refine, 1) + 8
+	case opts.Refine > 0:
+		keep = opts.K * opts.Refine
 	}
-	top, err := ix.score(ctx, qv, lists, keep, &st)
-	if err != nil {
+	if err := ix.score(ctx, s, keep, &st); err != nil {
 		return nil, err
 	}
-	if opts.Refine > 0 && ix.schema.Encoding != metadata.EncodingSource {
-		if top, err = ix.refine(ctx, qv, top, &st); err != nil {
+	top := s.top.sorted()
+	if opts.Refine > 0 && !exact {
+		var err error
+		if top, err = ix.refine(ctx, s, top, &st); err != nil {
+			return nil, err
+		}
+		exact = true
+	}
+	if exact {
+		var err error
+		if top, err = ix.rerank(ctx, s, top, opts.K); err != nil {
 			return nil, err
 		}
 	}
@@ -142,72 +183,82 @@ func (ix *Index) Search(ctx context.Context, q []float32, opts Options) (*Result
 	return ix.join(ctx, top, opts, st)
 }
 
-// prepareQuery checks q and normalises it under cosine.
-func (ix *Index) prepareQuery(q []float32) ([]float32, error) {
-	if len(q) != ix.Dim() {
-		return nil, fmt.Errorf("%w: query has %d values, the index has dimension %d", ErrBadQuery, len(q), ix.Dim())
+// prepareQuery checks q and normalises it under cosine into s.q.
+func (ix *Index) prepareQuery(s *scratch, q []float32) error {
+	d := ix.Dim()
+	if len(q) != d {
+		return fmt.Errorf("%w: query has %d values, the index has dimension %d", ErrBadQuery, len(q), d)
 	}
 	for i, v := range q {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf("%w: query value %d is %v", ErrBadQuery, i, v)
+			return fmt.Errorf("%w: query value %d is %v", ErrBadQuery, i, v)
 		}
 	}
-	if ix.snap.Metric != metadata.MetricCosine {
-		return q, nil
+	s.q = slices.Grow(s.q[:0], d)[:d]
+	if ix.snap.Metric == metadata.MetricCosine {
+		if err := lvq.Normalize(s.q, q); err != nil {
+			return fmt.Errorf("%w: %v", ErrBadQuery, err)
+		}
+	} else {
+		copy(s.q, q)
 	}
-	out := make([]float32, len(q))
-	if err := lvq.Normalize(out, q); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadQuery, err)
-	}
-	return out, nil
+	w := stride(d)
+	s.qp = slices.Grow(s.qp[:0], w)[:w]
+	copy(s.qp, s.q)
+	clear(s.qp[d:])
+	return nil
 }
 
 // route selects the nprobe nearest leaves (ivf.Centroids.RouteWith).
-func (ix *Index) route(q []float32, nprobe int, st *Stats) []int32 {
+func (ix *Index) route(s *scratch, nprobe int, st *Stats) {
 	c := ix.art.Centroids
-	cids, n := c.RouteWith(q, nprobe, routeOptions, nil)
+	var n int
+	s.cids, n = c.RouteWith(s.q, nprobe, routeOptions, s.cids)
 	st.LeafDistances += int64(n + c.NumRoots())
-	st.Lists += int64(len(cids))
-	return cids
+	st.Lists += int64(len(s.cids))
 }
 
-// readLists returns the decoded postings of cids, from the cache or, for
-// the missing ones, fetched from storage in one parallel round of ranged
-// reads (adjacent ranges merged).
-func (ix *Index) readLists(ctx context.Context, cids []int32, st *Stats) ([]*list, error) {
-	out := make([]*list, len(cids))
-	var missing []int
-	for i, cid := range cids {
+// readLists sets s.lists to the decoded postings of s.cids, from the cache
+// or, for the missing ones, fetched from storage in one parallel round of
+// ranged reads (adjacent ranges merged).
+func (ix *Index) readLists(ctx context.Context, s *scratch, st *Stats) error {
+	s.lists = slices.Grow(s.lists[:0], len(s.cids))[:len(s.cids)]
+	s.missing = s.missing[:0]
+	for i, cid := range s.cids {
 		if l := ix.cache.get(cid); l != nil {
-			out[i] = l
-		} else if len(ix.manifest.Ranges(cid)) > 0 {
-			missing = append(missing, i)
+			s.lists[i] = l
+			st.CachedLists++
+		} else {
+			s.lists[i] = nil
+			if len(ix.manifest.Ranges(cid)) > 0 {
+				s.missing = append(s.missing, i)
+			}
 		}
 	}
-	if len(missing) == 0 {
-		return out, nil
+	if len(s.missing) == 0 {
+		return nil
 	}
 	var ranges []postings.Range
-	for _, i := range missing {
-		ranges = append(ranges, ix.manifest.Ranges(cids[i])...)
+	for _, i := range s.missing {
+		ranges = append(ranges, ix.manifest.Ranges(s.cids[i])...)
 	}
 	data, reqs, n, err := ix.fetch(ctx, ranges)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	st.Requests += reqs
 	st.BytesRead += n
-	for _, i := range missing {
-		l := &list{cid: cids[i]}
-		for _, rg := range ix.manifest.Ranges(cids[i]) {
-			if err := postings.DecodeRowGroup(ix.schema, data[rangeID(rg)], rg, &l.batch); err != nil {
-				return nil, fmt.Errorf("postings %s row group %d: %w", ix.manifest.Files[rg.File].Path, rg.RowGroup, err)
+	st.Rounds++
+	for _, i := range s.missing {
+		var b postings.Batch
+		for _, rg := range ix.manifest.Ranges(s.cids[i]) {
+			if err := postings.DecodeRowGroup(ix.schema, data[rangeID(rg)], rg, &b); err != nil {
+				return fmt.Errorf("postings %s row group %d: %w", ix.manifest.Files[rg.File].Path, rg.RowGroup, err)
 			}
 		}
-		ix.cache.put(l)
-		out[i] = l
+		s.lists[i] = ix.cache.put(newList(s.cids[i], b, ix.schema.Encoding, ix.Dim()))
 	}
-	return out, nil
+	return nil
 }
 
 type rangeKey struct {
@@ -218,7 +269,7 @@ type rangeKey struct {
 func rangeID(r postings.Range) rangeKey { return rangeKey{r.File, r.Offset} }
 
 // fetch reads the byte ranges, merging adjacent ranges of one file into one
-// request and issuing the requests in parallel.
+// request and issuing the requests in parallel (one round).
 func (ix *Index) fetch(ctx context.Context, ranges []postings.Range) (map[rangeKey][]byte, int64, int64, error) {
 	slices.SortFunc(ranges, func(a, b postings.Range) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Offset, b.Offset))
@@ -264,29 +315,50 @@ func (ix *Index) fetch(ctx context.Context, ranges []postings.Range) (map[rangeK
 	return out, int64(len(spans)), total.Load(), nil
 }
 
-// fetchParallelism bounds concurrent range requests per query.
-const fetchParallelism = 16
+// fetchParallelism bounds concurrent range requests per query; one round
+// of a query at the default nprobe fits in it.
+const fetchParallelism = 64
 
-// candidate is a scored postings row.
-type candidate struct {
+// cand is a scored postings row: row i of list l.
+type cand struct {
 	dist float32
-	key  []byte
+	i    int32
+	l    *list
 }
 
-func lessCand(a, b candidate) bool {
+func (c cand) key() []byte { return c.l.batch.Key(int(c.i)) }
+
+func lessCand(a, b cand) bool {
 	if a.dist != b.dist {
 		return a.dist < b.dist
 	}
-	return bytes.Compare(a.key, b.key) < 0
+	return bytes.Compare(a.key(), b.key()) < 0
+}
+
+func compareCand(a, b cand) int {
+	if lessCand(a, b) {
+		return -1
+	}
+	if lessCand(b, a) {
+		return 1
+	}
+	return 0
 }
 
 // topK keeps the k best candidates in a max-heap.
 type topK struct {
 	k int
-	h []candidate
+	h []cand
 }
 
-func (t *topK) push(c candidate) {
+func (t *topK) reset(k int) {
+	t.k = k
+	clear(t.h) // drop list pointers held from the last query
+	t.h = t.h[:0]
+}
+
+// push offers c; once the heap is full, c must beat the worst.
+func (t *topK) push(c cand) {
 	if len(t.h) < t.k {
 		t.h = append(t.h, c)
 		t.up(len(t.h) - 1)
@@ -297,14 +369,6 @@ func (t *topK) push(c candidate) {
 	}
 	t.h[0] = c
 	t.down(0)
-}
-
-// worst is the admission threshold once the heap is full.
-func (t *topK) worst() (float32, bool) {
-	if len(t.h) < t.k {
-		return 0, false
-	}
-	return t.h[0].dist, true
 }
 
 func (t *topK) up(i int) {
@@ -335,32 +399,75 @@ func (t *topK) down(i int) {
 	}
 }
 
-// sorted returns the candidates best first.
-func (t *topK) sorted() []candidate {
-	out := slices.Clone(t.h)
-	slices.SortFunc(out, func(a, b candidate) int {
-		if lessCand(a, b) {
-			return -1
-		}
-		if lessCand(b, a) {
-			return 1
-		}
-		return 0
-	})
-	return out
+// sorted sorts the heap best first in place and returns it; the heap is
+// spent.
+func (t *topK) sorted() []cand {
+	slices.SortFunc(t.h, compareCand)
+	return t.h
 }
 
-// score computes the distance of every row of the lists and keeps the
-// best keep candidates.
-func (ix *Index) score(ctx context.Context, q []float32, lists []*list, keep int, st *Stats) ([]candidate, error) {
-	t := &topK{k: keep, h: make([]candidate, 0, keep)}
+// score computes the distance of every row of the probed lists and keeps
+// the best keep candidates in s.top. A row enters the heap only if it beats
+// the current worst (early abandon after the distance kernel).
+func (ix *Index) score(ctx context.Context, s *scratch, keep int, st *Stats) error {
+	s.top.reset(keep)
 	half := ix.snap.Metric == metadata.MetricCosine
-	if ix.schema.Encoding == metadata.EncodingSource {
-		return ix.scoreSource(ctx, q, lists, t, half, st)
+	switch ix.schema.Encoding {
+	case metadata.EncodingSource:
+		return ix.scoreSource(ctx, s, half, st)
+	case metadata.EncodingLVQ8:
+		ix.scoreLVQ8(s, half, st)
+	default:
+		ix.scoreLVQ4(s, half, st)
 	}
-	lq := lvq.NewQuery(q)
-	var dists []float32
-	for _, l := range lists {
+	return nil
+}
+
+// scoreLVQ8 scores LVQ8 codes without decoding them:
+//
+//	‖q − x̂‖² = ‖q‖² − 2·o·Σq − 2·s·(q·c) + base,  base = D·o² + 2·o·s·Σc + s²·Σc²
+//
+// with q·c from the SIMD kernel over the cached, padded codes and base
+// precomputed per row when the list was cached.
+func (ix *Index) scoreLVQ8(s *scratch, half bool, st *Stats) {
+	var sumq, norm2 float64
+	for _, v := range s.q {
+		f := float64(v)
+		sumq += f
+		norm2 += f * f
+	}
+	w := len(s.qp)
+	t := &s.top
+	for _, l := range s.lists {
+		if l == nil {
+			continue
+		}
+		n := l.len()
+		if n == 0 {
+			continue
+		}
+		s.dists = slices.Grow(s.dists[:0], n)[:n]
+		vecmath.DotU8Batch(s.qp, l.codes, w, s.dists)
+		st.Candidates += int64(n)
+		offs, scs, base := l.batch.Offsets[:n], l.batch.Scales[:n], l.base[:n]
+		for i, dot := range s.dists {
+			r := norm2 + base[i] - 2*(float64(offs[i])*sumq+float64(scs[i])*float64(dot))
+			d := float32(max(r, 0))
+			if half {
+				d *= 0.5
+			}
+			if len(t.h) == t.k && d > t.h[0].dist {
+				continue
+			}
+			t.push(cand{dist: d, i: int32(i), l: l})
+		}
+	}
+}
+
+func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
+	lq := lvq.NewQuery(s.q)
+	t := &s.top
+	for _, l := range s.lists {
 		if l == nil {
 			continue
 		}
@@ -369,142 +476,216 @@ func (ix *Index) score(ctx context.Context, q []float32, lists []*list, keep int
 		if n == 0 {
 			continue
 		}
-		dists = slices.Grow(dists[:0], n)[:n]
-		if ix.schema.Encoding == metadata.EncodingLVQ8 {
-			lq.L2Sq8Batch(b.Codes, b.Offsets, b.Scales, dists)
-		} else {
-			lq.L2Sq4Batch(b.Codes, b.Offsets, b.Scales, dists)
-		}
+		s.dists = slices.Grow(s.dists[:0], n)[:n]
+		lq.L2Sq4Batch(b.Codes, b.Offsets, b.Scales, s.dists)
 		st.Candidates += int64(n)
-		for i, d := range dists {
+		for i, d := range s.dists {
 			if half {
 				d *= 0.5
 			}
-			if w, full := t.worst(); full && d > w {
+			if len(t.h) == t.k && d > t.h[0].dist {
 				continue
 			}
-			t.push(candidate{dist: d, key: b.Key(i)})
+			t.push(cand{dist: d, i: int32(i), l: l})
 		}
 	}
-	return t.sorted(), nil
 }
 
-// scoreSource scores the rows of the lists with their exact source vectors.
-func (ix *Index) scoreSource(ctx context.Context, q []float32, lists []*list, t *topK, half bool, st *Stats) ([]candidate, error) {
-	var keys [][]byte
-	for _, l := range lists {
-		if l == nil {
+// scoreSource scores the rows of the lists with their exact source vectors
+// (float32 SIMD; rerank makes the reported distances exact).
+func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Stats) error {
+	vecs, err := ix.allVectors(ctx)
+	if err != nil {
+		return err
+	}
+	dim := ix.Dim()
+	t := &s.top
+	for _, l := range s.lists {
+		if l == nil || l.len() == 0 {
 			continue
 		}
-		for i := 0; i < l.batch.Len(); i++ {
-			keys = append(keys, l.batch.Key(i))
-		}
-	}
-	dists, err := ix.exactDistances(ctx, q, keys, half)
-	if err != nil {
-		return nil, err
-	}
-	st.Candidates += int64(len(keys))
-	for i, k := range keys {
-		t.push(candidate{dist: dists[i], key: k})
-	}
-	return t.sorted(), nil
-}
-
-// refine re-scores candidates with exact source vectors.
-func (ix *Index) refine(ctx context.Context, q []float32, cands []candidate, st *Stats) ([]candidate, error) {
-	keys := make([][]byte, len(cands))
-	for i, c := range cands {
-		keys[i] = c.key
-	}
-	dists, err := ix.exactDistances(ctx, q, keys, ix.snap.Metric == metadata.MetricCosine)
-	if err != nil {
-		return nil, err
-	}
-	st.Refined += int64(len(cands))
-	out := make([]candidate, len(cands))
-	for i := range cands {
-		out[i] = candidate{dist: dists[i], key: keys[i]}
-	}
-	sort.Slice(out, func(i, j int) bool { return lessCand(out[i], out[j]) })
-	return out, nil
-}
-
-// exactDistances computes the distance from q to the exact source vector of
-// every key, in float64 rounded once to float32.
-func (ix *Index) exactDistances(ctx context.Context, q []float32, keys [][]byte, half bool) ([]float32, error) {
-	locs, err := ix.locate(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	vector, err := ix.vectorReader(ctx, locs)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float32, len(keys))
-	for i := range keys {
-		d := exactL2(q, vector(i))
-		if half {
-			d *= 0.5
-		}
-		out[i] = float32(d)
-	}
-	return out, nil
-}
-
-func exactL2(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		d := float64(a[i]) - float64(b[i])
-		s += d * d
-	}
-	return s
-}
-
-// locate maps encoded keys to source row locations.
-func (ix *Index) locate(ctx context.Context, keys [][]byte) ([]source.RowLoc, error) {
-	ki, err := ix.keys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("index %q: key index: %w", ix.name, err)
-	}
-	locs := make([]source.RowLoc, len(keys))
-	for i, k := range keys {
-		vals, err := ix.schema.DecodeKey(k)
+		ords, err := ix.sourceOrds(ctx, l)
 		if err != nil {
-			return nil, fmt.Errorf("%w: postings key: %v", ErrCorrupt, err)
+			return err
 		}
-		loc, ok, err := ki.LookupValues(vals)
+		n := len(ords)
+		s.dists = slices.Grow(s.dists[:0], n)[:n]
+		if vecs != nil {
+			for i, o := range ords {
+				s.dists[i] = vecmath.L2Sq(s.q, vecs[o*int64(dim):(o+1)*int64(dim)])
+			}
+		} else {
+			v, err := ix.readVectors(ctx, ords)
+			if err != nil {
+				return err
+			}
+			vecmath.L2SqBatch(s.q, v, dim, s.dists)
+		}
+		st.Candidates += int64(n)
+		for i, d := range s.dists {
+			if half {
+				d *= 0.5
+			}
+			if len(t.h) == t.k && d > t.h[0].dist {
+				continue
+			}
+			t.push(cand{dist: d, i: int32(i), l: l})
+		}
+	}
+	return nil
+}
+
+// refine re-scores candidates with exact source vectors (float32 SIMD) and
+// sorts them; rerank then makes the leading distances exact.
+func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, st *Stats) ([]cand, error) {
+	half := ix.snap.Metric == metadata.MetricCosine
+	vecs, err := ix.allVectors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dim := int64(ix.Dim())
+	var missing []int64
+	for _, c := range cands {
+		ords, err := ix.sourceOrds(ctx, c.l)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			return nil, fmt.Errorf("%w: postings key %x has no source row", ErrCorrupt, k)
+		if vecs == nil {
+			missing = append(missing, ords[c.i])
 		}
-		locs[i] = loc
 	}
-	return locs, nil
+	var read []float32
+	if vecs == nil {
+		if read, err = ix.readVectors(ctx, missing); err != nil {
+			return nil, err
+		}
+	}
+	for j := range cands {
+		c := &cands[j]
+		var v []float32
+		if vecs != nil {
+			o := c.l.ords[c.i]
+			v = vecs[o*dim : (o+1)*dim]
+		} else {
+			v = read[int64(j)*dim : int64(j+1)*dim]
+		}
+		c.dist = vecmath.L2Sq(s.q, v)
+		if half {
+			c.dist *= 0.5
+		}
+	}
+	st.Refined += int64(len(cands))
+	slices.SortFunc(cands, compareCand)
+	return cands, nil
+}
+
+// rerankMargin is the relative margin within which float32 distances are
+// re-decided in float64: far above the float32 kernels' rounding error.
+const rerankMargin = 1e-4
+
+// rerank computes exact float64 distances (rounded once to float32) for
+// the candidates that can be among the best k given float32 distances
+// (sorted ascending), and orders those by them. Candidates whose float32
+// distance is more than rerankMargin past the k-th cannot enter the top k.
+func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int) ([]cand, error) {
+	if len(cands) == 0 {
+		return cands, nil
+	}
+	kth := cands[min(k, len(cands))-1].dist
+	limit := kth + float32(rerankMargin)*kth + 1e-30
+	m := 0
+	for m < len(cands) && cands[m].dist <= limit {
+		m++
+	}
+	half := ix.snap.Metric == metadata.MetricCosine
+	vecs, dim := ix.vecAll, int64(ix.Dim())
+	if vecs == nil {
+		ords := make([]int64, m)
+		for j, c := range cands[:m] {
+			ords[j] = c.l.ords[c.i]
+		}
+		var err error
+		if vecs, err = ix.readVectors(ctx, ords); err != nil {
+			return nil, err
+		}
+	}
+	for j := range cands[:m] {
+		c := &cands[j]
+		o := int64(j)
+		if ix.vecAll != nil {
+			o = c.l.ords[c.i]
+		}
+		d := exactL2(s.q, vecs[o*dim:(o+1)*dim])
+		if half {
+			d *= 0.5
+		}
+		c.dist = float32(d)
+	}
+	slices.SortFunc(cands[:m], compareCand)
+	return cands[:m], nil
+}
+
+// exactL2 is the squared L2 distance in float64 (four partial sums).
+func exactL2(a, b []float32) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		d0 := float64(a[i]) - float64(b[i])
+		d1 := float64(a[i+1]) - float64(b[i+1])
+		d2 := float64(a[i+2]) - float64(b[i+2])
+		d3 := float64(a[i+3]) - float64(b[i+3])
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(a); i++ {
+		d := float64(a[i]) - float64(b[i])
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// readVectors reads the canonical source vectors of the given ordinals
+// (when they do not fit the in-memory copy).
+func (ix *Index) readVectors(ctx context.Context, ords []int64) ([]float32, error) {
+	locs := make([]source.RowLoc, len(ords))
+	for i, o := range ords {
+		locs[i] = ix.rowLoc(o)
+	}
+	out := make([]float32, len(ords)*ix.Dim())
+	if err := ix.table.ReadVectors(ctx, ix.layout, locs, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// rowLoc maps a source row ordinal to its file and row.
+func (ix *Index) rowLoc(ord int64) source.RowLoc {
+	f, _ := slices.BinarySearch(ix.fileStart, ord+1)
+	return source.RowLoc{File: int32(f - 1), Row: ord - ix.fileStart[f-1]}
 }
 
 // join attaches source columns (or just the key columns) to the hits.
-func (ix *Index) join(ctx context.Context, top []candidate, opts Options, st Stats) (*Result, error) {
+func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (*Result, error) {
 	res := &Result{Stats: st, Hits: make([]Hit, len(top))}
-	if opts.KeysOnly {
+	if opts.NoRows || opts.KeysOnly {
 		res.Columns = append(slices.Clone(ix.snap.SourceKeyFields), metadata.ReservedField)
 		for i, c := range top {
-			vals, err := ix.schema.DecodeKey(c.key)
+			res.Hits[i] = Hit{Key: c.key(), Distance: c.dist}
+			if opts.NoRows {
+				continue
+			}
+			vals, err := source.DecodeKey(ix.layout.Keys, c.key())
 			if err != nil {
 				return nil, fmt.Errorf("%w: postings key: %v", ErrCorrupt, err)
 			}
 			row := make(map[string]any, len(vals))
-			for j, v := range vals {
-				kt := ix.layout.Keys[j]
-				kv, err := source.KeyValueOf(kt, v)
-				if err != nil {
-					return nil, err
-				}
-				row[kt.Name] = keyValueAny(kv)
+			for j, kv := range vals {
+				row[ix.layout.Keys[j].Name] = keyValueAny(kv)
 			}
-			res.Hits[i] = Hit{Key: c.key, Distance: c.dist, Row: row}
+			res.Hits[i].Row = row
 		}
 		return res, nil
 	}
@@ -513,24 +694,27 @@ func (ix *Index) join(ctx context.Context, top []candidate, opts Options, st Sta
 		cols = ix.Columns()
 	}
 	res.Columns = append(slices.Clone(cols), metadata.ReservedField)
-	keys := make([][]byte, len(top))
+	locs := make([]source.RowLoc, len(top))
 	for i, c := range top {
-		keys[i] = c.key
-	}
-	locs, err := ix.locate(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := ix.table.ReadRows(ctx, locs, cols)
-	if err != nil {
-		return nil, err
-	}
-	for i, c := range top {
-		m, err := rows.Map(i)
+		ords, err := ix.sourceOrds(ctx, c.l)
 		if err != nil {
 			return nil, err
 		}
-		res.Hits[i] = Hit{Key: c.key, Distance: c.dist, Row: m}
+		locs[i] = ix.rowLoc(ords[c.i])
+	}
+	if len(locs) > 0 {
+		rows, err := ix.table.ReadRows(ctx, locs, cols)
+		if err != nil {
+			return nil, err
+		}
+		res.Stats.Rounds++
+		for i, c := range top {
+			m, err := rows.Map(i)
+			if err != nil {
+				return nil, err
+			}
+			res.Hits[i] = Hit{Key: c.key(), Distance: c.dist, Row: m}
+		}
 	}
 	return res, nil
 }

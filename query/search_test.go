@@ -26,7 +26,7 @@ type fixture struct {
 }
 
 // newFixture builds the GloVe sample into a fresh local warehouse.
-func newFixture(t *testing.T, metric, enc string, nlist int) *fixture {
+func newFixture(t testing.TB, metric, enc string, nlist int) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()

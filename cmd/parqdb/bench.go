@@ -1,0 +1,425 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/parqdb/parqdb/query"
+)
+
+func init() { subcommands = append(subcommands, newBenchCmd) }
+
+type benchFlags struct {
+	queries, queryColumn, groundTruth string
+	k                                 int
+	nprobes, refines                  string
+	plot                              string
+	threads, maxQueries, coldQueries  int
+	snapshot                          int64
+	format                            string
+	join                              bool
+	columns                           []string
+}
+
+func newBenchCmd(g *globals) *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench NAME --queries FILE [--ground-truth FILE] [-k 10] [--nprobe 1,2,4,…] [--refine 0,…] [--plot out.png]",
+		Short: "Measure recall@k, QPS, candidates and bytes per query over a range of nprobe (and refine) settings",
+		Long: `bench searches every query of --queries at each nprobe (and refine) setting
+and prints, per setting: recall@k against the exact answer, queries per second
+on one thread and on --threads threads, candidates scored per query, and the
+postings bytes and requests per query with a cold cache.
+
+The exact answer is computed by brute force over the source vectors unless
+--ground-truth gives it as an .ivecs file of source row numbers (0-based, in
+source file and row order, k or more per query). Timed searches skip the join
+(the result keys only, as FAISS returns ids); --join adds one joined pass per
+setting (qps_join, with --columns) to show the join's cost. Every setting runs
+a warm-up pass first: QPS is for a warm index. --plot draws recall against
+QPS as a PNG.`,
+		Example: `  parqdb bench fashion --queries fashion-test.fvecs -k 10 --nprobe 1,2,4,8,16,32 --refine 0,4 --plot recall-qps.png`,
+		Args:    exactArgs(1),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runBench(cmd, g, args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.queries, "queries", "", "file of query vectors: .fvecs, .npy or Parquet (required)")
+	fl.StringVar(&f.queryColumn, "query-column", "", "vector column of a Parquet --queries file")
+	fl.StringVar(&f.groundTruth, "ground-truth", "", ".ivecs file of the exact neighbours' source row numbers (default: brute force)")
+	fl.IntVarP(&f.k, "k", "k", 10, "neighbours per query")
+	fl.StringVar(&f.nprobes, "nprobe", "1,2,4,8,16,32,64,128", "comma-separated nprobe values")
+	fl.StringVar(&f.refines, "refine", "0", "comma-separated refine factors (0: off)")
+	fl.StringVar(&f.plot, "plot", "", "write the recall–QPS curve to this PNG file")
+	fl.IntVar(&f.threads, "threads", runtime.GOMAXPROCS(0), "goroutines for the all-threads measurement")
+	fl.IntVar(&f.maxQueries, "max-queries", 0, "use only the first N queries (0: all)")
+	fl.IntVar(&f.coldQueries, "cold-queries", 100, "queries run on an uncached index to measure bytes and requests per query")
+	fl.Int64Var(&f.snapshot, "snapshot", 0, "benchmark this retained snapshot")
+	fl.StringVar(&f.format, "format", "table", "output format: table or json (one line per setting)")
+	fl.BoolVar(&f.join, "join", false, "also time a joined pass (qps_join) per setting")
+	fl.StringSliceVar(&f.columns, "columns", nil, "source columns joined by --join (default all)")
+	return cmd
+}
+
+// benchRow is the result of one setting.
+type benchRow struct {
+	NProbe        int     `json:"nprobe"`
+	Refine        int     `json:"refine"`
+	Recall        float64 `json:"recall"`
+	QPS1          float64 `json:"qps_1t"`
+	QPSN          float64 `json:"qps_nt"`
+	Threads       int     `json:"threads"`
+	QPSJoin       float64 `json:"qps_join,omitempty"`
+	Candidates    float64 `json:"candidates_per_query"`
+	LeafDistances float64 `json:"leaf_distances_per_query"`
+	ColdBytes     float64 `json:"cold_bytes_per_query"`
+	ColdRequests  float64 `json:"cold_requests_per_query"`
+}
+
+func parseInts(flag, s string, lo int) ([]int, error) {
+	var out []int
+	for _, p := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < lo {
+			return nil, usagef("--%s: %q is not an integer ≥ %d", flag, p, lo)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
+	if f.queries == "" {
+		return usagef("--queries is required")
+	}
+	switch f.format {
+	case "table", "json":
+	default:
+		return usagef("--format must be table or json, not %q", f.format)
+	}
+	if f.k < 1 || f.k > query.MaxK {
+		return usagef("-k must be in [1, %d]", query.MaxK)
+	}
+	if f.threads < 1 {
+		return usagef("--threads must be at least 1")
+	}
+	nprobes, err := parseInts("nprobe", f.nprobes, 1)
+	if err != nil {
+		return err
+	}
+	refines, err := parseInts("refine", f.refines, 0)
+	if err != nil {
+		return err
+	}
+	qs, err := readQueries(f.queries, f.queryColumn)
+	if err != nil {
+		return err
+	}
+	if f.maxQueries > 0 && len(qs) > f.maxQueries {
+		qs = qs[:f.maxQueries]
+	}
+	ctx := cmd.Context()
+	e, err := openEnv(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	env := query.Env{Warehouse: e.wh, Catalog: e.cat}
+	ix, err := query.Open(ctx, env, name, query.OpenOptions{SnapshotID: f.snapshot})
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	cold, err := query.Open(ctx, env, name, query.OpenOptions{SnapshotID: f.snapshot, CacheBytes: -1, VectorCacheBytes: -1})
+	if err != nil {
+		return err
+	}
+	defer cold.Close()
+
+	truth, err := benchTruth(ctx, ix, qs, f)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	snap := ix.Snapshot()
+	fmt.Fprintf(stderr, "bench %s: %d queries, k %d, nlist %d, %s, %s, kernels %s, %d threads\n",
+		name, len(qs), f.k, ix.NList(), snap.Metric, snap.Parameters["posting_encoding"], query.KernelImpl(), f.threads)
+
+	var rows []benchRow
+	for _, rf := range refines {
+		opts := query.Options{K: f.k, Refine: rf, NoRows: true}
+		if err := ix.Warm(ctx, opts); err != nil {
+			return err
+		}
+		for _, np := range nprobes {
+			opts.NProbe = np
+			r, err := benchSetting(ctx, ix, cold, qs, truth, opts, f)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, r)
+			if f.format == "json" {
+				b, _ := json.Marshal(r)
+				fmt.Fprintln(cmd.OutOrStdout(), string(b))
+			}
+		}
+	}
+	if f.format == "table" {
+		writeBenchTable(cmd.OutOrStdout(), rows, f)
+	}
+	if f.plot != "" {
+		title := fmt.Sprintf("%s: recall@%d vs QPS (%d queries, nlist %d, %s)", name, f.k, len(qs), ix.NList(), snap.Parameters["posting_encoding"])
+		if err := plotBench(f.plot, title, f.k, rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchTruth returns the encoded keys of each query's exact k nearest rows.
+func benchTruth(ctx context.Context, ix *query.Index, qs [][]float32, f benchFlags) ([][]string, error) {
+	out := make([][]string, len(qs))
+	if f.groundTruth != "" {
+		ids, err := readIvecs(f.groundTruth)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) < len(qs) {
+			return nil, fmt.Errorf("%s: %d rows of ground truth for %d queries", f.groundTruth, len(ids), len(qs))
+		}
+		for i := range qs {
+			if len(ids[i]) < f.k {
+				return nil, fmt.Errorf("%s: row %d has %d neighbours, k is %d", f.groundTruth, i, len(ids[i]), f.k)
+			}
+			for _, id := range ids[i][:f.k] {
+				key, err := ix.KeyAt(ctx, int64(id))
+				if err != nil {
+					return nil, fmt.Errorf("%s: row %d: %w", f.groundTruth, i, err)
+				}
+				out[i] = append(out[i], string(key))
+			}
+		}
+		return out, nil
+	}
+	hits, err := ix.ExactBatch(ctx, qs, f.k, f.threads)
+	if err != nil {
+		return nil, fmt.Errorf("ground truth by brute force: %w (give --ground-truth)", err)
+	}
+	for i, hs := range hits {
+		for _, h := range hs {
+			out[i] = append(out[i], string(h.Key))
+		}
+	}
+	return out, nil
+}
+
+func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, truth [][]string, opts query.Options, f benchFlags) (benchRow, error) {
+	r := benchRow{NProbe: opts.NProbe, Refine: opts.Refine, Threads: f.threads}
+	// Cold: bytes and requests per query with no cache.
+	nc := min(f.coldQueries, len(qs))
+	var cst query.Stats
+	for _, q := range qs[:nc] {
+		res, err := cold.Search(ctx, q, opts)
+		if err != nil {
+			return r, err
+		}
+		cst.Add(res.Stats)
+	}
+	if nc > 0 {
+		r.ColdBytes = float64(cst.BytesRead) / float64(nc)
+		r.ColdRequests = float64(cst.Requests) / float64(nc)
+	}
+	// Warm-up, then one thread.
+	if _, err := ix.SearchBatch(ctx, qs, opts, f.threads); err != nil {
+		return r, err
+	}
+	results := make([]*query.Result, len(qs))
+	start := time.Now()
+	for i, q := range qs {
+		res, err := ix.Search(ctx, q, opts)
+		if err != nil {
+			return r, fmt.Errorf("query %d: %w", i, err)
+		}
+		results[i] = res
+	}
+	r.QPS1 = float64(len(qs)) / time.Since(start).Seconds()
+	// All threads.
+	start = time.Now()
+	if _, err := ix.SearchBatch(ctx, qs, opts, f.threads); err != nil {
+		return r, err
+	}
+	r.QPSN = float64(len(qs)) / time.Since(start).Seconds()
+	if f.join {
+		jopts := opts
+		jopts.NoRows, jopts.Columns = false, f.columns
+		start = time.Now()
+		for i, q := range qs {
+			if _, err := ix.Search(ctx, q, jopts); err != nil {
+				return r, fmt.Errorf("query %d: %w", i, err)
+			}
+		}
+		r.QPSJoin = float64(len(qs)) / time.Since(start).Seconds()
+	}
+	var st query.Stats
+	found, want := 0, 0
+	for i, res := range results {
+		st.Add(res.Stats)
+		set := make(map[string]bool, len(truth[i]))
+		for _, k := range truth[i] {
+			set[k] = true
+		}
+		want += len(truth[i])
+		for _, h := range res.Hits {
+			if set[string(h.Key)] {
+				found++
+			}
+		}
+	}
+	if want > 0 {
+		r.Recall = float64(found) / float64(want)
+	}
+	r.Candidates = float64(st.Candidates) / float64(len(qs))
+	r.LeafDistances = float64(st.LeafDistances) / float64(len(qs))
+	return r, nil
+}
+
+func writeBenchTable(w io.Writer, rows []benchRow, f benchFlags) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	hdr := fmt.Sprintf("refine\tnprobe\trecall@%d\tqps_1t\tqps_%dt\t", f.k, f.threads)
+	if f.join {
+		hdr += "qps_join\t"
+	}
+	fmt.Fprintln(tw, hdr+"candidates/q\trouting_dist/q\tcold_bytes/q\tcold_requests/q\t")
+	for _, r := range rows {
+		line := fmt.Sprintf("%d\t%d\t%.4f\t%.0f\t%.0f\t", r.Refine, r.NProbe, r.Recall, r.QPS1, r.QPSN)
+		if f.join {
+			line += fmt.Sprintf("%.0f\t", r.QPSJoin)
+		}
+		fmt.Fprintf(tw, "%s%.0f\t%.0f\t%.0f\t%.1f\t\n", line, r.Candidates, r.LeafDistances, r.ColdBytes, r.ColdRequests)
+	}
+	tw.Flush()
+}
+
+// plotBench draws recall@k (x) against QPS (y, log scale), one line per
+// refine factor and thread setting.
+func plotBench(path, title string, k int, rows []benchRow) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = fmt.Sprintf("recall@%d", k)
+	p.Y.Label.Text = "queries per second (log scale)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = false
+	p.Legend.Left = true
+	palette := []color.RGBA{{0x1f, 0x77, 0xb4, 255}, {0xd6, 0x27, 0x28, 255}, {0x2c, 0xa0, 0x2c, 255}, {0x94, 0x67, 0xbd, 255}, {0xff, 0x7f, 0x0e, 255}}
+	var refines []int
+	for _, r := range rows {
+		if len(refines) == 0 || refines[len(refines)-1] != r.Refine {
+			refines = append(refines, r.Refine)
+		}
+	}
+	for i, rf := range refines {
+		for _, threads := range []bool{false, true} {
+			var pts plotter.XYs
+			var threadCount int
+			for _, r := range rows {
+				if r.Refine != rf {
+					continue
+				}
+				y := r.QPS1
+				if threads {
+					y, threadCount = r.QPSN, r.Threads
+				}
+				pts = append(pts, plotter.XY{X: r.Recall, Y: y})
+			}
+			if len(pts) == 0 || (threads && threadCount <= 1) {
+				continue
+			}
+			line, points, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return err
+			}
+			c := palette[i%len(palette)]
+			line.Color, points.Color = c, c
+			line.Width = vg.Points(1.5)
+			points.Shape = draw.CircleGlyph{}
+			label := fmt.Sprintf("refine %d, 1 thread", rf)
+			if rf == 0 {
+				label = "no refine, 1 thread"
+			}
+			if threads {
+				line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+				points.Shape = draw.TriangleGlyph{}
+				label = strings.Replace(label, "1 thread", fmt.Sprintf("%d threads", threadCount), 1)
+			}
+			p.Add(line, points)
+			p.Legend.Add(label, line, points)
+		}
+	}
+	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+		return fmt.Errorf("--plot %s: %w", path, err)
+	}
+	return nil
+}
+
+// readIvecs reads the .ivecs format: per row an int32 count then that many
+// int32 values, little-endian.
+func readIvecs(path string) ([][]int32, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]int32
+	for off := 0; off < len(data); {
+		if len(data)-off < 4 {
+			return nil, fmt.Errorf("%s: truncated at byte %d", path, off)
+		}
+		n := int(int32(binary.LittleEndian.Uint32(data[off:])))
+		off += 4
+		if n < 0 || len(data)-off < 4*n {
+			return nil, fmt.Errorf("%s: row %d: bad count %d or truncated", path, len(out), n)
+		}
+		row := make([]int32, n)
+		for i := range row {
+			row[i] = int32(binary.LittleEndian.Uint32(data[off+4*i:]))
+		}
+		off += 4 * n
+		out = append(out, row)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no rows", path)
+	}
+	return out, nil
+}
+
+// logTicks labels a log axis at 1, 2 and 5 times each power of ten.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for p := math.Pow(10, math.Floor(math.Log10(lo))); p <= hi; p *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if v := p * m; v >= lo && v <= hi {
+				ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+			}
+		}
+	}
+	return ticks
+}

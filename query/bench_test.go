@@ -1,0 +1,104 @@
+package query_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/storage"
+)
+
+// benchIndex opens the index to benchmark: PARQDB_BENCH_WAREHOUSE (a local
+// warehouse with its SQLite catalog), PARQDB_BENCH_INDEX and
+// PARQDB_BENCH_QUERIES (.fvecs) when set, else the GloVe sample built here.
+func benchIndex(b *testing.B, refine int) (*query.Index, [][]float32) {
+	b.Helper()
+	ctx := context.Background()
+	if dir := os.Getenv("PARQDB_BENCH_WAREHOUSE"); dir != "" {
+		wh, err := storage.NewLocal(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cat, err := catalog.OpenSQLite(ctx, filepath.Join(dir, "catalog.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { cat.Close() })
+		ix, err := query.Open(ctx, query.Env{Warehouse: wh, Catalog: cat}, os.Getenv("PARQDB_BENCH_INDEX"), query.OpenOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { ix.Close() })
+		qs := readFvecs(b, os.Getenv("PARQDB_BENCH_QUERIES"))
+		return ix, qs
+	}
+	f := newFixture(b, metadata.MetricCosine, metadata.EncodingLVQ8, 100)
+	ix, err := query.Open(ctx, f.env, "words", query.OpenOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ix.Close() })
+	qs := make([][]float32, 0, 200)
+	for i := 0; i < 200; i++ {
+		qs = append(qs, f.vecs[i*37])
+	}
+	return ix, qs
+}
+
+func readFvecs(b testing.TB, path string) [][]float32 {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out [][]float32
+	for off := 0; off+4 <= len(data); {
+		d := int(binary.LittleEndian.Uint32(data[off:]))
+		off += 4
+		v := make([]float32, d)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*i:]))
+		}
+		off += 4 * d
+		out = append(out, v)
+	}
+	return out
+}
+
+// BenchmarkSearch measures one warm query on one goroutine, without the
+// join (NoRows) and with it.
+func BenchmarkSearch(b *testing.B) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		nprobe, refine int
+		join           bool
+	}{{8, 0, false}, {8, 2, false}, {8, 0, true}} {
+		b.Run(fmt.Sprintf("nprobe=%d/refine=%d/join=%v", tc.nprobe, tc.refine, tc.join), func(b *testing.B) {
+			ix, qs := benchIndex(b, tc.refine)
+			opts := query.Options{K: 10, NProbe: tc.nprobe, Refine: tc.refine, NoRows: !tc.join}
+			if err := ix.Warm(ctx, opts); err != nil {
+				b.Fatal(err)
+			}
+			for _, q := range qs {
+				if _, err := ix.Search(ctx, q, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				if _, err := ix.Search(ctx, qs[i%len(qs)], opts); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

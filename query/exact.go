@@ -1,0 +1,187 @@
+package query
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/parqdb/parqdb/internal/source"
+	"github.com/parqdb/parqdb/internal/vecmath"
+	"github.com/parqdb/parqdb/metadata"
+)
+
+// ErrTooLarge means the source's vectors do not fit the in-memory budget
+// that an operation needs (OpenOptions.VectorCacheBytes).
+var ErrTooLarge = errors.New("source vectors exceed the vector cache budget")
+
+// Warm prepares, once, what searches with opts need beyond the postings:
+// the key → row map (for joins, refine and the source encoding) and the
+// in-memory source vectors (for refine and the source encoding). Searches
+// do this lazily on first use; Warm lets a caller pay for it up front, so
+// that a query's storage rounds are only its own. Safe for concurrent use.
+func (ix *Index) Warm(ctx context.Context, opts Options) error {
+	needVectors := opts.Refine > 0 || ix.schema.Encoding == metadata.EncodingSource
+	needKeys := needVectors || !(opts.KeysOnly || opts.NoRows)
+	if needKeys {
+		if _, err := ix.keys(ctx); err != nil {
+			return fmt.Errorf("index %q: key index: %w", ix.name, err)
+		}
+	}
+	if needVectors {
+		if _, err := ix.allVectors(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sourceKeys returns every source row's encoded key by ordinal, scanning
+// the source once.
+func (ix *Index) sourceKeys(ctx context.Context) (keys []byte, ends []int, err error) {
+	ix.skOnce.Do(func() {
+		ix.skErr = ix.table.Scan(context.WithoutCancel(ctx), ix.layout, 0, func(b *source.Batch) error {
+			for i := 0; i < b.N; i++ {
+				ix.skKeys = b.AppendKey(ix.skKeys, i)
+				ix.skEnds = append(ix.skEnds, len(ix.skKeys))
+			}
+			return nil
+		})
+	})
+	return ix.skKeys, ix.skEnds, ix.skErr
+}
+
+// KeyAt returns the encoded key of the source row with ordinal ord (rows
+// numbered from 0 across the source files in order), for reading ground
+// truth given as row numbers. The first call scans the source keys.
+func (ix *Index) KeyAt(ctx context.Context, ord int64) ([]byte, error) {
+	keys, ends, err := ix.sourceKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ord < 0 || ord >= int64(len(ends)) {
+		return nil, fmt.Errorf("%w: row %d is outside the source's %d rows", ErrBadQuery, ord, len(ends))
+	}
+	start := 0
+	if ord > 0 {
+		start = ends[ord-1]
+	}
+	return keys[start:ends[ord]:ends[ord]], nil
+}
+
+// ExactBatch returns the exact k nearest source rows of every query by
+// brute force over all source vectors, with the same ordering (distance,
+// then key) and _distance as Search: the ground truth for recall. Hits carry
+// Key and Distance only. It needs the source vectors in memory
+// (ErrTooLarge otherwise) and runs on up to workers goroutines (0: one per
+// core).
+func (ix *Index) ExactBatch(ctx context.Context, qs [][]float32, k int, workers int) ([][]Hit, error) {
+	if k < 1 || k > MaxK {
+		return nil, fmt.Errorf("%w: k = %d is outside [1, %d]", ErrBadQuery, k, MaxK)
+	}
+	vecs, err := ix.allVectors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if vecs == nil {
+		return nil, fmt.Errorf("index %q: %w (%d rows × %d dimensions)", ix.name, ErrTooLarge, ix.table.NumRows(), ix.Dim())
+	}
+	keys, ends, err := ix.sourceKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	keyOf := func(o int64) []byte {
+		start := 0
+		if o > 0 {
+			start = ends[o-1]
+		}
+		return keys[start:ends[o]:ends[o]]
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	out := make([][]Hit, len(qs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for qi, q := range qs {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			s := scratchPool.Get().(*scratch)
+			defer scratchPool.Put(s)
+			if err := ix.prepareQuery(s, q); err != nil {
+				return fmt.Errorf("query %d: %w", qi, err)
+			}
+			out[qi] = ix.exact(s, vecs, keyOf, k)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+type ordDist struct {
+	d   float32
+	ord int64
+}
+
+// exact scans every vector in float32, keeps the best k+spare by a bounded
+// selection, then re-decides the leaders in float64 like rerank.
+func (ix *Index) exact(s *scratch, vecs []float32, keyOf func(int64) []byte, k int) []Hit {
+	dim := ix.Dim()
+	n := len(vecs) / dim
+	half := ix.snap.Metric == metadata.MetricCosine
+	keep := k + 8
+	var best []ordDist
+	const chunk = 1024
+	s.dists = slices.Grow(s.dists[:0], chunk)[:chunk]
+	worst, trimmed := float32(0), false
+	for start := 0; start < n; start += chunk {
+		m := min(chunk, n-start)
+		vecmath.L2SqBatch(s.q, vecs[start*dim:(start+m)*dim], dim, s.dists[:m])
+		for i, d := range s.dists[:m] {
+			if trimmed && d > worst {
+				continue
+			}
+			best = append(best, ordDist{d, int64(start + i)})
+			if len(best) >= 8*keep {
+				best, worst = trimBest(best, keep)
+				trimmed = true
+			}
+		}
+	}
+	best, _ = trimBest(best, keep)
+	kth := best[min(k, len(best))-1].d
+	limit := kth + float32(rerankMargin)*kth + 1e-30
+	hits := make([]Hit, 0, len(best))
+	for _, b := range best {
+		if b.d > limit {
+			break
+		}
+		d := exactL2(s.q, vecs[b.ord*int64(dim):(b.ord+1)*int64(dim)])
+		if half {
+			d *= 0.5
+		}
+		hits = append(hits, Hit{Key: keyOf(b.ord), Distance: float32(d)})
+	}
+	slices.SortFunc(hits, func(a, b Hit) int {
+		return cmp.Or(cmp.Compare(a.Distance, b.Distance), bytes.Compare(a.Key, b.Key))
+	})
+	return hits[:min(k, len(hits))]
+}
+
+// trimBest sorts best by distance, keeps the first keep and returns the
+// admission threshold (the keep-th distance).
+func trimBest(best []ordDist, keep int) ([]ordDist, float32) {
+	slices.SortFunc(best, func(a, b ordDist) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.ord, b.ord)) })
+	best = best[:min(keep, len(best))]
+	return best, best[len(best)-1].d
+}
