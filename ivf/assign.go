@@ -440,7 +440,9 @@ func (a *Assigner) assignBlock(xs []float32, out []int32, s *scratch) {
 		best := math.Inf(1)
 		for j, dot := range dots {
 			e := xU * kt[j]
-			best = min(best, hiC[j]-2*dot+e)
+			if h := hiC[j] - 2*dot + e; h < best {
+				best = h
+			}
 			lo[j] = loC[j] - 2*dot - e
 		}
 		best += slack
