@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -250,4 +251,45 @@ func FuzzAssign(f *testing.F) {
 			t.Fatalf("Assign(%v) = %d, bigNearest = %d", x, got, want)
 		}
 	})
+}
+
+// TestAssignPixels re-verifies exact assignment on Fashion-MNIST-like data:
+// integer pixels 0..255 (all positive, far from the origin, many zeros),
+// where the untranslated float32 bound would be wide. The translated block
+// path must stay exact and leave few rows with more than one candidate.
+func TestAssignPixels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, dim := range []int{784, 100, 33} {
+		t.Run(strconv.Itoa(dim), func(t *testing.T) {
+			protos := make([][]float32, 12)
+			for p := range protos {
+				protos[p] = make([]float32, dim)
+				for k := range dim {
+					if rng.IntN(3) > 0 {
+						protos[p][k] = float32(rng.IntN(256))
+					}
+				}
+			}
+			gen := func(n int) []float32 {
+				v := make([]float32, 0, n*dim)
+				for range n {
+					pr := protos[rng.IntN(len(protos))]
+					for k := range dim {
+						x := math.Round(float64(pr[k]) + rng.NormFloat64()*40)
+						v = append(v, float32(min(255, max(0, x))))
+					}
+				}
+				return v
+			}
+			sample := gen(1500)
+			c, _ := trainOrFatal(t, sample, dim, TrainConfig{NList: 40, Seed: 3})
+			xs := append(sample, gen(500)...)
+			st := checkAssign(t, c, xs)
+			rows := int64(len(xs) / dim)
+			t.Logf("stats %+v over %d rows", st, rows)
+			if st.MultiCandidate*10 > rows*3 { // checkAssign runs every row 3 times
+				t.Fatalf("%d multi-candidate decisions over %d rows: bound too wide", st.MultiCandidate, rows)
+			}
+		})
+	}
 }
