@@ -27,6 +27,10 @@ import (
 // Every leaf whose estimate interval overlaps the best upper bound stays a
 // candidate; one candidate is the answer; several are decided in float64
 // with an error bound and, if still undecided, exactly with math/big.
+// AssignBatch and AssignParallel instead estimate all leaves of 64 rows at
+// a time with the tiled GEMM kernel, on rows and leaves translated by the
+// leaf mean (which keeps the bound tight for data far from the origin),
+// then decide the same way.
 //
 // An Assigner is safe for concurrent use. It holds the Centroids' decoded
 // leaves; the Centroids must not be modified while it is in use.
