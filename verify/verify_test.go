@@ -90,6 +90,16 @@ func TestIncrementalRefresh(t *testing.T) {
 		t.Fatalf("verified snapshot %d, want 2", rep.SnapshotID)
 	}
 
+	// Optimize rewrites the postings into a successor over the same source
+	// state: both it and the refreshed snapshot verify.
+	o, err := build.Optimize(ctx, f.buildEnv(), "idx", build.OptimizeOptions{})
+	if err != nil || !o.Done {
+		t.Fatalf("optimize: %+v %v", o, err)
+	}
+	requireOK(t, f.verify(t, "idx", Options{}))
+	prev := f.verify(t, "idx", Options{SnapshotID: 2})
+	requireOK(t, prev, CheckBinding)
+
 	// Snapshot 1 indexed a source state that no longer exists.
 	old := f.verify(t, "idx", Options{SnapshotID: 1})
 	requireFail(t, old, map[string]string{CheckSource: "changed since snapshot 1"})
