@@ -14,6 +14,7 @@ import (
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
+	"github.com/parqdb/parqdb/verify"
 )
 
 // Env is the warehouse and catalog an index lives in.
@@ -58,7 +59,8 @@ func (s *State) IDs() []int64 {
 // break for index name: the catalog names a metadata file that parses and
 // validates and matches the catalog's source binding
 // (catalog.LoadMetadata); every file that any retained snapshot references
-// exists with the size its manifest records (ErrMissingFile); and the
+// exists with the size its manifest records (ErrMissingFile); every check
+// of verify.Run passes on the current snapshot (ErrVerify); and the
 // index opens and a search with every list probed and exact refinement
 // finds probe's row first at distance 0 (ErrSearch).
 func Check(ctx context.Context, env Env, name string, probe Probe) (*State, error) {
@@ -69,10 +71,31 @@ func Check(ctx context.Context, env Env, name string, probe Probe) (*State, erro
 	if _, err := Referenced(ctx, env.Warehouse, m); err != nil {
 		return nil, fmt.Errorf("index %s (%s): %w", name, entry.MetadataLocation, err)
 	}
+	if err := Verify(ctx, env, name); err != nil {
+		return nil, err
+	}
 	if err := CheckSearch(ctx, env, name, probe); err != nil {
 		return nil, err
 	}
 	return &State{Location: entry.MetadataLocation, Meta: m}, nil
+}
+
+// Verify runs every invariant check of `parqdb index verify` (verify.Run)
+// on index name's current snapshot and reports the failed ones, wrapped in
+// ErrVerify.
+func Verify(ctx context.Context, env Env, name string) error {
+	rep, err := verify.Run(ctx, verify.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, name, verify.Options{Workers: 1})
+	if err != nil {
+		return fmt.Errorf("index %s: %w: %w", name, ErrVerify, err)
+	}
+	if !rep.OK() {
+		var failed []string
+		for _, c := range rep.Failed() {
+			failed = append(failed, c.Name+": "+c.Detail)
+		}
+		return fmt.Errorf("index %s (%s): %w: %s", name, rep.MetadataLocation, ErrVerify, strings.Join(failed, "; "))
+	}
+	return nil
 }
 
 // CheckSearch opens index name's current snapshot and searches probe.

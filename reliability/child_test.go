@@ -43,10 +43,10 @@ const (
 	childName       = "PARQDB_RELIABILITY_NAME"
 	childSource     = "PARQDB_RELIABILITY_SOURCE"
 	childRetain     = "PARQDB_RELIABILITY_RETAIN"
-	childKillAt     = "PARQDB_RELIABILITY_KILL_AT"    // kill at the Nth mutating storage operation
-	childKillAfter  = "PARQDB_RELIABILITY_KILL_AFTER" // "1": after it returned, else before it starts
+	childKillAt     = "PARQDB_RELIABILITY_KILL_AT"     // kill at the Nth mutating storage operation
+	childKillAfter  = "PARQDB_RELIABILITY_KILL_AFTER"  // "1": after it returned, else before it starts
 	childKillCommit = "PARQDB_RELIABILITY_KILL_COMMIT" // "1": after the index metadata file is written, before its commit
-	childRole       = "PARQDB_RELIABILITY_ROLE"       // writer: refresh or expire
+	childRole       = "PARQDB_RELIABILITY_ROLE"        // writer: refresh or expire
 	childIters      = "PARQDB_RELIABILITY_ITERS"
 	childID         = "PARQDB_RELIABILITY_ID"
 )
@@ -202,7 +202,7 @@ func childWriter(ctx context.Context, env reliability.Env) error {
 				fmt.Println("LANDED", role, s.SnapshotID, s.SequenceNumber)
 			}
 		case "expire":
-			res, err := lifecycle.Expire(ctx, lifeEnv(env), name, lifecycle.ExpireOptions{RetainLast: 2 + rng.IntN(3)})
+			res, err := lifecycle.Expire(ctx, lifeEnv(env), name, lifecycle.ExpireOptions{RetainLast: 1 + rng.IntN(3)})
 			switch {
 			case errors.Is(err, catalog.ErrConflict):
 				fmt.Println("CONFLICT", role, oneLine(err))

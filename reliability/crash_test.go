@@ -119,7 +119,9 @@ type crashStats struct {
 	gcRuns                                                  int
 }
 
-func (s *crashStats) kills(op string) int { return s.killsBefore[op] + s.killsAfter[op] + s.killsTimer[op] }
+func (s *crashStats) kills(op string) int {
+	return s.killsBefore[op] + s.killsAfter[op] + s.killsTimer[op]
+}
 
 func (s *crashStats) total() int {
 	n := 0

@@ -17,6 +17,9 @@ var (
 	// ErrSearch means a search of the index failed or returned a wrong
 	// nearest neighbour.
 	ErrSearch = errors.New("search check failed")
+	// ErrVerify means `parqdb index verify` (verify.Run) found a broken
+	// invariant.
+	ErrVerify = errors.New("verify failed")
 	// ErrOrphan means an unreferenced file survived garbage collection.
 	ErrOrphan = errors.New("orphan survived gc")
 )
