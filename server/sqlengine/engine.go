@@ -1,0 +1,205 @@
+//go:build duckdb
+
+package sqlengine
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/parqdb/parqdb/server"
+)
+
+// Available reports whether this binary was built with DuckDB.
+const Available = true
+
+// dsn configures every connection: no access to files or the network
+// from SQL (the server reads only the warehouse and the bound sources,
+// through ivf_search), no extension loading.
+const dsn = "?enable_external_access=false&autoinstall_known_extensions=false&autoload_known_extensions=false&allow_community_extensions=false"
+
+// Engine is an embedded DuckDB database with ParqDB's table functions. It
+// is safe for concurrent use: each statement runs on its own connection.
+type Engine struct {
+	conn *duckdb.Connector
+	db   *sql.DB
+	reg  *sql.Conn // the connection the functions were registered on
+	pool *server.Pool
+	opts Options
+	open atomic.Int64
+
+	registered atomic.Bool
+}
+
+// New opens an in-memory DuckDB and registers ivf_search and
+// ivf_search_key over pool. Close releases it (not the pool).
+func New(pool *server.Pool, opts Options) (*Engine, error) {
+	if err := opts.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{pool: pool, opts: opts}
+	// The macros name the Go functions, so they can be created only on
+	// connections opened after the registration.
+	c, err := duckdb.NewConnector(dsn, func(ex driver.ExecerContext) error {
+		if !e.registered.Load() {
+			return nil
+		}
+		_, err := ex.ExecContext(context.Background(), macros, nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
+	e.conn, e.db = c, sql.OpenDB(c)
+	// Every statement gets a new connection (with fresh temporary macros)
+	// and runs in a transaction that is rolled back: statements leave no
+	// state behind for the next client.
+	e.db.SetMaxIdleConns(0)
+	ctx := context.Background()
+	if e.reg, err = e.db.Conn(ctx); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
+	if err := e.register(e.reg); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("duckdb: register table functions: %w", err)
+	}
+	e.registered.Store(true)
+	// Nothing a statement runs may change the settings above.
+	if _, err := e.reg.ExecContext(ctx, "SET lock_configuration = true"); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
+	return e, nil
+}
+
+// Close closes the database.
+func (e *Engine) Close() error {
+	var errs []error
+	if e.reg != nil {
+		errs = append(errs, e.reg.Close())
+	}
+	errs = append(errs, e.db.Close(), e.conn.Close())
+	return errors.Join(errs...)
+}
+
+// errKey carries an *errHolder in a statement's context, so that a table
+// function's error keeps its API code through DuckDB.
+type errKey struct{}
+
+type errHolder struct{ err atomic.Pointer[server.Error] }
+
+func withHolder(ctx context.Context) (context.Context, *errHolder) {
+	h := &errHolder{}
+	return context.WithValue(ctx, errKey{}, h), h
+}
+
+func record(ctx context.Context, err error) error {
+	ae := server.AsError(err)
+	if h, ok := ctx.Value(errKey{}).(*errHolder); ok {
+		h.err.CompareAndSwap(nil, ae)
+	}
+	return ae
+}
+
+// classify turns a statement's failure into an *server.Error: the table
+// function's own error when it failed, else a sql_error for a statement
+// DuckDB rejected, else internal.
+func classify(ctx context.Context, h *errHolder, err error) error {
+	if ae := h.err.Load(); ae != nil {
+		return ae
+	}
+	if ctx.Err() != nil {
+		return server.AsError(ctx.Err())
+	}
+	var de *duckdb.Error
+	if errors.As(err, &de) {
+		return &server.Error{Status: 400, Code: server.CodeSQLError, Message: de.Error(), Err: fmt.Errorf("%w: %w", ErrSQL, err)}
+	}
+	return &server.Error{Status: 400, Code: server.CodeSQLError, Message: err.Error(), Err: fmt.Errorf("%w: %w", ErrSQL, err)}
+}
+
+// Query runs one statement and returns its result as a stream of Arrow
+// record batches. The caller must Release the reader; errors are
+// *server.Error values (sql_error for a statement DuckDB rejects, the
+// API's codes for a bad ivf_search argument).
+func (e *Engine) Query(ctx context.Context, statement string) (array.RecordReader, error) {
+	if l := strings.ToLower(statement); strings.Contains(l, internalPrefix) || strings.Contains(l, "u&") {
+		return nil, &server.Error{Status: 400, Code: server.CodeSQLError,
+			Message: "statements may not name ParqDB's internal functions or use U& escapes; call ivf_search or ivf_search_key",
+			Err:     ErrSQL}
+	}
+	ctx, h := withHolder(ctx)
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return nil, server.AsError(err)
+	}
+	var ar *duckdb.Arrow
+	err = conn.Raw(func(dc any) error {
+		var err error
+		ar, err = duckdb.NewArrowFromConn(dc.(driver.Conn))
+		return err
+	})
+	if err != nil {
+		conn.Close()
+		return nil, server.AsError(err)
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		conn.Close()
+		return nil, server.AsError(err)
+	}
+	rr, err := ar.QueryContext(ctx, statement)
+	if err != nil {
+		rollback(conn)
+		return nil, classify(ctx, h, err)
+	}
+	e.open.Add(1)
+	return &reader{RecordReader: rr, conn: conn, e: e, ctx: ctx, h: h}, nil
+}
+
+// reader keeps the statement's connection until the last Release.
+type reader struct {
+	array.RecordReader
+	conn *sql.Conn
+	e    *Engine
+	ctx  context.Context
+	h    *errHolder
+	refs atomic.Int64
+}
+
+func (r *reader) Retain() { r.refs.Add(1); r.RecordReader.Retain() }
+
+func (r *reader) Release() {
+	r.RecordReader.Release()
+	if r.refs.Add(-1) < 0 && r.conn != nil {
+		rollback(r.conn)
+		r.conn = nil
+		r.e.open.Add(-1)
+	}
+}
+
+func (r *reader) Err() error {
+	if err := r.RecordReader.Err(); err != nil {
+		return classify(r.ctx, r.h, err)
+	}
+	return nil
+}
+
+// Schema is the result schema.
+func (r *reader) Schema() *arrow.Schema { return r.RecordReader.Schema() }
+
+
+// rollback ends the statement's transaction (if still open) and closes
+// its connection.
+func rollback(conn *sql.Conn) {
+	_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+	conn.Close()
+}

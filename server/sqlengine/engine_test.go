@@ -1,0 +1,220 @@
+//go:build duckdb
+
+package sqlengine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/sqlengine"
+	"github.com/parqdb/parqdb/storage"
+)
+
+func newEngine(t *testing.T) (*sqlengine.Engine, *query.Index) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	wh, err := storage.NewLocal(filepath.Join(dir, "wh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.OpenSQLite(ctx, filepath.Join(dir, "wh", "catalog.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	src, _ := filepath.Abs("../../examples/glove/glove-10k.parquet")
+	if _, err := build.Create(ctx, build.Env{Warehouse: wh, Catalog: cat}, build.Options{
+		Name: "words", Source: src, VectorField: "embedding", KeyFields: []string{"word"}, Metric: "cosine", NList: 64,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	env := query.Env{Warehouse: wh, Catalog: cat}
+	pool := server.NewPool(env, server.PoolOptions{RefreshInterval: -1})
+	t.Cleanup(func() { pool.Close() })
+	e, err := sqlengine.New(pool, sqlengine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	ix, err := query.Open(ctx, env, "words", query.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return e, ix
+}
+
+// rows runs a statement and returns its rows as column → value maps.
+func rows(t *testing.T, e *sqlengine.Engine, stmt string) ([]string, []map[string]any) {
+	t.Helper()
+	rr, err := e.Query(context.Background(), stmt)
+	if err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+	defer rr.Release()
+	var names []string
+	for _, f := range rr.Schema().Fields() {
+		names = append(names, f.Name)
+	}
+	var out []map[string]any
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		for r := 0; r < int(rec.NumRows()); r++ {
+			m := map[string]any{}
+			for c, n := range names {
+				// Values may alias the record's memory: copy them now.
+				b, err := json.Marshal(rec.Column(c).GetOneForMarshal(r))
+				if err != nil {
+					t.Fatal(err)
+				}
+				m[n] = string(b)
+			}
+			out = append(out, m)
+		}
+	}
+	if err := rr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names, out
+}
+
+func vectorText(v []float32) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestIVFSearchEqualsQuery(t *testing.T) {
+	e, ix := newEngine(t)
+	ctx := context.Background()
+	vals, _ := ix.ParseKey([]string{"king"})
+	king, err := ix.VectorOf(ctx, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, sql string
+		opts      query.Options
+	}{
+		{"by key", "SELECT * FROM ivf_search_key('words', 'king', 10)", query.Options{K: 10, NProbe: 8}},
+		{"by vector with options", fmt.Sprintf("SELECT * FROM ivf_search('words', '%s', 7, 16, 3)", vectorText(king)),
+			query.Options{K: 7, NProbe: 16, Refine: 3}},
+		{"snapshot", "SELECT * FROM ivf_search_key('words', 'king', 4, 8, 0, 1)", query.Options{K: 4, NProbe: 8}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cols, got := rows(t, e, tc.sql)
+			want, err := ix.Search(ctx, king, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(cols) != fmt.Sprint(want.Columns) || len(got) != len(want.Hits) {
+				t.Fatalf("columns %v, %d rows; want %v, %d", cols, len(got), want.Columns, len(want.Hits))
+			}
+			for i, h := range want.Hits {
+				for _, c := range want.Columns {
+					w := any(h.Distance)
+					if c != "_distance" {
+						w = h.Row[c]
+					}
+					gj := got[i][c].(string)
+					wj, _ := json.Marshal(w)
+					if gj != string(wj) {
+						t.Fatalf("row %d %s: %s, want %s", i, c, gj, wj)
+					}
+				}
+			}
+		})
+	}
+	t.Run("join and filter", func(t *testing.T) {
+		_, got := rows(t, e, `SELECT r.word, r._distance FROM ivf_search_key('words', 'king', 10) r
+			WHERE r.word <> 'king' ORDER BY r._distance DESC`)
+		first, _ := strconv.ParseFloat(got[0]["_distance"].(string), 32)
+		last, _ := strconv.ParseFloat(got[8]["_distance"].(string), 32)
+		if len(got) != 9 || first < last || got[8]["word"] == `"king"` {
+			t.Fatalf("got %v", got)
+		}
+	})
+}
+
+func TestSQLErrors(t *testing.T) {
+	e, ix := newEngine(t)
+	good := vectorText(make([]float32, ix.Dim()))
+	one := make([]float32, ix.Dim())
+	one[0] = 1
+	for _, tc := range []struct {
+		name, sql, code string
+	}{
+		{"syntax", "SELEC 1", server.CodeSQLError},
+		{"unknown table function", "SELECT * FROM nope('x')", server.CodeSQLError},
+		{"unknown index", "SELECT * FROM ivf_search_key('nope', 'king', 10)", server.CodeIndexNotFound},
+		{"k = 0", "SELECT * FROM ivf_search_key('words', 'king', 0)", server.CodeOutOfRange},
+		{"k huge", "SELECT * FROM ivf_search_key('words', 'king', 100000000)", server.CodeOutOfRange},
+		{"wrong dimension", "SELECT * FROM ivf_search('words', '[1, 2, 3]', 5)", server.CodeWrongDimension},
+		{"NaN", "SELECT * FROM ivf_search('words', '[NaN, 1]', 5)", server.CodeInvalidVector},
+		{"zero vector", "SELECT * FROM ivf_search('words', '" + good + "', 5)", server.CodeInvalidVector},
+		{"not a vector", "SELECT * FROM ivf_search('words', 'king', 5)", server.CodeInvalidArgument},
+		{"unknown column", "SELECT nope FROM ivf_search('words', '" + vectorText(one) + "', 5)", server.CodeSQLError},
+		{"snapshot not found", "SELECT * FROM ivf_search_key('words', 'king', 5, 8, 0, 99)", server.CodeSnapshotNotFound},
+		{"nprobe = 0", "SELECT * FROM ivf_search('words', '" + vectorText(one) + "', 5, 0)", server.CodeOutOfRange},
+		{"key not found", "SELECT * FROM ivf_search_key('words', 'no-such-word-xyz', 5)", server.CodeKeyNotFound},
+		{"no file access", "SELECT * FROM read_csv('/etc/passwd')", server.CodeSQLError},
+		{"NULL vector", "SELECT * FROM ivf_search('words', NULL, 5)", server.CodeInvalidArgument},
+		{"typed NULL k", "SELECT * FROM ivf_search_key('words', 'king', CAST(NULL AS BIGINT))", server.CodeInvalidArgument},
+		{"NULL nprobe", "SELECT * FROM ivf_search_key('words', 'king', 5, NULL)", ""},
+		{"internal function", "SELECT * FROM parqdb_internal_ivf_search_x('words', NULL, 5, 1, 1, 1)", server.CodeSQLError},
+		{"settings are locked", "SET enable_external_access = true", server.CodeSQLError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rr, err := e.Query(context.Background(), tc.sql)
+			if err == nil {
+				for rr.Next() {
+				}
+				err = rr.Err()
+				rr.Release()
+			}
+			if tc.code == "" {
+				if err != nil {
+					t.Fatalf("got %v, want no error", err)
+				}
+				return
+			}
+			var ae *server.Error
+			if !errors.As(err, &ae) || ae.Code != tc.code {
+				t.Fatalf("got %v, want code %s", err, tc.code)
+			}
+			if tc.code == server.CodeSQLError && !errors.Is(err, sqlengine.ErrSQL) {
+				t.Fatalf("%v does not wrap ErrSQL", err)
+			}
+		})
+	}
+}
+
+func TestPrint(t *testing.T) {
+	e, _ := newEngine(t)
+	for _, tc := range []struct{ format, want string }{
+		{"json", `{"word":"king","rank":`},
+		{"csv", "word,rank,_distance\nking,"},
+		{"table", "word "},
+	} {
+		var b strings.Builder
+		if err := e.Print(context.Background(), "SELECT word, rank, _distance FROM ivf_search_key('words', 'king', 3)", &b, tc.format); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(b.String(), tc.want) || strings.Count(b.String(), "\n") < 3 {
+			t.Errorf("%s: %q", tc.format, b.String())
+		}
+	}
+	_ = array.RecordReader(nil)
+}
