@@ -196,7 +196,6 @@ func (r *reader) Err() error {
 // Schema is the result schema.
 func (r *reader) Schema() *arrow.Schema { return r.RecordReader.Schema() }
 
-
 // rollback ends the statement's transaction (if still open) and closes
 // its connection.
 func rollback(conn *sql.Conn) {
