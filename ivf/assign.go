@@ -164,9 +164,14 @@ func (a *Assigner) initBlock() {
 	gs := gemmGamma(d)
 	g64 := gamma(d+3, u64)
 	a.gFast = !math.IsInf(gs, 0)
-	a.gKT = make([]float64, nl)
-	a.gHi = make([]float64, nl)
-	a.gLo = make([]float64, nl)
+	// Padded to the packed width: padding never wins (+Inf) and has kt 0.
+	kpad := len(a.gPanels) / d
+	a.gKT = make([]float64, kpad)
+	a.gHi = make([]float64, kpad)
+	a.gLo = make([]float64, kpad)
+	for j := nl; j < kpad; j++ {
+		a.gHi[j], a.gLo[j] = math.Inf(1), math.Inf(1)
+	}
 	for j := range nl {
 		n2 := normSq64(tl[j*d : (j+1)*d])
 		if !(n2 <= fastLimit) {
@@ -200,7 +205,7 @@ type scratch struct {
 	xt        []float32 // block path: translated rows
 	apack     []float32 // block path: packed rows
 	dots      []float64 // block path: gemmDots output
-	est, err  []float64 // block path: per leaf estimate and error
+	est       []float64 // block path: per leaf lower bound (scan output)
 
 	leafDist, multi, exact int64
 }
@@ -220,8 +225,6 @@ func (a *Assigner) newScratch() *scratch {
 		evEst:     make([]float64, 0, a.c.NList),
 		evErr:     make([]float64, 0, a.c.NList),
 		d64:       make([]float64, 0, a.c.NList),
-		est:       make([]float64, a.c.NList),
-		err:       make([]float64, a.c.NList),
 	}
 }
 
@@ -428,8 +431,8 @@ func (a *Assigner) assignBlock(xs []float32, out []int32, s *scratch) {
 	s.dots = gemmDots(s.apack, a.gPanels, d, s.dots)
 	kpad := len(a.gPanels) / d
 	g64 := gamma(d+3, u64)
+	s.est = grow(s.est, kpad)
 	lo := s.est[:nl]
-	hiC, loC, kt := a.gHi[:nl], a.gLo[:nl], a.gKT[:nl]
 	for i := range m {
 		x := xs[i*d : (i+1)*d]
 		xx := normSq64(s.xt[i*d : (i+1)*d])
@@ -440,15 +443,7 @@ func (a *Assigner) assignBlock(xs []float32, out []int32, s *scratch) {
 		xU := math.Sqrt(xx*(1+g64)) * (1 + 4*u64)
 		// Common error term transErr·xU², counted once on each side.
 		slack := 2 * transErr * xU * xU * (1 + 4*u64)
-		dots := s.dots[i*kpad : i*kpad+nl]
-		best := math.Inf(1)
-		for j, dot := range dots {
-			e := xU * kt[j]
-			if h := hiC[j] - 2*dot + e; h < best {
-				best = h
-			}
-			lo[j] = loC[j] - 2*dot - e
-		}
+		best := scan(s.dots[i*kpad:(i+1)*kpad], a.gHi, a.gLo, a.gKT, xU, s.est)
 		best += slack
 		best += math.Abs(best) * 4 * u64 // rounding of the line above
 		s.cands = s.cands[:0]

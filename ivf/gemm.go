@@ -1,5 +1,7 @@
 package ivf
 
+import "math"
+
 // Tiled "GEMM form" dot products: a block of rows × a block of centroids.
 //
 // Layouts (docs/ivf.md, "GEMM kernel"):
@@ -138,4 +140,21 @@ func addWidenGo(dst []float64, src []float32) {
 	for i, v := range src {
 		dst[i] += float64(v)
 	}
+}
+
+// scanGo is the candidate scan of the block path: with e = xU·kt[j],
+// out[j] = (lo[j] − 2·dots[j]) − e for every j < len(dots), and it returns
+// the minimum over j of (hi[j] − 2·dots[j]) + e (+Inf if empty).
+func scanGo(dots, hi, lo, kt []float64, xU float64, out []float64) float64 {
+	n := len(dots)
+	hi, lo, kt, out = hi[:n], lo[:n], kt[:n], out[:n]
+	best := math.Inf(1)
+	for j, dot := range dots {
+		e := xU * kt[j]
+		if h := (hi[j] - 2*dot) + e; h < best {
+			best = h
+		}
+		out[j] = (lo[j] - 2*dot) - e
+	}
+	return best
 }

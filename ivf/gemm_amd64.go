@@ -43,6 +43,20 @@ func addWiden(dst []float64, src []float32) {
 	addWidenGo(dst[m:], src[m:])
 }
 
+// scanAVX512 is scanGo for n a positive multiple of 8 (gemm_amd64.s).
+//
+//go:noescape
+func scanAVX512(dots, hi, lo, kt *float64, n int, xU float64, out *float64) float64
+
+func scan(dots, hi, lo, kt []float64, xU float64, out []float64) float64 {
+	if useGemmAVX512 && len(dots) > 0 && len(dots)%8 == 0 {
+		n := len(dots)
+		_, _, _, _ = hi[n-1], lo[n-1], kt[n-1], out[n-1]
+		return scanAVX512(&dots[0], &hi[0], &lo[0], &kt[0], n, xU, &out[0])
+	}
+	return scanGo(dots, hi, lo, kt, xU, out)
+}
+
 func gemmImpl() string {
 	if useGemmAVX512 {
 		return "avx512"

@@ -123,3 +123,49 @@ widen:
 	JNZ       widen
 	VZEROUPPER
 	RET
+
+// func scanAVX512(dots, hi, lo, kt *float64, n int, xU float64, out *float64) float64
+//
+// For j < n (a positive multiple of 8), with e = xU·kt[j]:
+// out[j] = (lo[j] − 2·dots[j]) − e, and the result is the minimum over j of
+// (hi[j] − 2·dots[j]) + e. Every operation is one rounded float64 operation.
+TEXT ·scanAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dots+0(FP), SI
+	MOVQ         hi+8(FP), DI
+	MOVQ         lo+16(FP), R8
+	MOVQ         kt+24(FP), R9
+	MOVQ         n+32(FP), CX
+	VBROADCASTSD xU+40(FP), Z7
+	MOVQ         out+48(FP), R10
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z4
+
+scan:
+	VMOVUPD (SI), Z0
+	VADDPD  Z0, Z0, Z0
+	VMULPD  (R9), Z7, Z1
+	VMOVUPD (DI), Z2
+	VSUBPD  Z0, Z2, Z2
+	VADDPD  Z1, Z2, Z2
+	VMINPD  Z2, Z4, Z4
+	VMOVUPD (R8), Z3
+	VSUBPD  Z0, Z3, Z3
+	VSUBPD  Z1, Z3, Z3
+	VMOVUPD Z3, (R10)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	ADDQ    $64, R8
+	ADDQ    $64, R9
+	ADDQ    $64, R10
+	SUBQ    $8, CX
+	JNZ     scan
+
+	VEXTRACTF64X4 $1, Z4, Y5
+	VMINPD        Y5, Y4, Y4
+	VEXTRACTF128  $1, Y4, X5
+	VMINPD        X5, X4, X4
+	VPERMILPD     $1, X4, X5
+	VMINPD        X5, X4, X4
+	VZEROUPPER
+	MOVSD         X4, ret+56(FP)
+	RET

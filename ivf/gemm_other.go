@@ -7,3 +7,7 @@ func gemmTile(a, b []float32, d int, c []float64, ldc int) { gemmTileGo(a, b, d,
 func gemmImpl() string { return "go" }
 
 func addWiden(dst []float64, src []float32) { addWidenGo(dst, src) }
+
+func scan(dots, hi, lo, kt []float64, xU float64, out []float64) float64 {
+	return scanGo(dots, hi, lo, kt, xU, out)
+}

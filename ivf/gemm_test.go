@@ -154,3 +154,33 @@ func TestAddWiden(t *testing.T) {
 		}
 	}
 }
+
+func TestScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 36))
+	for _, n := range []int{0, 1, 7, 8, 16, 33, 992} {
+		dots, hi, lo, kt := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		for j := range n {
+			dots[j] = rng.NormFloat64() * 1e4
+			hi[j] = rng.NormFloat64() * 1e6
+			lo[j] = hi[j] - rng.Float64()
+			kt[j] = rng.Float64() * 1e-3
+			if j%5 == 4 {
+				hi[j], lo[j], kt[j] = math.Inf(1), math.Inf(1), 0 // padding
+			}
+		}
+		xU := rng.Float64() * 1e3
+		out := make([]float64, n)
+		got := scan(dots, hi, lo, kt, xU, out)
+		want := math.Inf(1)
+		for j := range n {
+			e := float64(xU * kt[j])
+			want = min(want, float64(float64(hi[j]-2*dots[j])+e))
+			if w := float64(float64(lo[j]-2*dots[j]) - e); out[j] != w {
+				t.Fatalf("n=%d: out[%d] = %v, want %v", n, j, out[j], w)
+			}
+		}
+		if got != want {
+			t.Fatalf("n=%d: min = %v, want %v", n, got, want)
+		}
+	}
+}
