@@ -10,10 +10,12 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/parqdb/parqdb/artifact"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/source"
+	"github.com/parqdb/parqdb/ivf"
 	"github.com/parqdb/parqdb/location"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
@@ -69,6 +71,9 @@ type Index struct {
 	keyErr   error
 
 	fileStart []int64 // source row ordinal of each file's first row
+
+	asgOnce sync.Once // exact assignment, for SearchNearKey
+	asg     *ivf.Assigner
 
 	skOnce sync.Once // source keys by ordinal (KeyAt, ExactBatch)
 	skKeys []byte
@@ -333,3 +338,7 @@ func (ix *Index) keys(ctx context.Context) (*source.KeyIndex, error) {
 	})
 	return ix.keyIndex, ix.keyErr
 }
+
+// SourceSchema returns the Parquet schema of the source table (its first
+// file), whose top-level fields are the columns a join can return.
+func (ix *Index) SourceSchema() *parquet.Schema { return ix.table.Schema() }

@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/parqdb/parqdb/internal/source"
+	"github.com/parqdb/parqdb/ivf"
 )
 
 // ParseKey parses one text value per source key field into Parquet values:
@@ -101,4 +102,20 @@ func (ix *Index) VectorOf(ctx context.Context, vals []parquet.Value) ([]float32,
 		return nil, err
 	}
 	return slices.Clone(v), nil
+}
+
+// SearchNearKey searches near the source row whose key is vals (ParseKey):
+// with that row's canonical vector as the query, probing the row's own
+// list (its exact assignment, as the build computed it) besides the nprobe
+// routed ones, so that the row itself is found and, having distance 0 (or
+// its code-domain distance, about 1e-5 of the data scale, under LVQ
+// without refine), comes first.
+func (ix *Index) SearchNearKey(ctx context.Context, vals []parquet.Value, opts Options) (*Result, error) {
+	v, err := ix.VectorOf(ctx, vals)
+	if err != nil {
+		return nil, err
+	}
+	ix.asgOnce.Do(func() { ix.asg = ivf.NewAssigner(ix.art.Centroids) })
+	cid := ix.asg.Assign(v)
+	return ix.search(ctx, v, opts, cid)
 }

@@ -136,6 +136,12 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // ordered by _distance, ties by key, so equal indexes give identical
 // answers wherever they are stored. Safe for concurrent use.
 func (ix *Index) Search(ctx context.Context, q []float32, opts Options) (*Result, error) {
+	return ix.search(ctx, q, opts, -1)
+}
+
+// search runs the pipeline; extra, when ≥ 0, is a CID probed in addition
+// to the routed ones.
+func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra int32) (*Result, error) {
 	opts = opts.withDefaults(ix.NList())
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -147,6 +153,10 @@ func (ix *Index) Search(ctx context.Context, q []float32, opts Options) (*Result
 	}
 	var st Stats
 	ix.route(s, opts.NProbe, &st)
+	if extra >= 0 && !slices.Contains(s.cids, extra) {
+		s.cids = append(s.cids, extra)
+		st.Lists++
+	}
 	if err := ix.readLists(ctx, s, &st); err != nil {
 		return nil, err
 	}
