@@ -67,6 +67,7 @@ type rowCheck struct {
 	refEvery                      uint64
 	assigner                      *ivf.Assigner
 	scanStopped                   bool
+	srcKeys                       []string // source file keys, by file index
 }
 
 func (r *runner) checkRows(ctx context.Context) error {
@@ -92,6 +93,11 @@ func (r *runner) checkRows(ctx context.Context) error {
 		rc.lvq = 8
 	}
 	rc.parts = rc.partitions()
+	if rc.join {
+		for _, f := range r.table.Files() {
+			rc.srcKeys = append(rc.srcKeys, f.Key)
+		}
+	}
 	if r.cent != nil {
 		rc.assigner = ivf.NewAssigner(r.cent)
 		work := float64(r.man.Rows) * float64(r.cent.NList) * float64(r.cent.Dim)
@@ -403,7 +409,7 @@ func (wk *worker) row(part uint64, j *job, i int) {
 	if h%rc.parts != part {
 		return
 	}
-	srcFile := rc.r.table.Files()[j.file].Key
+	srcFile := rc.srcKeys[j.file]
 	sh := &rc.shards[h>>58]
 	idx, ok := sh.idx[string(key)]
 	if !ok {
