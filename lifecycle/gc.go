@@ -195,7 +195,7 @@ func readMetadata(ctx context.Context, wh storage.Bucket, loc string) (*metadata
 	}
 	data, err := storage.ReadAll(ctx, wh, loc)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read %s: %w", loc, err)
 	}
 	return metadata.ParseFile(loc, data)
 }
@@ -211,7 +211,7 @@ func markSnapshot(ctx context.Context, wh storage.Bucket, s *metadata.Snapshot, 
 		}
 		data, err := storage.ReadAll(ctx, wh, cmLoc)
 		if err != nil {
-			return err
+			return fmt.Errorf("read %s: %w", cmLoc, err)
 		}
 		cm, err := metadata.ParseCentroidFile(cmLoc, data)
 		if err != nil {
@@ -231,7 +231,7 @@ func markSnapshot(ctx context.Context, wh storage.Bucket, s *metadata.Snapshot, 
 	}
 	data, err := storage.ReadAll(ctx, wh, mkey)
 	if err != nil {
-		return err
+		return fmt.Errorf("read %s: %w", mkey, err)
 	}
 	man, err := postings.ParseManifest(data)
 	if err != nil {
