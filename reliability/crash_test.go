@@ -116,7 +116,7 @@ func expirable(m *metadata.Metadata, retain int) []int64 {
 type crashStats struct {
 	killsBefore, killsAfter, killsTimer, completed, commits map[string]int
 	betweenWriteAndCommit                                   int
-	gcRuns                                                  int
+	gcRuns, orphansLeft                                     int
 }
 
 func (s *crashStats) kills(op string) int {
@@ -275,12 +275,12 @@ func crash(t *testing.T, b backend, kills int) {
 			t.Fatalf("%s reported snapshot %s committed, but %d is current", op, id, after.Meta.CurrentSnapshotID)
 		}
 		state = after
-		if rng.IntN(3) == 0 {
-			collect(t, e, "ix")
+		if rng.IntN(4) == 0 {
+			st.orphansLeft += collect(t, e, "ix")
 			st.gcRuns++
 		}
 	}
-	collect(t, e, "ix")
+	st.orphansLeft += collect(t, e, "ix")
 	st.gcRuns++
 	report(t, b.name, st, ledger.Len(), time.Since(start))
 }
@@ -311,8 +311,12 @@ func checkCreated(t *testing.T, e reliability.Env, r *childRun) {
 
 func report(t *testing.T, backend string, st *crashStats, committed int, took time.Duration) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "crash %s: %d kills in %v (%d between a metadata write and its commit), %d snapshots committed, %d gc checks, failures: %d\n",
-		backend, st.total(), took.Round(time.Second), st.betweenWriteAndCommit, committed, st.gcRuns, boolInt(t.Failed()))
+	children := 0
+	for _, op := range crashOps {
+		children += st.kills(op) + st.completed[op]
+	}
+	fmt.Fprintf(&b, "crash %s: %d children, %d kills in %v (%d between a metadata write and its commit), %d snapshots committed, %d gc checks (%d orphans left by gc), failures: %d\n",
+		backend, children, st.total(), took.Round(time.Second), st.betweenWriteAndCommit, committed, st.gcRuns, st.orphansLeft, boolInt(t.Failed()))
 	fmt.Fprintf(&b, "| operation | kills before a storage op | kills after a storage op | kills at a random time | kills | completed | commits reported |\n")
 	ops := slices.Clone(crashOps)
 	sort.Strings(ops)

@@ -155,7 +155,8 @@ func newSource(t *testing.T) string {
 
 // collect runs gc with a grace period that every existing file has
 // passed, then checks that no orphan is left and the index still checks.
-func collect(t *testing.T, e reliability.Env, names ...string) {
+// It returns the number of orphans left (each also fails the test).
+func collect(t *testing.T, e reliability.Env, names ...string) int {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := lifecycle.GC(ctx, lifeEnv(e), lifecycle.GCOptions{
@@ -175,6 +176,7 @@ func collect(t *testing.T, e reliability.Env, names ...string) {
 			t.Fatalf("after gc: %v", err)
 		}
 	}
+	return len(orphans)
 }
 
 // envInt reads a positive integer setting from the environment.
