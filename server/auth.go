@@ -80,11 +80,7 @@ func (t Token) CheckAuthorization(header string, basic bool) bool {
 	case strings.EqualFold(scheme, "Bearer"):
 		return t.Check(cred)
 	case basic && strings.EqualFold(scheme, "Basic"):
-		raw, err := base64.StdEncoding.DecodeString(cred)
-		if err != nil {
-			return false
-		}
-		_, pass, ok := strings.Cut(string(raw), ":")
+		pass, ok := BasicPassword(cred)
 		return ok && t.Check(pass)
 	}
 	return false
@@ -116,4 +112,17 @@ func CheckListen(addr string, t Token) error {
 
 func (s *Server) authorized(r *http.Request) bool {
 	return s.cfg.Token.CheckAuthorization(r.Header.Get("Authorization"), false)
+}
+
+// BasicPassword returns the password of HTTP basic credentials
+// (base64 of "user:password", padded or not).
+func BasicPassword(cred string) (string, bool) {
+	raw, err := base64.StdEncoding.DecodeString(cred)
+	if err != nil {
+		if raw, err = base64.RawStdEncoding.DecodeString(cred); err != nil {
+			return "", false
+		}
+	}
+	_, pass, ok := strings.Cut(string(raw), ":")
+	return pass, ok
 }

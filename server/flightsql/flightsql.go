@@ -1,0 +1,259 @@
+//go:build duckdb
+
+package flightsql
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/sqlengine"
+)
+
+// Available reports whether this binary was built with Flight SQL.
+const Available = true
+
+// pendingTTL is how long an executed statement waits for its DoGet.
+const pendingTTL = time.Minute
+
+type sqlServer struct {
+	flightsql.BaseServer
+	srv *server.Server
+	eng *sqlengine.Engine
+
+	mu      sync.Mutex
+	pending map[string]*pending
+}
+
+type pending struct {
+	rr      array.RecordReader
+	created time.Time
+}
+
+// Serve serves Flight SQL on ln over srv's pool, token and limits until
+// ctx ends, then stops gracefully.
+func Serve(ctx context.Context, ln net.Listener, srv *server.Server) error {
+	eng, err := sqlengine.New(srv.Pool(), sqlengine.Options{Limits: srv.Limits()})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	s := &sqlServer{srv: srv, eng: eng, pending: map[string]*pending{}}
+	s.Alloc = memory.DefaultAllocator
+	tok := srv.Token()
+	gs := flight.NewServerWithMiddleware([]flight.ServerMiddleware{{
+		Unary:  unaryAuth(tok),
+		Stream: streamAuth(tok),
+	}})
+	gs.RegisterFlightService(flightsql.NewFlightServer(s))
+	gs.InitListener(ln)
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			gs.Shutdown()
+		case <-stopped:
+		}
+	}()
+	srv.Logger().Info("serving Flight SQL", "addr", ln.Addr().String(), "token", tok.Set())
+	err = gs.Serve()
+	close(stopped)
+	s.releaseAll()
+	if errors.Is(err, grpc.ErrServerStopped) {
+		err = nil
+	}
+	return err
+}
+
+func authorized(ctx context.Context, tok server.Token) bool {
+	md, _ := metadata.FromIncomingContext(ctx)
+	v := md.Get("authorization")
+	return len(v) > 0 && tok.CheckAuthorization(v[0], true) || !tok.Set()
+}
+
+var errUnauthenticated = status.Error(codes.Unauthenticated, server.CodeUnauthenticated+": missing or wrong token (send authorization: Bearer <token>, or basic auth with the token as password)")
+
+func unaryAuth(tok server.Token) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if !authorized(ctx, tok) {
+			return nil, errUnauthenticated
+		}
+		return h(ctx, req)
+	}
+}
+
+// streamAuth checks every stream; a Handshake (basic auth from clients
+// such as flightsql.Client.AuthenticateBasicToken) that passes answers
+// with the bearer header the client uses afterwards.
+func streamAuth(tok server.Token) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		if !authorized(ss.Context(), tok) {
+			return errUnauthenticated
+		}
+		if strings.HasSuffix(info.FullMethod, "/Handshake") {
+			md, _ := metadata.FromIncomingContext(ss.Context())
+			v := md.Get("authorization")
+			if len(v) > 0 && strings.HasPrefix(strings.ToLower(v[0]), "basic ") {
+				// The secret goes back to the client that just proved it
+				// knows it: a bearer token for later calls.
+				raw := strings.TrimSpace(v[0][len("basic "):])
+				if pass, ok := server.BasicPassword(raw); ok {
+					_ = ss.SetHeader(metadata.Pairs("authorization", "Bearer "+pass))
+				}
+			}
+			return nil
+		}
+		return h(srv, ss)
+	}
+}
+
+// toStatus maps an API error to a gRPC status whose message starts with
+// the stable code.
+func toStatus(err error) error {
+	ae := server.AsError(err)
+	c := codes.Internal
+	switch ae.Status {
+	case 400:
+		c = codes.InvalidArgument
+	case 401:
+		c = codes.Unauthenticated
+	case 403:
+		c = codes.PermissionDenied
+	case 404:
+		c = codes.NotFound
+	case 408:
+		c = codes.DeadlineExceeded
+	case 409:
+		c = codes.FailedPrecondition
+	case 413:
+		c = codes.ResourceExhausted
+	case 503:
+		c = codes.Unavailable
+	}
+	return status.Error(c, ae.Code+": "+ae.Message)
+}
+
+func newHandle() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// GetFlightInfoStatement runs the statement (DuckDB binds ivf_search, which
+// searches, at planning time) and keeps its result for DoGetStatement.
+func (s *sqlServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	start := time.Now()
+	// The result streams in a later call, so the statement must outlive
+	// this one; the server's time limit bounds it.
+	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.srv.Limits().Timeout)
+	rr, err := s.eng.Query(qctx, cmd.GetQuery())
+	code := "ok"
+	if err != nil {
+		cancel()
+		code = server.AsError(err).Code
+		s.srv.ObserveSQL(code, time.Since(start))
+		s.srv.Logger().Info("sql", "code", code, "err", server.AsError(err).Message)
+		return nil, toStatus(err)
+	}
+	s.srv.ObserveSQL(code, time.Since(start))
+	handle := newHandle()
+	s.put(handle, &cancelReader{RecordReader: rr, cancel: cancel})
+	ticket, err := flightsql.CreateStatementQueryTicket([]byte(handle))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &flight.FlightInfo{
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: ticket}}},
+		FlightDescriptor: desc,
+		Schema:           flight.SerializeSchema(rr.Schema(), s.Alloc),
+		TotalRecords:     -1,
+		TotalBytes:       -1,
+	}, nil
+}
+
+// cancelReader ends the statement's context on release.
+type cancelReader struct {
+	array.RecordReader
+	cancel context.CancelFunc
+}
+
+func (r *cancelReader) Release() { r.RecordReader.Release(); r.cancel() }
+
+func (s *sqlServer) put(handle string, rr array.RecordReader) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for h, p := range s.pending {
+		if now.Sub(p.created) > pendingTTL {
+			p.rr.Release()
+			delete(s.pending, h)
+		}
+	}
+	s.pending[handle] = &pending{rr: rr, created: now}
+}
+
+func (s *sqlServer) take(handle string) array.RecordReader {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pending[handle]
+	if p == nil {
+		return nil
+	}
+	delete(s.pending, handle)
+	return p.rr
+}
+
+func (s *sqlServer) releaseAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for h, p := range s.pending {
+		p.rr.Release()
+		delete(s.pending, h)
+	}
+}
+
+// DoGetStatement streams a result kept by GetFlightInfoStatement.
+func (s *sqlServer) DoGetStatement(ctx context.Context, t flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	rr := s.take(string(t.GetStatementHandle()))
+	if rr == nil {
+		return nil, nil, status.Error(codes.NotFound, server.CodeNotFound+": unknown or expired statement handle (results wait "+pendingTTL.String()+" for DoGet)")
+	}
+	ch := make(chan flight.StreamChunk)
+	go func() {
+		defer close(ch)
+		defer rr.Release()
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			rec.Retain()
+			select {
+			case ch <- flight.StreamChunk{Data: rec}:
+			case <-ctx.Done():
+				rec.Release()
+				return
+			}
+		}
+		if err := rr.Err(); err != nil {
+			select {
+			case ch <- flight.StreamChunk{Err: toStatus(err)}:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	return rr.Schema(), ch, nil
+}
