@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,7 +54,8 @@ func child(mode string) error {
 	case "update":
 		writers, _ := strconv.Atoi(os.Getenv(childWriters))
 		steps, _ := strconv.Atoi(os.Getenv(childSteps))
-		locs, err := commitMany(ctx, cat, wh, "docs", os.Getenv(childPrefix), writers, steps)
+		var writes atomic.Int64
+		locs, err := commitMany(ctx, cat, wh, "docs", os.Getenv(childPrefix), writers, steps, &writes)
 		for _, l := range locs {
 			fmt.Println("LOC", l)
 		}
