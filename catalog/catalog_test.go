@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/parqdb/parqdb/catalog"
@@ -115,5 +117,41 @@ func TestWarehouseStaleListing(t *testing.T) {
 	}
 	if e, err := w1.Load(ctx, "docs"); err != nil || !reflect.DeepEqual(e, entry(13)) {
 		t.Fatalf("Load = %+v, %v", e, err)
+	}
+}
+
+// TestPostgresSecrets: the DSN password shows neither in String nor in
+// errors, with the right password and with a wrong one.
+func TestPostgresSecrets(t *testing.T) {
+	ctx := context.Background()
+	dsn := testenv.Postgres(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, ok := u.User.Password()
+	if !ok || pw == "" {
+		t.Fatalf("test DSN has no password")
+	}
+	c, err := catalog.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if strings.Contains(c.String(), pw) || !strings.HasPrefix(c.String(), "postgres://") {
+		t.Fatalf("String() = %q", c.String())
+	}
+	_, err = c.Load(ctx, "missing")
+	if err == nil || strings.Contains(err.Error(), pw) {
+		t.Fatalf("Load error = %v", err)
+	}
+	wrong := strings.Replace(dsn, ":"+pw+"@", ":wrong-"+pw+"@", 1)
+	if c2, err := catalog.Open(ctx, wrong, nil); err == nil {
+		c2.Close()
+		t.Fatal("Open with a wrong password succeeded")
+	} else if strings.Contains(err.Error(), pw) {
+		t.Fatalf("error shows the password: %v", err)
+	} else {
+		t.Logf("wrong password: %v", err)
 	}
 }
