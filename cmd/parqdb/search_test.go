@@ -1,0 +1,259 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+const gloveSample = "../../examples/glove/glove-10k.parquet"
+
+// runSplit runs parqdb with args and returns standard output, standard
+// error and the exit code.
+func runSplit(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	root, _ := newRootCmd()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs(args)
+	err := root.Execute()
+	var ue usageError
+	switch {
+	case err == nil:
+		return out.String(), errb.String(), exitOK
+	case errors.As(err, &ue) || isCobraUsage(err):
+		return out.String(), errb.String() + err.Error(), exitUsage
+	default:
+		return out.String(), errb.String() + err.Error(), exitProblem
+	}
+}
+
+// gloveWarehouse builds the GloVe sample (cosine, lvq8, nlist 50) with
+// the CLI into a fresh warehouse and returns its folder.
+func gloveWarehouse(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "wh")
+	_, errs, code := runSplit(t, "--warehouse", dir, "index", "create", "words", "--source", gloveSample,
+		"--vector-field", "embedding", "--key-fields", "word", "--metric", "cosine", "--nlist", "50")
+	if code != exitOK {
+		t.Fatalf("index create: exit %d: %s", code, errs)
+	}
+	return dir
+}
+
+// writeFvecs writes vectors in the .fvecs format.
+func writeFvecs(t *testing.T, path string, vs [][]float32) {
+	t.Helper()
+	var b []byte
+	for _, v := range vs {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+		}
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gloveQueries returns a few query vectors of dimension 50.
+func gloveQueries(n int) [][]float32 {
+	qs := make([][]float32, n)
+	for i := range qs {
+		qs[i] = make([]float32, 50)
+		for j := range qs[i] {
+			qs[i][j] = float32(math.Sin(float64(i*50+j+1))) * 0.5
+		}
+	}
+	return qs
+}
+
+func TestSearchNearKeyTable(t *testing.T) {
+	wh := gloveWarehouse(t)
+	out, errs, code := runSplit(t, "--warehouse", wh, "search", "words", "--near-key", "king", "-k", "4", "--columns", "word,rank")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || strings.Fields(lines[0])[0] != "word" || strings.Fields(lines[0])[2] != "_distance" {
+		t.Fatalf("table:\n%s", out)
+	}
+	if f := strings.Fields(lines[1]); f[0] != "king" || f[1] != "692" {
+		t.Fatalf("first row %q, want king 692", lines[1])
+	}
+}
+
+func TestSearchBatchFormats(t *testing.T) {
+	wh := gloveWarehouse(t)
+	dir := t.TempDir()
+	qf := filepath.Join(dir, "q.fvecs")
+	writeFvecs(t, qf, gloveQueries(3))
+	base := []string{"--warehouse", wh, "search", "words", "--queries", qf, "-k", "3", "--nprobe", "50", "--refine", "2", "--columns", "word,rank"}
+
+	t.Run("json lines in input order", func(t *testing.T) {
+		out, errs, code := runSplit(t, append(base, "--format", "json", "--stats")...)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 3 {
+			t.Fatalf("%d lines:\n%s", len(lines), out)
+		}
+		for i, l := range lines {
+			var v struct {
+				Query   int              `json:"query"`
+				Results []map[string]any `json:"results"`
+			}
+			if err := json.Unmarshal([]byte(l), &v); err != nil {
+				t.Fatal(err)
+			}
+			if v.Query != i || len(v.Results) != 3 {
+				t.Fatalf("line %d: %s", i, l)
+			}
+			for _, r := range v.Results {
+				if len(r) != 3 || r["word"] == nil || r["rank"] == nil || r["_distance"] == nil {
+					t.Fatalf("line %d: result %v: want word, rank, _distance only", i, r)
+				}
+			}
+			if !strings.HasPrefix(l, `{"query":`) || !strings.Contains(l, `{"word":`) {
+				t.Fatalf("line %d: column order: %s", i, l)
+			}
+		}
+		var st map[string]any
+		if err := json.Unmarshal([]byte(strings.TrimSpace(errs)), &st); err != nil {
+			t.Fatalf("--stats is not one JSON line: %q", errs)
+		}
+		for _, k := range []string{"queries", "seconds", "qps", "candidates", "bytes_read", "requests"} {
+			if _, ok := st[k]; !ok {
+				t.Fatalf("--stats lacks %q: %s", k, errs)
+			}
+		}
+		if st["queries"].(float64) != 3 || st["candidates"].(float64) != 3*10000 {
+			t.Fatalf("--stats: %s (all lists probed: every row is a candidate)", errs)
+		}
+	})
+	t.Run("csv", func(t *testing.T) {
+		out, errs, code := runSplit(t, append(base, "--format", "csv")...)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if lines[0] != "query,word,rank,_distance" || len(lines) != 10 {
+			t.Fatalf("csv:\n%s", out)
+		}
+	})
+	t.Run("parquet", func(t *testing.T) {
+		path := filepath.Join(dir, "out.parquet")
+		if _, errs, code := runSplit(t, append(base, "--format", "parquet", "--output", path)...); code != exitOK {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		st, _ := f.Stat()
+		pf, err := parquet.OpenFile(f, st.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, fl := range pf.Schema().Fields() {
+			names = append(names, fl.Name())
+		}
+		if strings.Join(names, ",") != "query,word,rank,_distance" || pf.NumRows() != 9 {
+			t.Fatalf("parquet columns %v, %d rows", names, pf.NumRows())
+		}
+		rows, err := parquet.Read[struct {
+			Query    int64   `parquet:"query"`
+			Word     string  `parquet:"word"`
+			Distance float32 `parquet:"_distance"`
+		}](f, st.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows[0].Query != 0 || rows[8].Query != 2 || rows[0].Word == "" || rows[1].Distance < rows[0].Distance {
+			t.Fatalf("rows %+v", rows)
+		}
+	})
+}
+
+func TestSearchErrors(t *testing.T) {
+	wh := gloveWarehouse(t)
+	for name, tc := range map[string]struct {
+		args []string
+		code int
+		msg  string
+	}{
+		"no query":       {[]string{"search", "words"}, exitUsage, "exactly one of"},
+		"two queries":    {[]string{"search", "words", "--near-key", "a", "--vector", "[1]"}, exitUsage, "exactly one of"},
+		"bad format":     {[]string{"search", "words", "--near-key", "king", "--format", "xml"}, exitUsage, "--format"},
+		"bad vector":     {[]string{"search", "words", "--vector", "[1, x]"}, exitUsage, "JSON array"},
+		"wrong dim":      {[]string{"search", "words", "--vector", "[1, 2]"}, exitProblem, "dimension 50"},
+		"missing key":    {[]string{"search", "words", "--near-key", "no-such-word-zz"}, exitProblem, "key not found"},
+		"old snapshot":   {[]string{"search", "words", "--near-key", "king", "--snapshot", "999"}, exitProblem, "not retained"},
+		"unknown column": {[]string{"search", "words", "--near-key", "king", "--columns", "nope"}, exitProblem, "nope"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, errs, code := runSplit(t, append([]string{"--warehouse", wh}, tc.args...)...)
+			if code != tc.code || !strings.Contains(errs, tc.msg) {
+				t.Fatalf("exit %d, %q; want exit %d mentioning %q", code, errs, tc.code, tc.msg)
+			}
+		})
+	}
+}
+
+func TestReadQueriesFormats(t *testing.T) {
+	dir := t.TempDir()
+	qs := gloveQueries(2)
+	fv := filepath.Join(dir, "q.fvecs")
+	writeFvecs(t, fv, qs)
+	// .npy, float32, shape (2, 50)
+	hdr := "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 50), }"
+	for (10+len(hdr)+1)%64 != 0 {
+		hdr += " "
+	}
+	hdr += "\n"
+	npy := append([]byte("\x93NUMPY\x01\x00"), byte(len(hdr)), byte(len(hdr)>>8))
+	npy = append(npy, hdr...)
+	for _, v := range qs {
+		for _, x := range v {
+			npy = binary.LittleEndian.AppendUint32(npy, math.Float32bits(x))
+		}
+	}
+	np := filepath.Join(dir, "q.npy")
+	os.WriteFile(np, npy, 0o644)
+	// Parquet with a list<float> column.
+	type row struct {
+		V []float32 `parquet:"v,list"`
+	}
+	pq := filepath.Join(dir, "q.parquet")
+	if err := parquet.WriteFile(pq, []row{{qs[0]}, {qs[1]}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, col string }{{fv, ""}, {np, ""}, {pq, "v"}} {
+		got, err := readQueries(tc.path, tc.col)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		if len(got) != 2 || len(got[1]) != 50 || got[1][7] != qs[1][7] {
+			t.Fatalf("%s: read %d vectors", tc.path, len(got))
+		}
+	}
+	if _, err := readQueries(pq, ""); err == nil {
+		t.Fatal("Parquet queries without --query-column: no error")
+	}
+	os.WriteFile(filepath.Join(dir, "bad.fvecs"), []byte{50, 0, 0, 0, 1, 2}, 0o644)
+	if _, err := readQueries(filepath.Join(dir, "bad.fvecs"), ""); err == nil {
+		t.Fatal("truncated .fvecs: no error")
+	}
+}
