@@ -236,6 +236,9 @@ func crash(t *testing.T, b backend, kills int) {
 			}
 			took[op] = (took[op] + r.took) / 2
 		}
+		if _, ok := r.field("EXPIRED"); ok {
+			st.commits[op]++
+		}
 		if id, ok := r.field("COMMITTED"); ok {
 			st.commits[op]++
 			if name == "ix" {
