@@ -3,20 +3,29 @@ TOOLS ?= $(HOME)/.cache/parqdb-tools
 export PATH := $(TOOLS)/bin:$(PATH)
 GO ?= go
 
-.PHONY: all build test test-race lint bench fuzz demo deps
+.PHONY: all build build-sql test test-race lint bench fuzz demo deps
 
 all: build
 
 build:
 	$(GO) build -o bin/parqdb ./cmd/parqdb
 
+# build-sql builds parqdb with the embedded DuckDB SQL engine (cgo): `parqdb sql`
+# and the Flight SQL port of `parqdb serve`.
+build-sql:
+	$(GO) build -tags $(DUCKDB_TAGS) -o bin/parqdb ./cmd/parqdb
+
 deps:
 	./scripts/test-deps.sh
 
 # test installs what the tests need (once), then runs every test. Tests that
-# need PostgreSQL or an S3 server start private instances on 127.0.0.1.
+# need PostgreSQL or an S3 server start private instances on 127.0.0.1. The
+# second run builds the SQL engine (DuckDB, cgo) behind its build tags and
+# tests the Flight SQL server and `parqdb sql`.
+DUCKDB_TAGS = duckdb,duckdb_arrow
 test: deps
 	$(GO) test -count=1 -timeout 25m ./...
+	$(GO) test -count=1 -timeout 15m -tags $(DUCKDB_TAGS) ./server/... ./cmd/parqdb/...
 
 test-race: deps
 	$(GO) test -race -count=1 -timeout 40m ./...
@@ -24,7 +33,9 @@ test-race: deps
 lint: deps
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1)
 	$(GO) vet ./...
+	$(GO) vet -tags $(DUCKDB_TAGS) ./server/... ./cmd/parqdb/...
 	staticcheck ./...
+	staticcheck -tags $(DUCKDB_TAGS) ./server/... ./cmd/parqdb/...
 
 # bench runs every benchmark once so that they keep working (CI); use
 # BENCH=... BENCHTIME=... COUNT=6 for real measurements.
