@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/parqdb/parqdb/location"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/storage"
 )
@@ -201,19 +203,34 @@ func (w *Warehouse) read(ctx context.Context, name string, v int64) (*pointer, e
 	if err != nil {
 		return nil, fmt.Errorf("%s: read %s: %w", w, key, err)
 	}
+	p, err := parsePointer(name, v, data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", w, key, err)
+	}
+	return p, nil
+}
+
+// parsePointer decodes version v of index name strictly: no unknown
+// members, no trailing data, and a name and version that match the key.
+func parsePointer(name string, v int64, data []byte) (*pointer, error) {
 	var p pointer
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w: %v", w, key, ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: data after the object", ErrCorrupt)
 	}
 	switch {
 	case p.FormatVersion != pointerFormatVersion:
-		return nil, fmt.Errorf("%s: %s: %w: format-version %d, want %d", w, key, ErrCorrupt, p.FormatVersion, pointerFormatVersion)
+		return nil, fmt.Errorf("%w: format-version %d, want %d", ErrCorrupt, p.FormatVersion, pointerFormatVersion)
 	case p.Name != name || p.Version != v:
-		return nil, fmt.Errorf("%s: %s: %w: holds name %q version %d", w, key, ErrCorrupt, p.Name, p.Version)
-	case !p.Dropped && (p.SourceTable == nil || p.MetadataLocation == ""):
-		return nil, fmt.Errorf("%s: %s: %w: live version without metadata-location or source-table", w, key, ErrCorrupt)
+		return nil, fmt.Errorf("%w: holds name %q version %d", ErrCorrupt, p.Name, p.Version)
+	case p.Dropped && (p.SourceTable != nil || p.MetadataLocation != ""):
+		return nil, fmt.Errorf("%w: tombstone with metadata-location or source-table", ErrCorrupt)
+	case !p.Dropped && (p.SourceTable == nil || location.Check(p.MetadataLocation) != nil):
+		return nil, fmt.Errorf("%w: live version without a valid metadata-location or source-table", ErrCorrupt)
 	}
 	return &p, nil
 }
