@@ -129,7 +129,7 @@ func ReadMeta(ctx context.Context, wh storage.Bucket, loc string) (*metadata.Cen
 	}
 	data, err := storage.ReadAll(ctx, wh, loc)
 	if err != nil {
-		return nil, fmt.Errorf("read centroid metadata: %w", err)
+		return nil, fmt.Errorf("read centroid metadata %s: %w", loc, err)
 	}
 	return metadata.ParseCentroidFile(loc, data)
 }

@@ -134,18 +134,26 @@ func liveFiles(ctx context.Context, env Env, all []storage.Info, cutoff time.Tim
 		roots := []string{entry.MetadataLocation}
 		files := byPrefix[cur.IndexUUID]
 		slices.SortFunc(files, func(a, b storage.Info) int { return a.ModTime.Compare(b.ModTime) })
+		// When was the current file written? If before the grace period
+		// began, it was already current then, and no older file can be
+		// live. Otherwise the file current at that moment is the newest
+		// older one whose sequence does not exceed the current one (a
+		// higher sequence was never committed).
+		curTime, curOld := time.Time{}, false
+		for _, f := range files {
+			if f.Key == entry.MetadataLocation {
+				curTime, curOld = f.ModTime, f.ModTime.Before(cutoff)
+			}
+		}
 		newestOld := -1
 		for i, f := range files {
-			if !strings.HasSuffix(f.Key, ".metadata.json") {
+			if !strings.HasSuffix(f.Key, ".metadata.json") || f.Key == entry.MetadataLocation {
 				continue
 			}
 			switch {
 			case !f.ModTime.Before(cutoff):
 				roots = append(roots, f.Key)
-			case fileSequence(f.Key) <= cur.LastSequenceNumber:
-				// A file with a higher sequence was never committed (the
-				// current file is the latest commit): it cannot have been
-				// current when the grace period began.
+			case !curOld && fileSequence(f.Key) <= cur.LastSequenceNumber && !f.ModTime.After(curTime):
 				newestOld = i
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -111,11 +112,51 @@ var rootsLeaves = []leafSpec{
 	{path: []string{"centroid", "list", "element"}, kind: parquet.Float, list: true},
 }
 
+// recordingReader remembers the first error other than io.EOF that its
+// reader returned, so that a failed read (a dropped connection, a timeout,
+// a full disk) is reported as itself, not as a corrupt table, even when
+// parquet-go's own error loses the cause. It is safe for concurrent use.
+type recordingReader struct {
+	r    io.ReaderAt
+	size int64
+	mu   sync.Mutex
+	err  error
+}
+
+func (rr *recordingReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := rr.r.ReadAt(p, off)
+	// A read outside the file is the parser following a corrupt offset,
+	// not a failure of the storage.
+	inside := off >= 0 && off+int64(len(p)) <= rr.size
+	if err != nil && err != io.EOF && inside {
+		rr.mu.Lock()
+		if rr.err == nil {
+			rr.err = err
+		}
+		rr.mu.Unlock()
+	}
+	return n, err
+}
+
+// readErr wraps the first recorded read error, or returns nil.
+func (rr *recordingReader) readErr(table string) error {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	if rr.err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: read: %w", table, rr.err)
+}
+
 // openTable opens a Parquet file (footer only) and checks that its columns,
 // types, codecs and encodings are exactly those the profile gives table.
-func openTable(r io.ReaderAt, size int64, table string, want []leafSpec) (*parquet.File, error) {
-	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+// Reads go through rr, which callers also consult when reading rows fails.
+func openTable(rr *recordingReader, size int64, table string, want []leafSpec) (*parquet.File, error) {
+	f, err := parquet.OpenFile(rr, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
+		if rerr := rr.readErr(table); rerr != nil {
+			return nil, rerr
+		}
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || !isIOError(err) {
 			return nil, &Error{Where: table, Msg: "open: " + err.Error(), Err: ErrCorrupt}
 		}
@@ -201,7 +242,7 @@ func isIOError(err error) bool {
 }
 
 // readRows calls fn for every row of f, in file order. The row is reused.
-func readRows(f *parquet.File, fn func(rowGroup int, row parquet.Row) error) error {
+func readRows(f *parquet.File, rr *recordingReader, fn func(rowGroup int, row parquet.Row) error) error {
 	buf := make([]parquet.Row, 64)
 	for g, rg := range f.RowGroups() {
 		rows := rg.Rows()
@@ -218,10 +259,16 @@ func readRows(f *parquet.File, fn func(rowGroup int, row parquet.Row) error) err
 			}
 			if err != nil {
 				rows.Close()
+				if rerr := rr.readErr(fmt.Sprintf("row group %d", g)); rerr != nil {
+					return rerr
+				}
 				return errorf(ErrCorrupt, fmt.Sprintf("row group %d", g), "read rows: %v", err)
 			}
 		}
 		if err := rows.Close(); err != nil {
+			if rerr := rr.readErr(fmt.Sprintf("row group %d", g)); rerr != nil {
+				return rerr
+			}
 			return errorf(ErrCorrupt, fmt.Sprintf("row group %d", g), "close rows: %v", err)
 		}
 	}

@@ -20,7 +20,8 @@ func ReadFile(r io.ReaderAt, size int64, s Schema, fn func(rowGroup int, row Row
 		return nil, err
 	}
 	const table = "ivf_postings"
-	f, err := openTable(r, size, table, postingsLeaves(s))
+	rr := &recordingReader{r: r, size: size}
+	f, err := openTable(rr, size, table, postingsLeaves(s))
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +34,7 @@ func ReadFile(r io.ReaderAt, size int64, s Schema, fn func(rowGroup int, row Row
 	nk := len(s.Keys)
 	cur := -1
 	var groupCID int32
-	err = readRows(f, func(g int, pr parquet.Row) error {
+	err = readRows(f, rr, func(g int, pr parquet.Row) error {
 		if len(pr) != len(s.Columns()) {
 			return errorf(ErrCorrupt, fmt.Sprintf("%s row group %d", table, g), "row of %d values, want %d", len(pr), len(s.Columns()))
 		}

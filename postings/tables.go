@@ -140,7 +140,8 @@ func ReadCentroids(r io.ReaderAt, size int64, dim int) (cidBucket []int32, offse
 	if dim < 1 || dim > MaxDim {
 		return nil, nil, nil, nil, errorf(ErrCorrupt, table, "dimension %d out of range", dim)
 	}
-	f, err := openTable(r, size, table, centroidsLeaves)
+	rr := &recordingReader{r: r, size: size}
+	f, err := openTable(rr, size, table, centroidsLeaves)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -155,7 +156,7 @@ func ReadCentroids(r io.ReaderAt, size int64, dim int) (cidBucket []int32, offse
 	codes = make([]byte, c*dim)
 	seen := make([]bool, c)
 	row := 0
-	err = readRows(f, func(_ int, r parquet.Row) error {
+	err = readRows(f, rr, func(_ int, r parquet.Row) error {
 		where := fmt.Sprintf("%s row %d", table, row)
 		row++
 		if len(r) != 5 {
@@ -262,7 +263,8 @@ func ReadRoots(r io.ReaderAt, size int64, dim int) (offsets []int32, roots []flo
 	if dim < 1 || dim > MaxDim {
 		return nil, nil, errorf(ErrCorrupt, table, "dimension %d out of range", dim)
 	}
-	f, err := openTable(r, size, table, rootsLeaves)
+	rr := &recordingReader{r: r, size: size}
+	f, err := openTable(rr, size, table, rootsLeaves)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -273,7 +275,7 @@ func ReadRoots(r io.ReaderAt, size int64, dim int) (offsets []int32, roots []flo
 	offsets = make([]int32, 0, n+1)
 	roots = make([]float32, 0, n*int64(dim))
 	row := 0
-	err = readRows(f, func(_ int, r parquet.Row) error {
+	err = readRows(f, rr, func(_ int, r parquet.Row) error {
 		where := fmt.Sprintf("%s row %d", table, row)
 		if len(r) != 3+dim {
 			return errorf(ErrCorrupt, where, "%d values, want %d (centroid of %d elements)", len(r), 3+dim, dim)
