@@ -1,10 +1,10 @@
 package query
 
 import (
-	lru "container/list"
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/parqdb/parqdb/internal/vecmath"
 	"github.com/parqdb/parqdb/metadata"
@@ -23,6 +23,9 @@ type list struct {
 	// not depend on q (lvq.Query.L2Sq8 expands the distance the same way).
 	codes []byte
 	base  []float64
+
+	ref  atomic.Bool // read since the cache's clock hand passed
+	size int64       // bytes charged to the cache
 
 	ordsOnce sync.Once
 	ords     []int64 // source row ordinal of each row
@@ -89,64 +92,66 @@ func (ix *Index) sourceOrds(ctx context.Context, l *list) ([]int64, error) {
 	return l.ords, l.ordsErr
 }
 
-// cache holds decoded lists up to a byte budget, evicting the least
-// recently used. It is safe for concurrent use.
+// cache holds decoded lists up to a byte budget. Reads are lock-free (one
+// atomic load per probed list); insertions take a lock and evict with the
+// CLOCK approximation of least-recently-used (a list read since the hand
+// last passed it gets a second chance). It is safe for concurrent use.
 type cache struct {
-	mu struct {
-		sync.Mutex
-		byCID map[int32]*lru.Element
-		lru   *lru.List // front = most recent; values are *entry
-		size  int64
-	}
 	budget int64
+	slots  []atomic.Pointer[list] // by CID
+	mu     struct {
+		sync.Mutex
+		size int64
+		hand int
+	}
 }
 
-type entry struct {
-	l    *list
-	size int64
-}
-
-func newCache(budget int64) *cache {
+func newCache(budget int64, nlist int) *cache {
 	c := &cache{budget: budget}
-	c.mu.byCID = map[int32]*lru.Element{}
-	c.mu.lru = lru.New()
+	if budget >= 0 {
+		c.slots = make([]atomic.Pointer[list], nlist)
+	}
 	return c
 }
 
 func (c *cache) get(cid int32) *list {
-	if c.budget < 0 {
+	if c.budget < 0 || int(cid) >= len(c.slots) {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.mu.byCID[cid]
-	if !ok {
-		return nil
+	l := c.slots[cid].Load()
+	if l != nil && !l.ref.Load() {
+		l.ref.Store(true)
 	}
-	c.mu.lru.MoveToFront(e)
-	return e.Value.(*entry).l
+	return l
 }
 
 // put caches l and returns the cached list for its CID (an earlier one if
 // another query cached it first).
 func (c *cache) put(l *list) *list {
-	if c.budget < 0 {
+	if c.budget < 0 || int(l.cid) >= len(c.slots) {
 		return l
 	}
-	size := l.bytes()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.mu.byCID[l.cid]; ok {
-		return e.Value.(*entry).l
+	if old := c.slots[l.cid].Load(); old != nil {
+		return old
 	}
-	c.mu.byCID[l.cid] = c.mu.lru.PushFront(&entry{l: l, size: size})
-	c.mu.size += size
-	for c.mu.size > c.budget && c.mu.lru.Len() > 1 {
-		back := c.mu.lru.Back()
-		e := back.Value.(*entry)
-		c.mu.lru.Remove(back)
-		delete(c.mu.byCID, e.l.cid)
-		c.mu.size -= e.size
+	l.size = l.bytes()
+	c.slots[l.cid].Store(l)
+	c.mu.size += l.size
+	for steps := 0; c.mu.size > c.budget && steps < 2*len(c.slots); steps++ {
+		h := c.mu.hand
+		c.mu.hand = (h + 1) % len(c.slots)
+		v := c.slots[h].Load()
+		if v == nil || v == l {
+			continue
+		}
+		if v.ref.Load() {
+			v.ref.Store(false)
+			continue
+		}
+		c.slots[h].Store(nil)
+		c.mu.size -= v.size
 	}
 	return l
 }

@@ -132,7 +132,7 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 	if budget == 0 {
 		budget = DefaultCacheBytes
 	}
-	ix.cache = newCache(budget)
+	ix.cache = newCache(budget, ix.NList())
 	ix.vecBudget = opts.VectorCacheBytes
 	if ix.vecBudget == 0 {
 		ix.vecBudget = DefaultVectorCacheBytes

@@ -750,8 +750,13 @@ func keyValueAny(v source.KeyValue) any {
 // KernelImpl names the distance kernels in use ("avx512", "avx2" or "go").
 func KernelImpl() string { return vecmath.Impl() }
 
-// routeOptions is how far routing descends the root hierarchy.
-var routeOptions = ivf.DefaultRouteOptions
+// routeOptions is how far routing descends the root hierarchy: roots are
+// visited until they own 16·nprobe leaves and at least 6 were visited. On
+// Fashion-MNIST (nlist 980) this finds 99.9% of the exact nprobe nearest
+// leaves with about 250 distances instead of 980, and lifts recall@10 at
+// nprobe 8 from 0.943 (ivf.DefaultRouteOptions: factor 4, 3 roots) to 0.952
+// for about 110 more distances (docs/search.md).
+var routeOptions = ivf.RouteOptions{Factor: 16, MinRoots: 6}
 
 // SearchBatch runs Search for every query on up to workers goroutines
 // (0: one per core) and returns the results in query order.
