@@ -16,7 +16,7 @@ import (
 )
 
 // testEnv is a local warehouse with a SQLite catalog.
-func testEnv(t *testing.T) (Env, string) {
+func testEnv(t testing.TB) (Env, string) {
 	t.Helper()
 	dir := t.TempDir()
 	wh, err := storage.NewLocal(filepath.Join(dir, "warehouse"))
