@@ -336,3 +336,24 @@ func TestTrainProgress(t *testing.T) {
 		t.Fatalf("%d progress calls, last %d/%d", calls, last, lastTotal)
 	}
 }
+
+// TestTrainDeterministicParallelUpdate uses a sample large enough for the
+// parallel centroid update (split by dimension) and two GEMM blocks of
+// dimensions: the bytes must not depend on Workers.
+func TestTrainDeterministicParallelUpdate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const dim, n = 140, 7500
+	if n*dim < 1<<20 {
+		t.Fatal("sample too small to exercise the parallel update")
+	}
+	sample := clustered(rng, n, dim, 40, 0.5)
+	var ref []byte
+	for _, w := range []int{1, 2, 3} {
+		c, _ := trainOrFatal(t, sample, dim, TrainConfig{NList: 50, Seed: 5, Workers: w, Iterations: 6})
+		if b := centroidBytes(c); ref == nil {
+			ref = b
+		} else if !bytes.Equal(b, ref) {
+			t.Fatalf("Workers=%d: centroids differ from Workers=1", w)
+		}
+	}
+}
