@@ -64,7 +64,8 @@ type Index struct {
 	table  *source.Table
 	layout *source.Layout
 
-	cache *cache
+	cache  *cache
+	router *router
 
 	keyOnce  sync.Once
 	keyIndex *source.KeyIndex
@@ -133,6 +134,7 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 		budget = DefaultCacheBytes
 	}
 	ix.cache = newCache(budget, ix.NList())
+	ix.router = newRouter(ix.art.Centroids, routeOptions)
 	ix.vecBudget = opts.VectorCacheBytes
 	if ix.vecBudget == 0 {
 		ix.vecBudget = DefaultVectorCacheBytes

@@ -15,7 +15,6 @@ import (
 
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/internal/vecmath"
-	"github.com/parqdb/parqdb/ivf"
 	"github.com/parqdb/parqdb/lvq"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
@@ -128,6 +127,7 @@ type scratch struct {
 	missing []int
 	dists   []float32
 	top     topK
+	route   routeScratch
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -219,12 +219,12 @@ func (ix *Index) prepareQuery(s *scratch, q []float32) error {
 	return nil
 }
 
-// route selects the nprobe nearest leaves (ivf.Centroids.RouteWith).
+// route selects the nprobe nearest leaves (router: the rule of
+// ivf.Centroids.RouteWith with routeOptions).
 func (ix *Index) route(s *scratch, nprobe int, st *Stats) {
-	c := ix.art.Centroids
 	var n int
-	s.cids, n = c.RouteWith(s.q, nprobe, routeOptions, s.cids)
-	st.LeafDistances += int64(n + c.NumRoots())
+	s.cids, n = ix.router.route(s.q, nprobe, &s.route, s.cids)
+	st.LeafDistances += int64(n + ix.art.Centroids.NumRoots())
 	st.Lists += int64(len(s.cids))
 }
 
@@ -749,14 +749,6 @@ func keyValueAny(v source.KeyValue) any {
 
 // KernelImpl names the distance kernels in use ("avx512", "avx2" or "go").
 func KernelImpl() string { return vecmath.Impl() }
-
-// routeOptions is how far routing descends the root hierarchy: roots are
-// visited until they own 16·nprobe leaves and at least 6 were visited. On
-// Fashion-MNIST (nlist 980) this finds 99.9% of the exact nprobe nearest
-// leaves with about 250 distances instead of 980, and lifts recall@10 at
-// nprobe 8 from 0.943 (ivf.DefaultRouteOptions: factor 4, 3 roots) to 0.952
-// for about 110 more distances (docs/search.md).
-var routeOptions = ivf.RouteOptions{Factor: 16, MinRoots: 6}
 
 // SearchBatch runs Search for every query on up to workers goroutines
 // (0: one per core) and returns the results in query order.
