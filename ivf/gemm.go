@@ -7,7 +7,9 @@ import "math"
 // Layouts (docs/ivf.md, "GEMM kernel"):
 //   - centroids are packed in panels of gemmCols: panel p holds, for every
 //     dimension t in order, the t-th elements of centroids p·gemmCols ..
-//     p·gemmCols+gemmCols−1 (zero for centroids beyond k);
+//     p·gemmCols+gemmCols−1 (zero for centroids beyond k); when k rounded
+//     up to gemmHalf is not a multiple of gemmCols, the last panel is a
+//     half panel of gemmHalf centroids;
 //   - rows are packed in tiles of gemmRows: tile q holds, for every
 //     dimension t, the t-th elements of rows q·gemmRows .. (zero rows pad);
 //   - the result is float64, row-major with a stride of kpad columns.
@@ -22,6 +24,7 @@ import "math"
 const (
 	gemmRows = 8   // rows per micro-kernel
 	gemmCols = 32  // centroids per panel
+	gemmHalf = 16  // centroids per half panel (the last one only)
 	gemmKC   = 128 // dimensions per float32 partial sum
 )
 
@@ -37,23 +40,23 @@ func gemmGamma(d int) float64 {
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
 // packPanels packs k centroids of dimension d (row-major in cs) into dst,
-// grown as needed, and returns it with len roundUp(k, gemmCols)·d.
+// grown as needed, and returns it with len roundUp(k, gemmHalf)·d.
 func packPanels(dst, cs []float32, k, d int) []float32 {
-	kpad := roundUp(k, gemmCols)
+	kpad := roundUp(k, gemmHalf)
 	dst = grow(dst, kpad*d)
-	for p := 0; p < kpad/gemmCols; p++ {
-		panel := dst[p*gemmCols*d : (p+1)*gemmCols*d]
-		for j := range gemmCols {
-			cj := p*gemmCols + j
+	for p0 := 0; p0 < kpad; p0 += gemmCols {
+		w := min(gemmCols, kpad-p0) // panel width: gemmCols or gemmHalf
+		panel := dst[p0*d : (p0+w)*d]
+		for j := range w {
+			cj := p0 + j
 			if cj >= k {
 				for t := range d {
-					panel[t*gemmCols+j] = 0
+					panel[t*w+j] = 0
 				}
 				continue
 			}
-			c := cs[cj*d : (cj+1)*d]
-			for t, v := range c {
-				panel[t*gemmCols+j] = v
+			for t, v := range cs[cj*d : (cj+1)*d] {
+				panel[t*w+j] = v
 			}
 		}
 	}
@@ -97,14 +100,44 @@ func gemmDots(a, b []float32, d int, out []float64) []float64 {
 	mpad, kpad := len(a)/d, len(b)/d
 	out = grow(out, mpad*kpad)
 	clear(out)
-	for p := 0; p < kpad/gemmCols; p++ {
-		panel := b[p*gemmCols*d : (p+1)*gemmCols*d]
+	for p0 := 0; p0 < kpad; p0 += gemmCols {
+		w := min(gemmCols, kpad-p0)
+		panel := b[p0*d : (p0+w)*d]
 		for q := 0; q < mpad/gemmRows; q++ {
 			tile := a[q*gemmRows*d : (q+1)*gemmRows*d]
-			gemmTile(tile, panel, d, out[q*gemmRows*kpad+p*gemmCols:], kpad)
+			if w == gemmCols {
+				gemmTile(tile, panel, d, out[q*gemmRows*kpad+p0:], kpad)
+			} else {
+				gemmTile16(tile, panel, d, out[q*gemmRows*kpad+p0:], kpad)
+			}
 		}
 	}
 	return out
+}
+
+// gemmTile16Go is gemmTileGo for a half panel of gemmHalf centroids.
+func gemmTile16Go(a, b []float32, d int, c []float64, ldc int) {
+	var acc [gemmRows][gemmHalf]float32
+	for kb := 0; kb < d; kb += gemmKC {
+		n := min(gemmKC, d-kb)
+		acc = [gemmRows][gemmHalf]float32{}
+		for t := kb; t < kb+n; t++ {
+			av := (*[gemmRows]float32)(a[t*gemmRows:])
+			bv := (*[gemmHalf]float32)(b[t*gemmHalf:])
+			for r, x := range av {
+				ar := &acc[r]
+				for j, y := range bv {
+					ar[j] += x * y
+				}
+			}
+		}
+		for r := range gemmRows {
+			row := c[r*ldc : r*ldc+gemmHalf]
+			for j, v := range acc[r] {
+				row[j] += float64(v)
+			}
+		}
+	}
 }
 
 // gemmTileGo is the portable micro-kernel: c[r·ldc + j] += the dot product

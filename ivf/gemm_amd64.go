@@ -12,6 +12,22 @@ var useGemmAVX512 = cpu.X86.HasAVX512F
 //go:noescape
 func gemmTileAVX512(a, b *float32, d int, c *float64, ldc int)
 
+// gemmTile16AVX512 is gemmTile16Go in assembly (gemm_amd64.s); d ≥ 1.
+//
+//go:noescape
+func gemmTile16AVX512(a, b *float32, d int, c *float64, ldc int)
+
+func gemmTile16(a, b []float32, d int, c []float64, ldc int) {
+	if useGemmAVX512 {
+		_ = a[gemmRows*d-1]
+		_ = b[gemmHalf*d-1]
+		_ = c[(gemmRows-1)*ldc+gemmHalf-1]
+		gemmTile16AVX512(&a[0], &b[0], d, &c[0], ldc)
+		return
+	}
+	gemmTile16Go(a, b, d, c, ldc)
+}
+
 func gemmTile(a, b []float32, d int, c []float64, ldc int) {
 	if useGemmAVX512 {
 		_ = a[gemmRows*d-1]

@@ -34,16 +34,22 @@ func checkGemm(t *testing.T, rng *rand.Rand, m, k, d int, gen func() float32) {
 	}
 	a := packRows(nil, xs, m, d)
 	b := packPanels(nil, cs, k, d)
-	kpad := roundUp(k, gemmCols)
+	kpad := roundUp(k, gemmHalf)
 	mpad := roundUp(m, gemmRows)
 	if len(a) != mpad*d || len(b) != kpad*d {
 		t.Fatalf("packed lengths %d, %d; want %d, %d", len(a), len(b), mpad*d, kpad*d)
 	}
 	out := gemmDots(a, b, d, nil)
 	outGo := make([]float64, mpad*kpad)
-	for p := 0; p < kpad/gemmCols; p++ {
+	for p0 := 0; p0 < kpad; p0 += gemmCols {
+		w := min(gemmCols, kpad-p0)
 		for q := 0; q < mpad/gemmRows; q++ {
-			gemmTileGo(a[q*gemmRows*d:(q+1)*gemmRows*d], b[p*gemmCols*d:(p+1)*gemmCols*d], d, outGo[q*gemmRows*kpad+p*gemmCols:], kpad)
+			tile, panel, o := a[q*gemmRows*d:(q+1)*gemmRows*d], b[p0*d:(p0+w)*d], outGo[q*gemmRows*kpad+p0:]
+			if w == gemmCols {
+				gemmTileGo(tile, panel, d, o, kpad)
+			} else {
+				gemmTile16Go(tile, panel, d, o, kpad)
+			}
 		}
 	}
 	g := gemmGamma(d)
@@ -91,7 +97,7 @@ func TestGemmDots(t *testing.T) {
 			checkGemm(t, rng, 3, 5, d, wide)
 		})
 	}
-	shapes := []struct{ m, k int }{{1, 1}, {1, 32}, {7, 31}, {8, 64}, {17, 65}, {40, 100}}
+	shapes := []struct{ m, k int }{{1, 1}, {1, 16}, {1, 32}, {7, 31}, {8, 48}, {8, 64}, {17, 65}, {40, 100}}
 	for _, s := range shapes {
 		t.Run(fmt.Sprintf("m%d_k%d", s.m, s.k), func(t *testing.T) {
 			for _, d := range []int{1, 5, 128, 130} {
