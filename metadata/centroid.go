@@ -23,25 +23,25 @@ func (c *CentroidMetadata) validate(ps *problems) {
 	if c.FormatVersion != 1 {
 		ps.add("format-version", fmt.Sprintf("must be 1, got %d", c.FormatVersion))
 	}
-	checkUUID(ps, "artifact-uuid", c.ArtifactUUID)
-	nonNegative(ps, "created-at-ms", c.CreatedAtMs)
+	checkUUID(ps, lit("artifact-uuid"), c.ArtifactUUID)
+	nonNegative(ps, lit("created-at-ms"), c.CreatedAtMs)
 	d := c.Descriptor
-	checkFieldName(ps, "descriptor.vector-field", d.VectorField)
-	positive(ps, "descriptor.dimension", int64(d.Dimension))
+	checkFieldName(ps, lit("descriptor.vector-field"), d.VectorField)
+	positive(ps, lit("descriptor.dimension"), int64(d.Dimension))
 	if !ValidMetric(d.Metric) {
 		ps.add("descriptor.metric", fmt.Sprintf("unsupported metric %q (expected %q or %q)", d.Metric, MetricL2Squared, MetricCosine))
 	}
-	positive(ps, "descriptor.nlist", int64(d.NList))
+	positive(ps, lit("descriptor.nlist"), int64(d.NList))
 	if d.ClusteringProfileVersion != ClusteringProfileV1 {
 		ps.add("descriptor.clustering-profile-version", fmt.Sprintf("unsupported clustering profile version %d: only %d is defined", d.ClusteringProfileVersion, ClusteringProfileV1))
 	}
-	if checkUUID(ps, "fingerprint", c.Fingerprint) {
+	if checkUUID(ps, lit("fingerprint"), c.Fingerprint) {
 		if want := Fingerprint(d); c.Fingerprint != want {
 			ps.add("fingerprint", fmt.Sprintf("%s is not the fingerprint of the descriptor (%s)", c.Fingerprint, want))
 		}
 	}
-	checkLocation(ps, "centroids", c.Centroids)
-	checkLocation(ps, "roots", c.Roots)
+	checkLocation(ps, lit("centroids"), c.Centroids)
+	checkLocation(ps, lit("roots"), c.Roots)
 	if c.Centroids == c.Roots && c.Centroids != "" {
 		ps.add("roots", "equals centroids: ivf_centroids and ivf_roots are different tables")
 	}

@@ -80,10 +80,20 @@ func (e *ValidationError) Unwrap() error { return ErrInvalid }
 // problems collects Problems while a document or value is checked.
 type problems struct {
 	list []Problem
+	// okLocs remembers the last few locations that passed location.Check
+	// (a pure function) during this check: retained snapshots mostly
+	// repeat their neighbours' locations.
+	okLocs [4]string
+	nextOK int
 }
 
 func (ps *problems) add(path, rule string) {
 	ps.list = append(ps.list, Problem{Path: path, Rule: rule})
+}
+
+// at adds a problem at the lazily built path p, formatting it now.
+func (ps *problems) at(p jpath, rule string) {
+	ps.add(p.String(), rule)
 }
 
 // err returns a *ValidationError naming file, or nil when nothing was found.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/parqdb/parqdb/location"
 )
@@ -69,7 +70,8 @@ type IVFParams struct {
 // Parse or the builders always is.
 func (s *Snapshot) IVF() (IVFParams, error) {
 	var ps problems
-	s.validate(&ps, "")
+	var root jpath
+	s.validate(&ps, &root)
 	if err := ps.err(""); err != nil {
 		return IVFParams{}, err
 	}
@@ -98,49 +100,51 @@ func (s *Snapshot) TableLocation(role string) (string, bool) {
 	return loc, ok
 }
 
-func (s *Snapshot) validateIVF(ps *problems, p string) {
+func (s *Snapshot) validateIVF(ps *problems, p *jpath) {
 	if !ValidMetric(s.Metric) {
-		ps.add(member(p, "metric"), fmt.Sprintf("unsupported metric %q for ivf (expected %q or %q)", s.Metric, MetricL2Squared, MetricCosine))
+		ps.at(p.key("metric"), fmt.Sprintf("unsupported metric %q for ivf (expected %q or %q)", s.Metric, MetricL2Squared, MetricCosine))
 	}
-	pp := member(p, "parameters")
-	for _, k := range sortedKeys(s.Parameters) {
-		if !slices.Contains(ivfParams, k) {
-			ps.add(member(pp, k), "unknown ivf parameter (the ivf parameters are exactly dimension, nlist, ntotal, posting_encoding, ivf_centroids_fingerprint, ivf_centroids_uuid, ivf_centroids_metadata_location)")
+	pp := p.key("parameters")
+	if !onlyKeys(s.Parameters, ivfParams) {
+		for _, k := range sortedKeys(s.Parameters) {
+			if !slices.Contains(ivfParams, k) {
+				ps.at(pp.key(k), "unknown ivf parameter (the ivf parameters are exactly dimension, nlist, ntotal, posting_encoding, ivf_centroids_fingerprint, ivf_centroids_uuid, ivf_centroids_metadata_location)")
+			}
 		}
 	}
 	var nlist, ntotal int64
 	var nlistOK, ntotalOK bool
 	for _, k := range ivfParams {
 		v, ok := s.Parameters[k]
-		kp := member(pp, k)
+		kp := pp.key(k)
 		if !ok {
-			ps.add(kp, "required ivf parameter is missing")
+			ps.at(kp, "required ivf parameter is missing")
 			continue
 		}
 		switch k {
 		case ParamDimension:
 			if _, err := ParseCanonicalInt(v, math.MaxInt32); err != nil {
-				ps.add(kp, err.Error())
+				ps.at(kp, err.Error())
 			}
 		case ParamNList:
 			n, err := ParseCanonicalInt(v, math.MaxInt32)
 			if err != nil {
-				ps.add(kp, err.Error())
+				ps.at(kp, err.Error())
 			}
 			nlist, nlistOK = n, err == nil
 		case ParamNTotal:
 			n, err := ParseCanonicalInt(v, math.MaxInt64)
 			if err != nil {
-				ps.add(kp, err.Error())
+				ps.at(kp, err.Error())
 			}
 			ntotal, ntotalOK = n, err == nil
 		case ParamPostingEncoding:
 			if !ValidPostingEncoding(v) {
-				ps.add(kp, fmt.Sprintf("unsupported posting_encoding %q (expected %q, %q or %q)", v, EncodingSource, EncodingLVQ4, EncodingLVQ8))
+				ps.at(kp, fmt.Sprintf("unsupported posting_encoding %q (expected %q, %q or %q)", v, EncodingSource, EncodingLVQ4, EncodingLVQ8))
 			}
 		case ParamFingerprint:
-			if checkUUID(ps, kp, v) && (v[14] != '5' || !slices.Contains([]byte("89ab"), v[19])) {
-				ps.add(kp, fmt.Sprintf("%q is not a version-5 (name-based SHA-1) RFC 9562 UUID", v))
+			if checkUUID(ps, kp, v) && (v[14] != '5' || strings.IndexByte("89ab", v[19]) < 0) {
+				ps.at(kp, fmt.Sprintf("%q is not a version-5 (name-based SHA-1) RFC 9562 UUID", v))
 			}
 		case ParamCentroidsUUID:
 			checkUUID(ps, kp, v)
@@ -149,29 +153,32 @@ func (s *Snapshot) validateIVF(ps *problems, p string) {
 		}
 	}
 	if nlistOK && ntotalOK && nlist > ntotal {
-		ps.add(member(pp, ParamNList), fmt.Sprintf("nlist %d exceeds ntotal %d", nlist, ntotal))
+		ps.at(pp.key(ParamNList), fmt.Sprintf("nlist %d exceeds ntotal %d", nlist, ntotal))
 	}
 	if ntotalOK && s.IndexedRows != ntotal {
-		ps.add(member(p, "indexed-rows"), fmt.Sprintf("indexed-rows %d does not equal parameters.ntotal %d", s.IndexedRows, ntotal))
+		ps.at(p.key("indexed-rows"), fmt.Sprintf("indexed-rows %d does not equal parameters.ntotal %d", s.IndexedRows, ntotal))
 	}
 
-	tp := member(p, "index-tables")
-	for _, role := range sortedKeys(s.IndexTables) {
-		if !slices.Contains(ivfRoles, role) {
-			ps.add(member(tp, role), "unknown index-table role for ivf (the roles are exactly ivf_centroids and ivf_postings)")
+	tp := p.key("index-tables")
+	if !onlyKeys(s.IndexTables, ivfRoles) {
+		for _, role := range sortedKeys(s.IndexTables) {
+			if !slices.Contains(ivfRoles, role) {
+				ps.at(tp.key(role), "unknown index-table role for ivf (the roles are exactly ivf_centroids and ivf_postings)")
+			}
 		}
 	}
 	for _, role := range ivfRoles {
-		rp := member(tp, role)
+		rp := tp.key(role)
 		t, ok := s.IndexTables[role]
 		if !ok {
-			ps.add(rp, "required ivf index-table role is missing")
+			ps.at(rp, "required ivf index-table role is missing")
 			continue
 		}
-		lp := member(member(rp, "properties"), "location")
+		pp := rp.key("properties")
+		lp := pp.key("location")
 		loc, ok := t.Properties["location"]
 		if !ok {
-			ps.add(lp, "required: an ivf index table names its warehouse-relative location")
+			ps.at(lp, "required: an ivf index table names its warehouse-relative location")
 			continue
 		}
 		checkLocation(ps, lp, loc)
@@ -179,19 +186,40 @@ func (s *Snapshot) validateIVF(ps *problems, p string) {
 	c, okc := s.TableLocation(RoleCentroids)
 	q, okq := s.TableLocation(RolePostings)
 	if okc && okq && c == q {
-		ps.add(member(member(member(tp, RolePostings), "properties"), "location"), "equals the ivf_centroids location: postings are never shared with another table")
+		ps.add(member(member(member(tp.String(), RolePostings), "properties"), "location"), "equals the ivf_centroids location: postings are never shared with another table")
 	}
 }
 
-func checkLocation(ps *problems, path, loc string) {
+// onlyKeys reports whether every key of m is in keys.
+func onlyKeys[V any](m map[string]V, keys []string) bool {
+	for k := range m {
+		if !slices.Contains(keys, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkLocation reports loc unless it is a warehouse-relative location
+// (location.Check). Locations that passed earlier in the same check are
+// not checked again.
+func checkLocation(ps *problems, p jpath, loc string) {
+	for _, ok := range ps.okLocs {
+		if loc == ok && ok != "" {
+			return
+		}
+	}
 	if err := location.Check(loc); err != nil {
 		var le *location.Error
 		if errors.As(err, &le) {
-			ps.add(path, fmt.Sprintf("%q is not a warehouse-relative location: %s", loc, le.Rule))
+			ps.at(p, fmt.Sprintf("%q is not a warehouse-relative location: %s", loc, le.Rule))
 		} else {
-			ps.add(path, err.Error())
+			ps.at(p, err.Error())
 		}
+		return
 	}
+	ps.okLocs[ps.nextOK] = loc
+	ps.nextOK = (ps.nextOK + 1) % len(ps.okLocs)
 }
 
 // CheckSnapshotAgainstCentroid checks the ivf-index-schema §2 rules that
@@ -235,4 +263,14 @@ func CheckSnapshotAgainstCentroid(s *Snapshot, c *CentroidMetadata) error {
 
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// appendSortedKeys appends the keys of m to keys and sorts them; with a
+// stack array behind keys, small maps need no allocation.
+func appendSortedKeys[V any](keys []string, m map[string]V) []string {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

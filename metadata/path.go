@@ -43,3 +43,79 @@ func plainName(name string) bool {
 	}
 	return true
 }
+
+// jpath is a JSON path built lazily: a parent pointer plus one member name
+// or list index, formatted with member and index only when a problem is
+// reported (String). Checking a valid document therefore builds no path
+// strings. A jpath normally lives on its creator's stack and is passed
+// down; nothing keeps one after the call that received it returns.
+type jpath struct {
+	parent *jpath // nil: the parent is the document ("")
+	name   string // member name, or the formatted path of a literal
+	i      int    // list index
+	kind   pathKind
+}
+
+type pathKind uint8
+
+const (
+	pathLiteral pathKind = iota // name is the formatted path; "" is the document
+	pathMember
+	pathIndex
+)
+
+// lit returns the path whose formatted form is s.
+func lit(s string) jpath { return jpath{name: s} }
+
+// key returns the path of member name inside the object at p.
+func (p *jpath) key(name string) jpath { return jpath{parent: p, name: name, kind: pathMember} }
+
+// at returns the path of element i of the list at p.
+func (p *jpath) at(i int) jpath { return jpath{parent: p, i: i, kind: pathIndex} }
+
+// String formats p exactly as the eager member and index calls would.
+func (p *jpath) String() string { return string(p.appendTo(nil)) }
+
+// appendTo appends the formatted path. It copies bytes only, never keeps
+// p, so that paths stay on their creators' stacks.
+func (p *jpath) appendTo(b []byte) []byte {
+	if p == nil {
+		return b
+	}
+	start := len(b)
+	b = p.parent.appendTo(b)
+	return p.appendStep(b, start)
+}
+
+// appendStep appends p's own step (ignoring its parent) to b, which holds
+// the formatted parent path from b[start:].
+func (p *jpath) appendStep(b []byte, start int) []byte {
+	switch p.kind {
+	case pathMember:
+		if !plainName(p.name) {
+			b = append(b, '[')
+			b = appendQuoted(b, strings.ToValidUTF8(p.name, "\uFFFD"))
+			return append(b, ']')
+		}
+		if len(b) > start {
+			b = append(b, '.')
+		}
+		return append(b, p.name...)
+	case pathIndex:
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(p.i), 10)
+		return append(b, ']')
+	default:
+		return append(b, p.name...)
+	}
+}
+
+// formatSteps formats the path whose steps, from the document down, are
+// steps (their parents are ignored).
+func formatSteps(steps []jpath) string {
+	var b []byte
+	for i := range steps {
+		b = steps[i].appendStep(b, 0)
+	}
+	return string(b)
+}

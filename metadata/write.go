@@ -17,7 +17,14 @@ func Marshal(m *Metadata) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	var w writer
+	return marshal(m), nil
+}
+
+// marshal writes the canonical bytes of m, which must validate.
+func marshal(m *Metadata) []byte {
+	// Room for a typical snapshot (1.5 to 2 KB written) each, so that a
+	// large document is not copied over and over as it grows.
+	w := writer{b: make([]byte, 0, 1024+2048*len(m.Snapshots)+80*len(m.SnapshotLog))}
 	w.beginObject()
 	w.name("format-version")
 	w.int(int64(m.FormatVersion))
@@ -53,7 +60,7 @@ func Marshal(m *Metadata) ([]byte, error) {
 		w.strMap(m.Properties)
 	}
 	w.endObject()
-	return w.finish(), nil
+	return w.finish()
 }
 
 // MarshalCentroid returns the canonical bytes of c after validating it, in
@@ -144,7 +151,8 @@ func (w *writer) snapshot(s *Snapshot) {
 	w.endObject()
 	w.name("index-tables")
 	w.beginObject()
-	for _, role := range sortedKeys(s.IndexTables) {
+	var buf [8]string
+	for _, role := range appendSortedKeys(buf[:0], s.IndexTables) {
 		t := s.IndexTables[role]
 		w.name(role)
 		w.beginObject()
@@ -165,11 +173,16 @@ type writer struct {
 	first []bool
 }
 
+const indent = "                                " // 16 levels
+
 func (w *writer) newline() {
 	w.b = append(w.b, '\n')
-	for range w.first {
-		w.b = append(w.b, ' ', ' ')
+	n := 2 * len(w.first)
+	for n > len(indent) {
+		w.b = append(w.b, indent...)
+		n -= len(indent)
 	}
+	w.b = append(w.b, indent[:n]...)
 }
 
 func (w *writer) begin(c byte) {
@@ -212,7 +225,8 @@ func (w *writer) int(v int64)  { w.b = strconv.AppendInt(w.b, v, 10) }
 
 func (w *writer) strMap(m map[string]string) {
 	w.beginObject()
-	for _, k := range sortedKeys(m) {
+	var buf [16]string
+	for _, k := range appendSortedKeys(buf[:0], m) {
 		w.name(k)
 		w.str(m[k])
 	}
