@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -200,7 +199,7 @@ func (ix *Index) prepareQuery(s *scratch, q []float32) error {
 		return fmt.Errorf("%w: query has %d values, the index has dimension %d", ErrBadQuery, len(q), d)
 	}
 	for i, v := range q {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+		if v-v != 0 { // NaN or ±Inf
 			return fmt.Errorf("%w: query value %d is %v", ErrBadQuery, i, v)
 		}
 	}
