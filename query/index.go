@@ -39,6 +39,9 @@ type OpenOptions struct {
 	// by refine and the source encoding; 0 selects
 	// DefaultVectorCacheBytes, a negative value disables it.
 	VectorCacheBytes int64
+	// RowCacheRows bounds the cache of joined source rows; 0 selects
+	// DefaultRowCacheRows, a negative value disables it.
+	RowCacheRows int
 }
 
 // DefaultCacheBytes is the default postings cache budget.
@@ -66,6 +69,7 @@ type Index struct {
 
 	cache  *cache
 	router *router
+	rows   *rowCache
 
 	keyOnce  sync.Once
 	keyIndex *source.KeyIndex
@@ -135,6 +139,11 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 	}
 	ix.cache = newCache(budget, ix.NList())
 	ix.router = newRouter(ix.art.Centroids, routeOptions)
+	rows := opts.RowCacheRows
+	if rows == 0 {
+		rows = DefaultRowCacheRows
+	}
+	ix.rows = newRowCache(rows)
 	ix.vecBudget = opts.VectorCacheBytes
 	if ix.vecBudget == 0 {
 		ix.vecBudget = DefaultVectorCacheBytes

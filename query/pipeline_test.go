@@ -359,3 +359,39 @@ func TestSnapshotTimeTravel(t *testing.T) {
 		t.Fatalf("unknown snapshot: %v", err)
 	}
 }
+
+// TestRowCache: a repeated query is answered from the list and row caches
+// (no storage round), with equal rows, and a caller changing a returned
+// row does not change later answers.
+func TestRowCache(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, metadata.MetricL2Squared, metadata.EncodingLVQ8, 20)
+	for _, rows := range []int{0, -1} {
+		ix, err := query.Open(ctx, f.env, "words", query.OpenOptions{RowCacheRows: rows})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := query.Options{K: 5, NProbe: 3, Columns: []string{"word", "rank"}}
+		a, err := ix.Search(ctx, f.vecs[7], opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprint(a.Hits[0].Row)
+		a.Hits[0].Row["word"] = "changed"
+		b, err := ix.Search(ctx, f.vecs[7], opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(b.Hits[0].Row); got != want {
+			t.Fatalf("row cache %d: second answer %s, want %s", rows, got, want)
+		}
+		wantRounds := int64(0)
+		if rows < 0 {
+			wantRounds = 1
+		}
+		if b.Stats.Rounds != wantRounds {
+			t.Fatalf("row cache %d: repeated query made %d rounds, want %d", rows, b.Stats.Rounds, wantRounds)
+		}
+		ix.Close()
+	}
+}

@@ -703,13 +703,21 @@ func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (
 		cols = ix.Columns()
 	}
 	res.Columns = append(slices.Clone(cols), metadata.ReservedField)
-	locs := make([]source.RowLoc, len(top))
+	ck := colsKey(cols)
+	var locs []source.RowLoc
+	var miss []int
 	for i, c := range top {
 		ords, err := ix.sourceOrds(ctx, c.l)
 		if err != nil {
 			return nil, err
 		}
-		locs[i] = ix.rowLoc(ords[c.i])
+		res.Hits[i] = Hit{Key: c.key(), Distance: c.dist}
+		if row := ix.rows.get(rowKey{ords[c.i], ck}); row != nil {
+			res.Hits[i].Row = row
+			continue
+		}
+		locs = append(locs, ix.rowLoc(ords[c.i]))
+		miss = append(miss, i)
 	}
 	if len(locs) > 0 {
 		rows, err := ix.table.ReadRows(ctx, locs, cols)
@@ -717,12 +725,14 @@ func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (
 			return nil, err
 		}
 		res.Stats.Rounds++
-		for i, c := range top {
-			m, err := rows.Map(i)
+		for j, i := range miss {
+			m, err := rows.Map(j)
 			if err != nil {
 				return nil, err
 			}
-			res.Hits[i] = Hit{Key: c.key(), Distance: c.dist, Row: m}
+			res.Hits[i].Row = m
+			c := top[i]
+			ix.rows.put(rowKey{c.l.ords[c.i], ck}, m)
 		}
 	}
 	return res, nil

@@ -144,12 +144,13 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 	}
 	defer e.Close()
 	env := query.Env{Warehouse: e.wh, Catalog: e.cat}
-	ix, err := query.Open(ctx, env, name, query.OpenOptions{SnapshotID: f.snapshot})
+	// No row cache: qps_join measures reading the joined rows every time.
+	ix, err := query.Open(ctx, env, name, query.OpenOptions{SnapshotID: f.snapshot, RowCacheRows: -1})
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
-	cold, err := query.Open(ctx, env, name, query.OpenOptions{SnapshotID: f.snapshot, CacheBytes: -1, VectorCacheBytes: -1})
+	cold, err := query.Open(ctx, env, name, query.OpenOptions{SnapshotID: f.snapshot, CacheBytes: -1, VectorCacheBytes: -1, RowCacheRows: -1})
 	if err != nil {
 		return err
 	}
