@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -366,6 +367,15 @@ func (t *topK) reset(k int) {
 	t.h = t.h[:0]
 }
 
+// threshold is the admission bound: +Inf until the heap is full, then the
+// worst kept distance (a candidate beyond it cannot enter).
+func (t *topK) threshold() float32 {
+	if len(t.h) < t.k {
+		return float32(math.Inf(1))
+	}
+	return t.h[0].dist
+}
+
 // push offers c; once the heap is full, c must beat the worst.
 func (t *topK) push(c cand) {
 	if len(t.h) < t.k {
@@ -445,6 +455,11 @@ func (ix *Index) scoreLVQ8(s *scratch, half bool, st *Stats) {
 		sumq += f
 		norm2 += f * f
 	}
+	sumq2 := 2 * sumq
+	mul := float32(1)
+	if half {
+		mul = 0.5
+	}
 	w := len(s.qp)
 	t := &s.top
 	for _, l := range s.lists {
@@ -459,16 +474,15 @@ func (ix *Index) scoreLVQ8(s *scratch, half bool, st *Stats) {
 		vecmath.DotU8Batch(s.qp, l.codes, w, s.dists)
 		st.Candidates += int64(n)
 		offs, scs, base := l.batch.Offsets[:n], l.batch.Scales[:n], l.base[:n]
+		thr := t.threshold()
 		for i, dot := range s.dists {
-			r := norm2 + base[i] - 2*(float64(offs[i])*sumq+float64(scs[i])*float64(dot))
-			d := float32(max(r, 0))
-			if half {
-				d *= 0.5
-			}
-			if len(t.h) == t.k && d > t.h[0].dist {
+			r := norm2 + base[i] - (float64(offs[i])*sumq2 + float64(scs[i])*2*float64(dot))
+			d := float32(max(r, 0)) * mul
+			if d > thr {
 				continue
 			}
 			t.push(cand{dist: d, i: int32(i), l: l})
+			thr = t.threshold()
 		}
 	}
 }
