@@ -2,6 +2,7 @@ package postings
 
 import (
 	"encoding/binary"
+	"github.com/parqdb/parqdb/internal/keyenc"
 	"io"
 	"math/rand/v2"
 	"testing"
@@ -20,7 +21,7 @@ func benchRows(n, cids int) (Schema, [][]Row) {
 	for i := range n {
 		cid := int32(i % cids)
 		out[cid] = append(out[cid], Row{
-			CID: cid, Key: appendInt64(nil, int64(i)), Offset: -1, Scale: 0.01,
+			CID: cid, Key: keyenc.AppendInt64(nil, int64(i)), Offset: -1, Scale: 0.01,
 			Code: codes[i*768 : (i+1)*768],
 		})
 	}

@@ -3,6 +3,7 @@ package postings
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/parqdb/parqdb/internal/keyenc"
 	"hash/crc32"
 	"math"
 )
@@ -309,7 +310,7 @@ func (d *decoder) keyValues(kt KeyType, body []byte, n int) error {
 			return fmt.Errorf("%d bytes for %d int32 values", len(body), n)
 		}
 		for i := range n {
-			b.Keys = appendInt32(b.Keys, int32(binary.LittleEndian.Uint32(body[4*i:])))
+			b.Keys = keyenc.AppendInt32(b.Keys, int32(binary.LittleEndian.Uint32(body[4*i:])))
 			b.KeyEnds = append(b.KeyEnds, len(b.Keys))
 		}
 	case KindInt64:
@@ -317,7 +318,7 @@ func (d *decoder) keyValues(kt KeyType, body []byte, n int) error {
 			return fmt.Errorf("%d bytes for %d int64 values", len(body), n)
 		}
 		for i := range n {
-			b.Keys = appendInt64(b.Keys, int64(binary.LittleEndian.Uint64(body[8*i:])))
+			b.Keys = keyenc.AppendInt64(b.Keys, int64(binary.LittleEndian.Uint64(body[8*i:])))
 			b.KeyEnds = append(b.KeyEnds, len(b.Keys))
 		}
 	case KindFixed:
@@ -339,7 +340,7 @@ func (d *decoder) keyValues(kt KeyType, body []byte, n int) error {
 			if l > len(body)-p {
 				return fmt.Errorf("byte array of %d bytes exceeds the page", l)
 			}
-			b.Keys = appendBytes(b.Keys, body[p:p+l])
+			b.Keys = keyenc.AppendBytes(b.Keys, body[p:p+l])
 			b.KeyEnds = append(b.KeyEnds, len(b.Keys))
 			p += l
 		}

@@ -1,8 +1,8 @@
 package postings
 
 import (
-	"encoding/binary"
 	"fmt"
+	"github.com/parqdb/parqdb/internal/keyenc"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -43,22 +43,22 @@ func (s Schema) AppendKey(dst []byte, vals []parquet.Value) ([]byte, error) {
 			if v.Kind() != parquet.Boolean {
 				return dst, kindErr(where, k, v)
 			}
-			dst = appendBool(dst, v.Boolean())
+			dst = keyenc.AppendBool(dst, v.Boolean())
 		case KindInt32, KindDate:
 			if v.Kind() != parquet.Int32 {
 				return dst, kindErr(where, k, v)
 			}
-			dst = appendInt32(dst, v.Int32())
+			dst = keyenc.AppendInt32(dst, v.Int32())
 		case KindInt64:
 			if v.Kind() != parquet.Int64 {
 				return dst, kindErr(where, k, v)
 			}
-			dst = appendInt64(dst, v.Int64())
+			dst = keyenc.AppendInt64(dst, v.Int64())
 		case KindBinary, KindString:
 			if v.Kind() != parquet.ByteArray {
 				return dst, kindErr(where, k, v)
 			}
-			dst = appendBytes(dst, v.ByteArray())
+			dst = keyenc.AppendBytes(dst, v.ByteArray())
 		case KindFixed:
 			if v.Kind() != parquet.FixedLenByteArray || len(v.ByteArray()) != k.FixedLen {
 				return dst, kindErr(where, k, v)
@@ -102,24 +102,24 @@ func (s Schema) appendKeyValues(vals []parquet.Value, key []byte) ([]parquet.Val
 		var ok bool
 		switch k.Kind {
 		case KindBool:
-			if ok = len(rest) >= 1 && rest[0] <= 1; ok {
-				v, n = parquet.BooleanValue(rest[0] == 1), 1
-			}
+			var b bool
+			b, n, ok = keyenc.Bool(rest)
+			v = parquet.BooleanValue(b)
 		case KindInt32, KindDate:
-			if ok = len(rest) >= 4; ok {
-				v, n = parquet.Int32Value(int32(binary.BigEndian.Uint32(rest)^1<<31)), 4
-			}
+			var x int32
+			x, n, ok = keyenc.Int32(rest)
+			v = parquet.Int32Value(x)
 		case KindInt64:
-			if ok = len(rest) >= 8; ok {
-				v, n = parquet.Int64Value(int64(binary.BigEndian.Uint64(rest)^1<<63)), 8
-			}
+			var x int64
+			x, n, ok = keyenc.Int64(rest)
+			v = parquet.Int64Value(x)
 		case KindFixed:
 			if ok = len(rest) >= k.FixedLen; ok {
 				v, n = parquet.FixedLenByteArrayValue(rest[:k.FixedLen:k.FixedLen]), k.FixedLen
 			}
 		case KindBinary, KindString:
 			var b []byte
-			b, n, ok = unescapeBytes(rest)
+			b, n, ok = keyenc.Bytes(rest)
 			v = parquet.ByteArrayValue(b)
 		}
 		if !ok {
@@ -132,74 +132,4 @@ func (s Schema) appendKeyValues(vals []parquet.Value, key []byte) ([]parquet.Val
 		return vals, errorf(ErrSchema, "encoded key", "%d trailing bytes", len(rest))
 	}
 	return vals, nil
-}
-
-func appendBool(dst []byte, b bool) []byte {
-	if b {
-		return append(dst, 1)
-	}
-	return append(dst, 0)
-}
-
-func appendInt32(dst []byte, v int32) []byte {
-	return binary.BigEndian.AppendUint32(dst, uint32(v)^1<<31)
-}
-
-func appendInt64(dst []byte, v int64) []byte {
-	return binary.BigEndian.AppendUint64(dst, uint64(v)^1<<63)
-}
-
-func appendBytes(dst, b []byte) []byte {
-	for {
-		i := indexZero(b)
-		if i < 0 {
-			break
-		}
-		dst = append(dst, b[:i+1]...)
-		dst = append(dst, 0xFF)
-		b = b[i+1:]
-	}
-	dst = append(dst, b...)
-	return append(dst, 0, 1)
-}
-
-func indexZero(b []byte) int {
-	for i, c := range b {
-		if c == 0 {
-			return i
-		}
-	}
-	return -1
-}
-
-// unescapeBytes decodes one escaped byte string from the front of enc and
-// returns it (aliasing enc unless an escape occurred) and the number of
-// encoded bytes consumed. After a 0x00 comes 0xFF (an escaped zero byte) or
-// 0x01 (the end); anything else is malformed.
-func unescapeBytes(enc []byte) (out []byte, n int, ok bool) {
-	i := indexZero(enc)
-	if i < 0 || i+1 >= len(enc) {
-		return nil, 0, false
-	}
-	if enc[i+1] == 1 {
-		return enc[:i:i], i + 2, true
-	}
-	out = make([]byte, 0, len(enc))
-	for {
-		i = indexZero(enc[n:])
-		if i < 0 || n+i+1 >= len(enc) {
-			return nil, 0, false
-		}
-		out = append(out, enc[n:n+i]...)
-		n += i + 1
-		switch enc[n] {
-		case 0xFF:
-			out = append(out, 0)
-			n++
-		case 1:
-			return out, n + 1, true
-		default:
-			return nil, 0, false
-		}
-	}
 }

@@ -2,9 +2,9 @@ package source
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"github.com/parqdb/parqdb/internal/keyenc"
 	"strconv"
 	"strings"
 	"time"
@@ -203,29 +203,15 @@ func AppendKey(dst []byte, vals []KeyValue) []byte {
 func appendKeyValue(dst []byte, v KeyValue) []byte {
 	switch v.Kind {
 	case KindBool:
-		if v.Int != 0 {
-			return append(dst, 1)
-		}
-		return append(dst, 0)
+		return keyenc.AppendBool(dst, v.Int != 0)
 	case KindInt32, KindDate:
-		return binary.BigEndian.AppendUint32(dst, uint32(int32(v.Int))^1<<31)
+		return keyenc.AppendInt32(dst, int32(v.Int))
 	case KindInt64:
-		return binary.BigEndian.AppendUint64(dst, uint64(v.Int)^1<<63)
+		return keyenc.AppendInt64(dst, v.Int)
 	case KindFixed:
 		return append(dst, v.Bytes...)
 	case KindBinary, KindString:
-		b := v.Bytes
-		for {
-			i := bytes.IndexByte(b, 0)
-			if i < 0 {
-				break
-			}
-			dst = append(dst, b[:i+1]...)
-			dst = append(dst, 0xFF)
-			b = b[i+1:]
-		}
-		dst = append(dst, b...)
-		return append(dst, 0, 1)
+		return keyenc.AppendBytes(dst, v.Bytes)
 	}
 	return dst
 }
@@ -241,27 +227,25 @@ func DecodeKey(types []KeyType, enc []byte) ([]KeyValue, error) {
 		ok := true
 		switch t.Kind {
 		case KindBool:
-			ok = len(rest) >= 1 && rest[0] <= 1
-			if ok {
-				v.Int, n = int64(rest[0]), 1
+			var b bool
+			if b, n, ok = keyenc.Bool(rest); b {
+				v.Int = 1
 			}
 		case KindInt32, KindDate:
-			ok = len(rest) >= 4
-			if ok {
-				v.Int, n = int64(int32(binary.BigEndian.Uint32(rest)^1<<31)), 4
-			}
+			var x int32
+			x, n, ok = keyenc.Int32(rest)
+			v.Int = int64(x)
 		case KindInt64:
-			ok = len(rest) >= 8
-			if ok {
-				v.Int, n = int64(binary.BigEndian.Uint64(rest)^1<<63), 8
-			}
+			v.Int, n, ok = keyenc.Int64(rest)
 		case KindFixed:
 			ok = len(rest) >= t.Len
 			if ok {
 				v.Bytes, n = bytes.Clone(rest[:t.Len]), t.Len
 			}
 		case KindBinary, KindString:
-			v.Bytes, n, ok = unescape(rest)
+			var b []byte
+			b, n, ok = keyenc.Bytes(rest)
+			v.Bytes = bytes.Clone(b)
 		default:
 			ok = false
 		}
@@ -276,27 +260,6 @@ func DecodeKey(types []KeyType, enc []byte) ([]KeyValue, error) {
 		return nil, &Error{Row: -1, Rule: ErrBinding, Detail: fmt.Sprintf("malformed encoded key: %d trailing bytes", len(rest))}
 	}
 	return vals, nil
-}
-
-func unescape(enc []byte) (out []byte, n int, ok bool) {
-	out = []byte{}
-	for {
-		i := bytes.IndexByte(enc[n:], 0)
-		if i < 0 || n+i+1 >= len(enc) {
-			return nil, 0, false
-		}
-		out = append(out, enc[n:n+i]...)
-		n += i + 1
-		switch enc[n] {
-		case 0xFF:
-			out = append(out, 0)
-			n++
-		case 0x01:
-			return out, n + 1, true
-		default:
-			return nil, 0, false
-		}
-	}
 }
 
 // FormatKey formats a key tuple for messages as "name=value, ...".
