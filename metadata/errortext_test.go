@@ -183,3 +183,28 @@ func FuzzSuccessor(f *testing.F) {
 		checkSuccessorShortcut(t, bases, data)
 	})
 }
+
+// TestDuplicateKeyFieldInLongList covers the map-based duplicate check
+// that long source-key-fields lists take: the same problems, each naming
+// the first occurrence, as the short-list search.
+func TestDuplicateKeyFieldInLongList(t *testing.T) {
+	m := mustParse(t, "testdata/valid/minimal.json")
+	for _, n := range []int{5, 40} {
+		var keys []string
+		for i := range n {
+			keys = append(keys, fmt.Sprintf("k%d", i))
+		}
+		keys = append(keys, "k3", "k1", "k3")
+		c := m.Clone()
+		c.Snapshots[0].SourceKeyFields = keys
+		ve := asValidationError(t, c.Validate())
+		want := []Problem{
+			{fmt.Sprintf("snapshots[0].source-key-fields[%d]", n), `duplicate source key field "k3" (also source-key-fields[3])`},
+			{fmt.Sprintf("snapshots[0].source-key-fields[%d]", n+1), `duplicate source key field "k1" (also source-key-fields[1])`},
+			{fmt.Sprintf("snapshots[0].source-key-fields[%d]", n+2), `duplicate source key field "k3" (also source-key-fields[3])`},
+		}
+		if fmt.Sprint(ve.Problems) != fmt.Sprint(want) {
+			t.Errorf("%d keys: got %v, want %v", n, ve.Problems, want)
+		}
+	}
+}

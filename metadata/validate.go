@@ -205,10 +205,22 @@ func (s *Snapshot) validate(ps *problems, p *jpath) {
 	if len(s.SourceKeyFields) == 0 {
 		ps.at(kfp, "must not be empty")
 	}
+	var firstKey map[string]int // long lists only, to stay linear
+	if len(s.SourceKeyFields) > 32 {
+		firstKey = make(map[string]int, len(s.SourceKeyFields))
+	}
 	for i, k := range s.SourceKeyFields {
 		kp := kfp.at(i)
 		checkFieldName(ps, kp, k)
-		if j := slices.Index(s.SourceKeyFields[:i], k); j >= 0 {
+		j := -1
+		if firstKey == nil {
+			j = slices.Index(s.SourceKeyFields[:i], k)
+		} else if f, dup := firstKey[k]; dup {
+			j = f
+		} else {
+			firstKey[k] = i
+		}
+		if j >= 0 {
 			ps.at(kp, fmt.Sprintf("duplicate source key field %q (also source-key-fields[%d])", k, j))
 		}
 		if k == s.VectorField && k != "" {
