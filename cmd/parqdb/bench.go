@@ -329,8 +329,8 @@ func writeBenchTable(w io.Writer, rows []benchRow, f benchFlags) {
 	tw.Flush()
 }
 
-// plotBench draws recall@k (x) against QPS (y, log scale), one line per
-// refine factor and thread setting.
+// plotBench draws recall@k (x) against QPS (y, log scale): per refine
+// factor, one thread by wall clock and per CPU-second, and all threads.
 func plotBench(path, title string, k int, rows []benchRow) error {
 	p := plot.New()
 	p.Title.Text = title
@@ -349,20 +349,25 @@ func plotBench(path, title string, k int, rows []benchRow) error {
 		}
 	}
 	for i, rf := range refines {
-		for _, threads := range []bool{false, true} {
+		for _, mode := range []string{"wall", "cpu", "threads"} {
 			var pts plotter.XYs
-			var threadCount int
+			threads := 0
 			for _, r := range rows {
 				if r.Refine != rf {
 					continue
 				}
 				y := r.QPS1
-				if threads {
-					y, threadCount = r.QPSN, r.Threads
+				switch mode {
+				case "cpu":
+					y = r.QPSCPU
+				case "threads":
+					y, threads = r.QPSN, r.Threads
 				}
-				pts = append(pts, plotter.XY{X: r.Recall, Y: y})
+				if y > 0 {
+					pts = append(pts, plotter.XY{X: r.Recall, Y: y})
+				}
 			}
-			if len(pts) == 0 || (threads && threadCount <= 1) {
+			if len(pts) == 0 || (mode == "threads" && threads <= 1) {
 				continue
 			}
 			line, points, err := plotter.NewLinePoints(pts)
@@ -373,14 +378,21 @@ func plotBench(path, title string, k int, rows []benchRow) error {
 			line.Color, points.Color = c, c
 			line.Width = vg.Points(1.5)
 			points.Shape = draw.CircleGlyph{}
-			label := fmt.Sprintf("refine %d, 1 thread", rf)
+			label := fmt.Sprintf("refine %d", rf)
 			if rf == 0 {
-				label = "no refine, 1 thread"
+				label = "no refine"
 			}
-			if threads {
+			switch mode {
+			case "wall":
+				label += ", 1 thread (wall clock)"
+			case "cpu":
+				label += ", 1 thread (per CPU-second)"
+				line.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
+				points.Shape = draw.BoxGlyph{}
+			case "threads":
+				label += fmt.Sprintf(", %d threads (wall clock)", threads)
 				line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 				points.Shape = draw.TriangleGlyph{}
-				label = strings.Replace(label, "1 thread", fmt.Sprintf("%d threads", threadCount), 1)
 			}
 			p.Add(line, points)
 			p.Legend.Add(label, line, points)
