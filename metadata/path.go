@@ -45,10 +45,12 @@ func plainName(name string) bool {
 }
 
 // jpath is a JSON path built lazily: a parent pointer plus one member name
-// or list index, formatted with member and index only when a problem is
-// reported (String). Checking a valid document therefore builds no path
-// strings. A jpath normally lives on its creator's stack and is passed
-// down; nothing keeps one after the call that received it returns.
+// or list index, formatted in the notation above (exactly as nested member
+// and index calls would) only when a problem is reported. Checking a valid
+// document therefore builds no path strings. A jpath lives on its
+// creator's stack and is passed down; nothing keeps one after the call that
+// received it returns (so that it stays off the heap, String copies bytes
+// and never returns a name it holds).
 type jpath struct {
 	parent *jpath // nil: the parent is the document ("")
 	name   string // member name, or the formatted path of a literal
