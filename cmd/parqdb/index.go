@@ -64,6 +64,7 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 				return err
 			}
 			defer e.Close()
+			limitBuildMemory()
 			p := newProgress(os.Stderr, quiet)
 			o.Progress = p
 			res, err := build.Create(ctx, build.Env{Warehouse: e.wh, Catalog: e.cat}, o)

@@ -49,6 +49,7 @@ that committed first makes this one fail with a clear error (run it again).`,
 				return err
 			}
 			defer e.Close()
+			limitBuildMemory()
 			p := newProgress(os.Stderr, quiet)
 			ro.Progress = p
 			res, err := build.Refresh(ctx, build.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], ro)
@@ -94,6 +95,7 @@ func newIndexOptimizeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer e.Close()
+			limitBuildMemory()
 			res, err := build.Optimize(ctx, build.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], oo)
 			if err != nil {
 				return err

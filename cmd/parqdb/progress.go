@@ -4,11 +4,26 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 )
+
+// buildMemoryLimit is the soft memory limit set for long builds when the
+// user set none (GOMEMLIMIT): the garbage collector then keeps the heap
+// near the build's working set (sample + one chunk + one bucket) instead of
+// letting it grow to twice the live heap. Measured: a 1M × 768 build peaks
+// at 1.77 GB RSS without it and 1.30 GB with it, at the same CPU time.
+const buildMemoryLimit = 1100 << 20
+
+// limitBuildMemory applies buildMemoryLimit unless GOMEMLIMIT is set.
+func limitBuildMemory() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(buildMemoryLimit)
+	}
+}
 
 // isTerminal reports whether f is a character device (a terminal).
 func isTerminal(f *os.File) bool {
