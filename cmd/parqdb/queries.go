@@ -123,9 +123,9 @@ func readNpy(path string) ([][]float32, error) {
 	if m == nil {
 		return nil, fmt.Errorf("%s: want a 2-D array", path)
 	}
-	n, _ := strconv.Atoi(m[1])
-	d, _ := strconv.Atoi(m[2])
-	if n*d*size != len(body) {
+	n, errN := strconv.Atoi(m[1])
+	d, errD := strconv.Atoi(m[2])
+	if errN != nil || errD != nil || n < 1 || d < 1 || n > len(body) || d > len(body) || n*d*size != len(body) {
 		return nil, fmt.Errorf("%s: %d data bytes, shape (%d, %d) needs %d", path, len(body), n, d, n*d*size)
 	}
 	out := make([][]float32, n)

@@ -257,3 +257,53 @@ func TestReadQueriesFormats(t *testing.T) {
 		t.Fatal("truncated .fvecs: no error")
 	}
 }
+
+// FuzzQueryFiles feeds arbitrary bytes to the query-file readers and the
+// --vector parser: they must fail cleanly or return well-formed vectors.
+func FuzzQueryFiles(f *testing.F) {
+	var fv []byte
+	fv = binary.LittleEndian.AppendUint32(fv, 2)
+	fv = binary.LittleEndian.AppendUint32(fv, math.Float32bits(1.5))
+	fv = binary.LittleEndian.AppendUint32(fv, math.Float32bits(-2))
+	f.Add(fv, "[1, 2.5, -3e-2]")
+	f.Add([]byte("\x93NUMPY\x01\x00\x46\x00{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }          \n\x00\x00\x80\x3f\x00\x00\x00\x40"), "[]")
+	f.Add([]byte{0xff, 0xff, 0xff, 0x7f}, "[1e39]")
+	f.Fuzz(func(t *testing.T, data []byte, vec string) {
+		dir := t.TempDir()
+		for _, ext := range []string{".fvecs", ".npy", ".ivecs"} {
+			p := filepath.Join(dir, "q"+ext)
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if ext == ".ivecs" {
+				rows, err := readIvecs(p)
+				if err == nil && len(rows) == 0 {
+					t.Fatal("readIvecs: no rows and no error")
+				}
+				continue
+			}
+			qs, err := readQueries(p, "")
+			if err != nil {
+				continue
+			}
+			if len(qs) == 0 {
+				t.Fatalf("%s: no vectors and no error", ext)
+			}
+			for _, q := range qs {
+				if len(q) == 0 {
+					t.Fatalf("%s: empty vector", ext)
+				}
+			}
+		}
+		if v, err := parseVector(vec); err == nil {
+			if len(v) == 0 {
+				t.Fatal("parseVector: empty vector accepted")
+			}
+			for _, x := range v {
+				if math.IsInf(float64(x), 0) {
+					t.Fatal("parseVector: overflow accepted")
+				}
+			}
+		}
+	})
+}
