@@ -12,7 +12,6 @@ import (
 	"os"
 	"slices"
 
-	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/parqdb/parqdb/internal/source"
@@ -55,58 +54,101 @@ func (b *builder) assign(ctx context.Context) error {
 
 	p := b.opts.Progress
 	p.Start(StageAssign, scan0(b).NumRows())
-	ch := newChunk(DefaultChunkRows, b.layout.Dim, schema.CodeLen())
-	asg := ivf.NewAssigner(c)
-	flush := func() error {
-		if ch.n == 0 {
-			return nil
-		}
-		if err := ch.assignEncode(ctx, asg, b.opts.Encoding, b.opts.Workers); err != nil {
-			return err
-		}
-		for i := 0; i < ch.n; i++ {
-			if err := sp.add(c.RootOf(ch.cids[i]), ch.record(i)); err != nil {
-				return err
-			}
-		}
-		p.Add(int64(ch.n))
-		ch.reset()
-		return nil
-	}
-	var vals []parquet.Value
 	scan, layout := scan0(b), b.layout
 	if b.scanLayout != nil {
 		layout = b.scanLayout
 	}
-	err = scan.Scan(ctx, layout, 0, func(batch *source.Batch) error {
-		for i := 0; i < batch.N; i++ {
-			vals = vals[:0]
-			for _, kc := range batch.Keys {
-				vals = append(vals, kc.Values[i].ParquetValue())
+	asg := ivf.NewAssigner(c)
+
+	// Three stages overlap: the scan fills the next chunk while the
+	// current one is assigned and encoded and the previous one spilled.
+	// Chunks travel through the stages in source order, so the spill
+	// (and every file written from it) does not depend on the timing.
+	const chunks = 3
+	free := make(chan *chunk, chunks)
+	for range chunks {
+		free <- newChunk(DefaultChunkRows, layout.Dim, schema.CodeLen())
+	}
+	filled := make(chan *chunk, 1)
+	assigned := make(chan *chunk, 1)
+	g, gctx := errgroup.WithContext(ctx)
+	send := func(to chan<- *chunk, ch *chunk) error {
+		select {
+		case to <- ch:
+			return nil
+		case <-gctx.Done():
+			return gctx.Err()
+		}
+	}
+	g.Go(func() error { // scan
+		defer close(filled)
+		var ch *chunk
+		take := func() error {
+			select {
+			case ch = <-free:
+				return nil
+			case <-gctx.Done():
+				return gctx.Err()
 			}
-			key, err := schema.AppendKey(ch.keys, vals)
-			if err != nil {
-				return fmt.Errorf("source file %q row %d: %w", scan.Files()[batch.File].Key, batch.Loc(i).Row, err)
+		}
+		if err := take(); err != nil {
+			return err
+		}
+		err := scan.Scan(gctx, layout, 0, func(batch *source.Batch) error {
+			for i := 0; i < batch.N; i++ {
+				// source and postings share the key encoding (keyenc).
+				ch.keys = batch.AppendKey(ch.keys, i)
+				ch.keyEnds = append(ch.keyEnds, len(ch.keys))
+				ch.vecs = append(ch.vecs, batch.Vector(i)...)
+				ch.n++
+				if ch.n == ch.max {
+					if err := send(filled, ch); err != nil {
+						return err
+					}
+					if err := take(); err != nil {
+						return err
+					}
+				}
 			}
-			ch.keys = key
-			ch.keyEnds = append(ch.keyEnds, len(key))
-			ch.vecs = append(ch.vecs, batch.Vector(i)...)
-			ch.n++
-			if ch.n == ch.max {
-				if err := flush(); err != nil {
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if ch.n > 0 {
+			return send(filled, ch)
+		}
+		return nil
+	})
+	g.Go(func() error { // assign + encode
+		defer close(assigned)
+		for ch := range filled {
+			if err := ch.assignEncode(gctx, asg, b.opts.Encoding, b.opts.Workers); err != nil {
+				return err
+			}
+			if err := send(assigned, ch); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	g.Go(func() error { // spill
+		for ch := range assigned {
+			for i := 0; i < ch.n; i++ {
+				if err := sp.add(c.RootOf(ch.cids[i]), ch.record(i)); err != nil {
 					return err
 				}
 			}
+			p.Add(int64(ch.n))
+			ch.reset()
+			free <- ch
 		}
-		return ctx.Err()
+		return nil
 	})
-	if err == nil {
-		err = flush()
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	if err == nil {
-		err = sp.finish()
-	}
-	return err
+	return sp.finish()
 }
 
 // chunk is a run of source rows assigned and encoded as one parallel unit.
