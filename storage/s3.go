@@ -261,8 +261,9 @@ func s3Lost(err error) bool {
 
 // Open reads the object's size and ETag with one HEAD request. Each ReadAt
 // is one ranged GET, conditional on that ETag, so that a replaced object is
-// reported rather than mixed; ReadAt uses ctx, which must stay valid until
-// the Object is closed.
+// reported rather than mixed. The Object outlives the call that opened it
+// (indexes keep their files open across requests): ReadAt uses ctx's values
+// but not its cancellation.
 func (s *S3) Open(ctx context.Context, key string) (Object, error) {
 	if err := s.begin(ctx, "open", key); err != nil {
 		return nil, err
@@ -274,7 +275,7 @@ func (s *S3) Open(ctx context.Context, key string) (Object, error) {
 	if err != nil {
 		return nil, s.fail("open", key, err)
 	}
-	return &s3Object{ctx: ctx, s: s, key: key, size: aws.ToInt64(out.ContentLength), etag: aws.ToString(out.ETag)}, nil
+	return &s3Object{ctx: context.WithoutCancel(ctx), s: s, key: key, size: aws.ToInt64(out.ContentLength), etag: aws.ToString(out.ETag)}, nil
 }
 
 type s3Object struct {

@@ -334,3 +334,24 @@ func TestS3MultipartChecksumModes(t *testing.T) {
 		})
 	}
 }
+
+// An index opens its files in one request and reads them in later ones:
+// reads must not fail once the opening context is cancelled.
+func TestS3ObjectOutlivesOpenContext(t *testing.T) {
+	b := newS3(t, "")
+	ctx := context.Background()
+	if err := storage.WriteAll(ctx, b, "k", []byte("hello world")); err != nil {
+		t.Fatal(err)
+	}
+	octx, cancel := context.WithCancel(ctx)
+	o, err := b.Open(octx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	cancel()
+	buf := make([]byte, 5)
+	if _, err := o.ReadAt(buf, 6); err != nil || string(buf) != "world" {
+		t.Fatalf("read after the open context ended: %q, %v", buf, err)
+	}
+}
