@@ -205,13 +205,18 @@ func BenchmarkStreamRatio(b *testing.B) {
 		offsets[i], scales[i] = float32(r.NormFloat64()), r.Float32()/100
 	}
 	out := make([]float32, n)
-	for _, bits := range []int{8, 4} {
-		b.Run(fmt.Sprintf("LVQ%d", bits), func(b *testing.B) {
+	// bits 8 and 4 run the fused code-domain distance (q·c, Σc, Σc² in one
+	// pass); "8dot" runs the search path's LVQ8 scan, which reads Σc and
+	// Σc² precomputed when a list is cached and streams only q·c
+	// (vecmath.DotU8Batch, query/search.go).
+	for _, bits := range []string{"8", "4", "8dot"} {
+		b.Run("LVQ"+bits, func(b *testing.B) {
 			dim := d
-			if bits == 4 {
+			if bits == "4" {
 				dim = 2 * d
 			}
-			q := NewQuery(benchVec(r, dim))
+			qv := benchVec(r, dim)
+			q := NewQuery(qv)
 			var ratios []float64
 			var readNs, scanNs time.Duration
 			bytesPerPass := float64(n * (d + 8))
@@ -225,10 +230,13 @@ func BenchmarkStreamRatio(b *testing.B) {
 					b.Fatal("unexpected sum")
 				}
 				t2 := time.Now()
-				if bits == 8 {
+				switch bits {
+				case "8":
 					q.L2Sq8Batch(codes, offsets, scales, out)
-				} else {
+				case "4":
 					q.L2Sq4Batch(codes, offsets, scales, out)
+				default:
+					vecmath.DotU8Batch(qv, codes, d, out)
 				}
 				scan := time.Since(t2)
 				read := min(t1.Sub(t0), t2.Sub(t1))
