@@ -103,6 +103,11 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 	res := &RefreshResult{}
 	postLoc := snap.IndexTables[metadata.RolePostings].Properties["location"]
 	old, oldErr := ReadSourceFiles(ctx, env.Warehouse, postLoc)
+	if oldErr != nil && !errors.Is(oldErr, storage.ErrNotExist) && !ro.Retrain {
+		// A failed read is not a reason to retrain: report it, so that a
+		// retry can do the cheap refresh.
+		return nil, fmt.Errorf("index %q: %w", name, oldErr)
+	}
 	if oldErr == nil {
 		c := diffSources(old, t)
 		res.AddedFiles, res.RemovedFiles, res.RewrittenFiles, res.AddedRows = c.added, c.removed, c.rewritten, c.addedRows

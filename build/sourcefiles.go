@@ -23,7 +23,7 @@ func ReadSourceFiles(ctx context.Context, wh storage.Bucket, loc string) (*posti
 	key := loc + postings.SourceFilesName
 	data, err := storage.ReadAll(ctx, wh, key)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read %s: %w", key, err)
 	}
 	sf, err := postings.ParseSourceFiles(data)
 	if err != nil {
