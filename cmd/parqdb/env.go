@@ -28,3 +28,14 @@ func openEnv(ctx context.Context, g *globals) (*env, error) {
 	}
 	return &env{wh: wh, cat: cat}, nil
 }
+
+// withEnv opens the warehouse and catalog, runs fn with them and closes
+// them.
+func withEnv(ctx context.Context, g *globals, fn func(e *env) error) error {
+	e, err := openEnv(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	return fn(e)
+}

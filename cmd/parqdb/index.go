@@ -59,21 +59,18 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			e, err := openEnv(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			limitBuildMemory()
-			p := newProgress(os.Stderr, quiet)
-			o.Progress = p
-			res, err := build.Create(ctx, build.Env{Warehouse: e.wh, Catalog: e.cat}, o)
-			p.Wait()
-			if err != nil {
-				return err
-			}
-			printBuildSummary(cmd.OutOrStdout(), res)
-			return nil
+			return withEnv(ctx, g, func(e *env) error {
+				limitBuildMemory()
+				p := newProgress(os.Stderr, quiet)
+				o.Progress = p
+				res, err := build.Create(ctx, build.Env{Warehouse: e.wh, Catalog: e.cat}, o)
+				p.Wait()
+				if err != nil {
+					return err
+				}
+				printBuildSummary(cmd.OutOrStdout(), res)
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -151,39 +148,36 @@ func newIndexDescribeCmd(g *globals) *cobra.Command {
 				return usagef("--format must be text or json, not %q", format)
 			}
 			ctx := cmd.Context()
-			e, err := openEnv(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			m, entry, err := catalog.LoadMetadata(ctx, e.cat, e.wh, args[0])
-			if err != nil {
-				return err
-			}
-			d := indexDescription{Name: args[0], MetadataLocation: entry.MetadataLocation, IndexUUID: m.IndexUUID, Snapshot: m.CurrentSnapshot()}
-			out := cmd.OutOrStdout()
-			if format == "json" {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				return enc.Encode(d)
-			}
-			s := d.Snapshot
-			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-			fmt.Fprintf(tw, "index\t%s\n", d.Name)
-			fmt.Fprintf(tw, "index-uuid\t%s\n", d.IndexUUID)
-			fmt.Fprintf(tw, "metadata\t%s\n", d.MetadataLocation)
-			fmt.Fprintf(tw, "snapshot\t%d (sequence %d, %s)\n", s.SnapshotID, s.SequenceNumber, time.UnixMilli(s.TimestampMs).UTC().Format(time.RFC3339))
-			fmt.Fprintf(tw, "source\t%s\n", s.SourceTable.Properties["location"])
-			fmt.Fprintf(tw, "vector-field\t%s\n", s.VectorField)
-			fmt.Fprintf(tw, "key-fields\t%s\n", strings.Join(s.SourceKeyFields, ","))
-			fmt.Fprintf(tw, "rows\t%d\n", s.IndexedRows)
-			fmt.Fprintf(tw, "metric\t%s\n", s.Metric)
-			for _, k := range []string{metadata.ParamDimension, metadata.ParamNList, metadata.ParamPostingEncoding, metadata.ParamCentroidsLocation} {
-				fmt.Fprintf(tw, "%s\t%s\n", k, s.Parameters[k])
-			}
-			fmt.Fprintf(tw, "postings\t%s\n", s.IndexTables[metadata.RolePostings].Properties["location"])
-			return tw.Flush()
+			return withEnv(ctx, g, func(e *env) error {
+				m, entry, err := catalog.LoadMetadata(ctx, e.cat, e.wh, args[0])
+				if err != nil {
+					return err
+				}
+				d := indexDescription{Name: args[0], MetadataLocation: entry.MetadataLocation, IndexUUID: m.IndexUUID, Snapshot: m.CurrentSnapshot()}
+				out := cmd.OutOrStdout()
+				if format == "json" {
+					enc := json.NewEncoder(out)
+					enc.SetIndent("", "  ")
+					enc.SetEscapeHTML(false)
+					return enc.Encode(d)
+				}
+				s := d.Snapshot
+				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+				fmt.Fprintf(tw, "index\t%s\n", d.Name)
+				fmt.Fprintf(tw, "index-uuid\t%s\n", d.IndexUUID)
+				fmt.Fprintf(tw, "metadata\t%s\n", d.MetadataLocation)
+				fmt.Fprintf(tw, "snapshot\t%d (sequence %d, %s)\n", s.SnapshotID, s.SequenceNumber, time.UnixMilli(s.TimestampMs).UTC().Format(time.RFC3339))
+				fmt.Fprintf(tw, "source\t%s\n", s.SourceTable.Properties["location"])
+				fmt.Fprintf(tw, "vector-field\t%s\n", s.VectorField)
+				fmt.Fprintf(tw, "key-fields\t%s\n", strings.Join(s.SourceKeyFields, ","))
+				fmt.Fprintf(tw, "rows\t%d\n", s.IndexedRows)
+				fmt.Fprintf(tw, "metric\t%s\n", s.Metric)
+				for _, k := range []string{metadata.ParamDimension, metadata.ParamNList, metadata.ParamPostingEncoding, metadata.ParamCentroidsLocation} {
+					fmt.Fprintf(tw, "%s\t%s\n", k, s.Parameters[k])
+				}
+				fmt.Fprintf(tw, "postings\t%s\n", s.IndexTables[metadata.RolePostings].Properties["location"])
+				return tw.Flush()
+			})
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
@@ -201,48 +195,45 @@ func newIndexListCmd(g *globals) *cobra.Command {
 				return usagef("--format must be text or json, not %q", format)
 			}
 			ctx := cmd.Context()
-			e, err := openEnv(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			names, err := e.cat.List(ctx)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if format == "json" {
-				type item struct {
-					Name             string `json:"name"`
-					MetadataLocation string `json:"metadata-location"`
-					Rows             int64  `json:"rows"`
-					Error            string `json:"error,omitempty"`
-				}
-				items := []item{}
-				for _, n := range names {
-					it := item{Name: n}
-					if m, entry, err := catalog.LoadMetadata(ctx, e.cat, e.wh, n); err != nil {
-						it.Error = err.Error()
-					} else {
-						it.MetadataLocation, it.Rows = entry.MetadataLocation, m.CurrentSnapshot().IndexedRows
-					}
-					items = append(items, it)
-				}
-				return json.NewEncoder(out).Encode(items)
-			}
-			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tROWS\tMETRIC\tENCODING\tNLIST\tSOURCE")
-			for _, n := range names {
-				m, _, err := catalog.LoadMetadata(ctx, e.cat, e.wh, n)
+			return withEnv(ctx, g, func(e *env) error {
+				names, err := e.cat.List(ctx)
 				if err != nil {
-					fmt.Fprintf(tw, "%s\t-\t-\t-\t-\terror: %v\n", n, err)
-					continue
+					return err
 				}
-				s := m.CurrentSnapshot()
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", n, s.IndexedRows, s.Metric,
-					s.Parameters[metadata.ParamPostingEncoding], s.Parameters[metadata.ParamNList], s.SourceTable.Properties["location"])
-			}
-			return tw.Flush()
+				out := cmd.OutOrStdout()
+				if format == "json" {
+					type item struct {
+						Name             string `json:"name"`
+						MetadataLocation string `json:"metadata-location"`
+						Rows             int64  `json:"rows"`
+						Error            string `json:"error,omitempty"`
+					}
+					items := []item{}
+					for _, n := range names {
+						it := item{Name: n}
+						if m, entry, err := catalog.LoadMetadata(ctx, e.cat, e.wh, n); err != nil {
+							it.Error = err.Error()
+						} else {
+							it.MetadataLocation, it.Rows = entry.MetadataLocation, m.CurrentSnapshot().IndexedRows
+						}
+						items = append(items, it)
+					}
+					return json.NewEncoder(out).Encode(items)
+				}
+				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tROWS\tMETRIC\tENCODING\tNLIST\tSOURCE")
+				for _, n := range names {
+					m, _, err := catalog.LoadMetadata(ctx, e.cat, e.wh, n)
+					if err != nil {
+						fmt.Fprintf(tw, "%s\t-\t-\t-\t-\terror: %v\n", n, err)
+						continue
+					}
+					s := m.CurrentSnapshot()
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", n, s.IndexedRows, s.Metric,
+						s.Parameters[metadata.ParamPostingEncoding], s.Parameters[metadata.ParamNList], s.SourceTable.Properties["location"])
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")

@@ -44,33 +44,30 @@ that committed first makes this one fail with a clear error (run it again).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			e, err := openEnv(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			limitBuildMemory()
-			p := newProgress(os.Stderr, quiet)
-			ro.Progress = p
-			res, err := build.Refresh(ctx, build.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], ro)
-			p.Wait()
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			verb := map[string]string{build.ActionNone: "nothing to do", build.ActionIncremental: "incremental refresh", build.ActionRebuild: "full rebuild"}[res.Action]
-			if ro.DryRun && res.Action != build.ActionNone {
-				verb = "would do a " + verb
-			}
-			fmt.Fprintf(out, "%s: %s\n", verb, res.Reason)
-			if n := len(res.AddedFiles) + len(res.RemovedFiles) + len(res.RewrittenFiles); n > 0 {
-				fmt.Fprintf(out, "source: %d file(s) added (%d rows), %d removed, %d rewritten\n",
-					len(res.AddedFiles), res.AddedRows, len(res.RemovedFiles), len(res.RewrittenFiles))
-			}
-			if res.Build != nil {
-				printBuildSummary(out, res.Build)
-			}
-			return nil
+			return withEnv(ctx, g, func(e *env) error {
+				limitBuildMemory()
+				p := newProgress(os.Stderr, quiet)
+				ro.Progress = p
+				res, err := build.Refresh(ctx, build.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], ro)
+				p.Wait()
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				verb := map[string]string{build.ActionNone: "nothing to do", build.ActionIncremental: "incremental refresh", build.ActionRebuild: "full rebuild"}[res.Action]
+				if ro.DryRun && res.Action != build.ActionNone {
+					verb = "would do a " + verb
+				}
+				fmt.Fprintf(out, "%s: %s\n", verb, res.Reason)
+				if n := len(res.AddedFiles) + len(res.RemovedFiles) + len(res.RewrittenFiles); n > 0 {
+					fmt.Fprintf(out, "source: %d file(s) added (%d rows), %d removed, %d rewritten\n",
+						len(res.AddedFiles), res.AddedRows, len(res.RemovedFiles), len(res.RewrittenFiles))
+				}
+				if res.Build != nil {
+					printBuildSummary(out, res.Build)
+				}
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -90,24 +87,21 @@ func newIndexOptimizeCmd(g *globals) *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			e, err := openEnv(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			limitBuildMemory()
-			res, err := build.Optimize(ctx, build.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], oo)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if !res.Done {
-				fmt.Fprintf(out, "nothing to do: the postings are already compact (%d files, %d row groups)\n", res.FilesBefore, res.RowGroupsBefore)
+			return withEnv(ctx, g, func(e *env) error {
+				limitBuildMemory()
+				res, err := build.Optimize(ctx, build.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], oo)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if !res.Done {
+					fmt.Fprintf(out, "nothing to do: the postings are already compact (%d files, %d row groups)\n", res.FilesBefore, res.RowGroupsBefore)
+					return nil
+				}
+				fmt.Fprintf(out, "rewrote %d files (%d row groups) into %d files\n", res.FilesBefore, res.RowGroupsBefore, res.Build.Files-1)
+				printBuildSummary(out, res.Build)
 				return nil
-			}
-			fmt.Fprintf(out, "rewrote %d files (%d row groups) into %d files\n", res.FilesBefore, res.RowGroupsBefore, res.Build.Files-1)
-			printBuildSummary(out, res.Build)
-			return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&oo.Force, "force", false, "rewrite even a compact layout")
@@ -135,16 +129,13 @@ func newIndexHistoryCmd(g *globals) *cobra.Command {
 				return usagef("--format must be text or json, not %q", format)
 			}
 			ctx := cmd.Context()
-			e, err := openEnv(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			m, entry, err := catalog.LoadMetadata(ctx, e.cat, e.wh, args[0])
-			if err != nil {
-				return err
-			}
-			return printHistory(cmd.OutOrStdout(), format, m, entry.MetadataLocation)
+			return withEnv(ctx, g, func(e *env) error {
+				m, entry, err := catalog.LoadMetadata(ctx, e.cat, e.wh, args[0])
+				if err != nil {
+					return err
+				}
+				return printHistory(cmd.OutOrStdout(), format, m, entry.MetadataLocation)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
@@ -208,25 +199,22 @@ The files only the removed snapshots used are deleted by a later
 				return usagef("--retain-last and --older-than must not be negative")
 			}
 			ctx := cmd.Context()
-			e, err := openEnv(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			res, err := lifecycle.Expire(ctx, lifecycle.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], o)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			switch {
-			case len(res.Removed) == 0:
-				fmt.Fprintln(out, "nothing to expire")
-			case o.DryRun:
-				fmt.Fprintf(out, "would remove snapshots %v\n", res.Removed)
-			default:
-				fmt.Fprintf(out, "removed snapshots %v\nmetadata %s\n", res.Removed, res.MetadataLocation)
-			}
-			return nil
+			return withEnv(ctx, g, func(e *env) error {
+				res, err := lifecycle.Expire(ctx, lifecycle.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], o)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				switch {
+				case len(res.Removed) == 0:
+					fmt.Fprintln(out, "nothing to expire")
+				case o.DryRun:
+					fmt.Fprintf(out, "would remove snapshots %v\n", res.Removed)
+				default:
+					fmt.Fprintf(out, "removed snapshots %v\nmetadata %s\n", res.Removed, res.MetadataLocation)
+				}
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -244,21 +232,18 @@ func newIndexDropCmd(g *globals) *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			e, err := openEnv(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			res, err := lifecycle.Drop(ctx, lifecycle.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], purge)
-			if err != nil {
-				return err
-			}
-			if purge {
-				fmt.Fprintf(cmd.OutOrStdout(), "dropped %s; deleted %d files (%s)\n", args[0], res.Deleted, formatBytes(res.Bytes))
-			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "dropped %s; its files go with the next gc after the grace period\n", args[0])
-			}
-			return nil
+			return withEnv(ctx, g, func(e *env) error {
+				res, err := lifecycle.Drop(ctx, lifecycle.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], purge)
+				if err != nil {
+					return err
+				}
+				if purge {
+					fmt.Fprintf(cmd.OutOrStdout(), "dropped %s; deleted %d files (%s)\n", args[0], res.Deleted, formatBytes(res.Bytes))
+				} else {
+					fmt.Fprintf(cmd.OutOrStdout(), "dropped %s; its files go with the next gc after the grace period\n", args[0])
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&purge, "purge", false, "also delete the index's metadata and postings files now")
@@ -281,30 +266,27 @@ grace period are never deleted, so a build in progress is safe.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.GraceSet = cmd.Flags().Changed("grace")
 			ctx := cmd.Context()
-			e, err := openEnv(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			rep, err := lifecycle.GC(ctx, lifecycle.Env{Warehouse: e.wh, Catalog: e.cat}, o)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			for _, in := range rep.Orphans {
-				if o.DryRun {
-					fmt.Fprintf(out, "orphan %s (%s, %s)\n", in.Key, formatBytes(in.Size), in.ModTime.UTC().Format(time.RFC3339))
-				} else {
-					fmt.Fprintf(out, "deleted %s\n", in.Key)
+			return withEnv(ctx, g, func(e *env) error {
+				rep, err := lifecycle.GC(ctx, lifecycle.Env{Warehouse: e.wh, Catalog: e.cat}, o)
+				if err != nil {
+					return err
 				}
-			}
-			verb := "deleted"
-			if o.DryRun {
-				verb = "would delete"
-			}
-			fmt.Fprintf(out, "%s %d orphan file(s), %s; %d live; %d unreferenced within the grace period kept\n",
-				verb, len(rep.Orphans), formatBytes(rep.Bytes), rep.Live, len(rep.Young))
-			return nil
+				out := cmd.OutOrStdout()
+				for _, in := range rep.Orphans {
+					if o.DryRun {
+						fmt.Fprintf(out, "orphan %s (%s, %s)\n", in.Key, formatBytes(in.Size), in.ModTime.UTC().Format(time.RFC3339))
+					} else {
+						fmt.Fprintf(out, "deleted %s\n", in.Key)
+					}
+				}
+				verb := "deleted"
+				if o.DryRun {
+					verb = "would delete"
+				}
+				fmt.Fprintf(out, "%s %d orphan file(s), %s; %d live; %d unreferenced within the grace period kept\n",
+					verb, len(rep.Orphans), formatBytes(rep.Bytes), rep.Live, len(rep.Young))
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()
