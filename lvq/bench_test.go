@@ -251,3 +251,37 @@ func BenchmarkStreamRatio(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQueryBatch scans one list-sized group of 624 rows with
+// L2Sq8Batch and L2Sq4Batch at the benchmark data sets' dimensions, which
+// are not whole kernel blocks: 784 (Fashion-MNIST) and 50 (GloVe).
+//
+//	go test -run '^$' -bench QueryBatch -count 6 ./lvq
+func BenchmarkQueryBatch(b *testing.B) {
+	const n = 624
+	for _, d := range []int{784, 50} {
+		r := rand.New(rand.NewPCG(1, uint64(d)))
+		q := NewQuery(benchVec(r, d))
+		offsets, scales, out := make([]float32, n), make([]float32, n), make([]float32, n)
+		codes8 := make([]byte, n*CodeLen(8, d))
+		codes4 := make([]byte, n*CodeLen(4, d))
+		for i := 0; i < n; i++ {
+			x := benchVec(r, d)
+			offsets[i], scales[i] = Encode8(codes8[i*d:(i+1)*d], x)
+			w := CodeLen(4, d)
+			Encode4(codes4[i*w:(i+1)*w], x)
+		}
+		b.Run(fmt.Sprintf("L2Sq8Batch/D=%d", d), func(b *testing.B) {
+			b.SetBytes(int64(len(codes8)))
+			for b.Loop() {
+				q.L2Sq8Batch(codes8, offsets, scales, out)
+			}
+		})
+		b.Run(fmt.Sprintf("L2Sq4Batch/D=%d", d), func(b *testing.B) {
+			b.SetBytes(int64(len(codes4)))
+			for b.Loop() {
+				q.L2Sq4Batch(codes4, offsets, scales, out)
+			}
+		})
+	}
+}

@@ -236,21 +236,41 @@ func dotU4Batch(q []float32, codes []byte, out []float32) {
 	}
 }
 
+// u8BatchWidth is how many leading codes of each row the AVX-512 LVQ8
+// batch kernels process for dimension d (the rest is done in Go, as by
+// dotSumsU8); 0 means the whole batch goes row by row through dotSumsU8.
+func u8BatchWidth(d int) int {
+	if !useAVX512 {
+		return 0
+	}
+	return d &^ 15
+}
+
 func dotSumsU8Batch(q []float32, codes []byte, dots []float32, sums, sumSqs []uint32) {
 	d := len(q)
 	n := len(dots)
-	if !useAVX512 || d%64 != 0 || n == 0 {
+	m := u8BatchWidth(d)
+	if m == 0 || n == 0 {
 		dotSumsU8BatchGeneric(q, codes, dots, sums, sumSqs)
 		return
 	}
+	allCodes, allDots, allSums, allSqs := codes, dots, sums, sumSqs
 	if pairs := n &^ 1; pairs > 0 && pairKernel {
 		dotSumsU8Batch2AVX512(&q[0], &codes[0], d, pairs, &dots[0], &sums[0], &sumSqs[0])
-		if pairs == n {
-			return
-		}
 		codes, dots, sums, sumSqs = codes[pairs*d:], dots[pairs:], sums[pairs:], sumSqs[pairs:]
 	}
-	dotSumsU8BatchAVX512(&q[0], &codes[0], d, len(dots), &dots[0], &sums[0], &sumSqs[0])
+	if len(dots) > 0 {
+		dotSumsU8BatchAVX512(&q[0], &codes[0], d, len(dots), &dots[0], &sums[0], &sumSqs[0])
+	}
+	if m < d {
+		// The last d%16 codes, added exactly as dotSumsU8 adds its Go tail.
+		for i := range allDots {
+			d2, s2, sq2 := dotSumsU8Generic(q[m:], allCodes[i*d+m:(i+1)*d])
+			allDots[i] += d2
+			allSums[i] += s2
+			allSqs[i] += sq2
+		}
+	}
 }
 
 func dotSumsU4Split(qs []float32, code []byte, dim int) (float32, uint32, uint32) {
@@ -271,19 +291,39 @@ func dotSumsU4Split(qs []float32, code []byte, dim int) (float32, uint32, uint32
 	return d, s, sq
 }
 
+// u4BatchWidth is how many leading code bytes of each row the AVX-512 LVQ4
+// batch kernels process for dimension dim, as dotSumsU4Split does (whole
+// 64-byte blocks of complete bytes); 0 means row by row.
+func u4BatchWidth(dim int) int {
+	if !useAVX512 {
+		return 0
+	}
+	return (dim / 2) &^ 63
+}
+
 func dotSumsU4SplitBatch(qs []float32, dim int, codes []byte, dots []float32, sums, sumSqs []uint32) {
 	h := (dim + 1) / 2
 	n := len(dots)
-	if !useAVX512 || dim%128 != 0 || n == 0 {
+	m := u4BatchWidth(dim)
+	if m == 0 || n == 0 {
 		dotSumsU4SplitBatchGeneric(qs, dim, codes, dots, sums, sumSqs)
 		return
 	}
+	allCodes, allDots, allSums, allSqs := codes, dots, sums, sumSqs
 	if pairs := n &^ 1; pairs > 0 && pairKernel {
-		dotSumsU4SplitBatch2AVX512(&qs[0], h, &codes[0], pairs, &dots[0], &sums[0], &sumSqs[0])
-		if pairs == n {
-			return
-		}
+		dotSumsU4SplitBatch2AVX512(&qs[0], h, &codes[0], pairs, &dots[0], &sums[0], &sumSqs[0], m)
 		codes, dots, sums, sumSqs = codes[pairs*h:], dots[pairs:], sums[pairs:], sumSqs[pairs:]
 	}
-	dotSumsU4SplitBatchAVX512(&qs[0], h, &codes[0], len(dots), &dots[0], &sums[0], &sumSqs[0])
+	if len(dots) > 0 {
+		dotSumsU4SplitBatchAVX512(&qs[0], h, &codes[0], len(dots), &dots[0], &sums[0], &sumSqs[0], m)
+	}
+	if 2*m < dim {
+		// The remaining bytes, added exactly as dotSumsU4Split adds its Go tail.
+		for i := range allDots {
+			d2, s2, sq2 := dotSumsU4SplitFrom(qs, allCodes[i*h:(i+1)*h], dim, m)
+			allDots[i] += d2
+			allSums[i] += s2
+			allSqs[i] += sq2
+		}
+	}
 }

@@ -83,3 +83,23 @@ func BenchmarkDotSumsU4SplitBatchPairs(b *testing.B) {
 		})
 	}
 }
+
+// TestBatchWidth checks that the AVX-512 batch kernels take the SIMD path
+// at dimensions that are not whole blocks (the benchmark dimensions 784
+// and 50 among them): the width they cover is the one-row kernels' prefix.
+func TestBatchWidth(t *testing.T) {
+	if Impl() != "avx512" {
+		t.Skipf("batch kernels with a Go tail exist only for avx512; this CPU uses %s", Impl())
+	}
+	for _, c := range []struct{ d, u8, u4 int }{
+		{1, 0, 0}, {15, 0, 0}, {16, 16, 0}, {50, 48, 0}, {129, 128, 64}, {255, 240, 64},
+		{256, 256, 128}, {257, 256, 128}, {784, 784, 384}, {1001, 992, 448},
+	} {
+		if got := u8BatchWidth(c.d); got != c.u8 {
+			t.Errorf("u8BatchWidth(%d) = %d, want %d", c.d, got, c.u8)
+		}
+		if got := u4BatchWidth(c.d); got != c.u4 {
+			t.Errorf("u4BatchWidth(%d) = %d, want %d", c.d, got, c.u4)
+		}
+	}
+}

@@ -49,7 +49,7 @@ func dotSumsU8BatchAVX512(q *float32, codes *byte, dim, n int, dots *float32, su
 func dotSumsU4SplitAVX512(qs *float32, h int, code *byte, m int) (dot float32, sum, sumSq uint32)
 
 //go:noescape
-func dotSumsU4SplitBatchAVX512(qs *float32, h int, codes *byte, n int, dots *float32, sums, sumSqs *uint32)
+func dotSumsU4SplitBatchAVX512(qs *float32, h int, codes *byte, n int, dots *float32, sums, sumSqs *uint32, m int)
 
 //go:noescape
 func sumU8AVX512(code *byte, n int) (sum, sumSq uint32)
@@ -58,4 +58,4 @@ func sumU8AVX512(code *byte, n int) (sum, sumSq uint32)
 func dotSumsU8Batch2AVX512(q *float32, codes *byte, dim, n int, dots *float32, sums, sumSqs *uint32)
 
 //go:noescape
-func dotSumsU4SplitBatch2AVX512(qs *float32, h int, codes *byte, n int, dots *float32, sums, sumSqs *uint32)
+func dotSumsU4SplitBatch2AVX512(qs *float32, h int, codes *byte, n int, dots *float32, sums, sumSqs *uint32, m int)

@@ -198,7 +198,15 @@ func TestBatchMatchesSingle(t *testing.T) { withImpls(t, testBatchMatchesSingle)
 
 func testBatchMatchesSingle(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 2))
-	for _, d := range []int{0, 1, 2, 3, 7, 15, 16, 17, 31, 33, 63, 64, 65, 100, 127, 128, 129, 192, 255, 256, 257, 768, 1000, 4096} {
+	// Every D in 0..300 and larger sizes that are not multiples of the
+	// kernels' blocks (784 and 50 are the benchmark dimensions), so that the
+	// batch kernels' prefix-plus-tail split is checked at every remainder.
+	var dims []int
+	for d := 0; d <= 300; d++ {
+		dims = append(dims, d)
+	}
+	dims = append(dims, 383, 511, 513, 767, 768, 784, 1000, 1001, 1537, 4096)
+	for _, d := range dims {
 		for _, n := range []int{0, 1, 2, 3, 5, 8, 13} {
 			q := make([]float32, d)
 			for i := range q {
