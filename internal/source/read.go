@@ -92,8 +92,9 @@ func seekablePages(cc parquet.ColumnChunk) parquet.Pages {
 // ReadRows reads the rows at locs (any order, repeats allowed) with the
 // given top-level columns (nil = every top-level field of the first file,
 // in its order). It reads only the row groups holding the rows and, within
-// them, seeks to the pages holding them (via the offset index), fetching
-// up to 8 row groups at once. It fails with ErrRowLoc for a location
+// them, only the pages holding them (via the offset index), decoding each
+// page at most once per call and taking it from the decoded-page cache
+// (SetPageCacheBytes) when enabled; it fetches up to 8 row groups at once. It fails with ErrRowLoc for a location
 // outside the table and ErrMissingField when a file lacks a column.
 func (t *Table) ReadRows(ctx context.Context, locs []RowLoc, columns []string) (*Rows, error) {
 	if columns == nil {
@@ -178,57 +179,27 @@ func appendLeaves(dst []int, c *parquet.Column) []int {
 // column, and assembles them.
 func (t *Table) readGroupRows(ctx context.Context, g rgGroup, leaves []int) (map[int64]parquet.Row, error) {
 	f := t.files[g.file]
-	start := f.rgStart[g.rg]
 	chunks := f.pf.RowGroups()[g.rg].ColumnChunks()
 	rows := make([]parquet.Row, len(g.rows))
-	buf := make([]parquet.Value, 64)
+	lens := make([]int, len(g.rows))
 	for out, leaf := range leaves {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		pages := seekablePages(chunks[leaf])
-		err := safely(func() error {
-			defer pages.Close()
-			for ri, row := range g.rows {
-				if err := pages.SeekToRow(row - start); err != nil {
-					return err
-				}
-				first := true
-			pagesLoop:
-				for {
-					p, err := pages.ReadPage()
-					if err == io.EOF && !first {
-						break
-					}
-					if err != nil {
-						return err
-					}
-					vr := p.Values()
-					for {
-						n, err := vr.ReadValues(buf)
-						for _, v := range buf[:n] {
-							if !first && v.RepetitionLevel() == 0 {
-								parquet.Release(p)
-								break pagesLoop
-							}
-							first = false
-							rows[ri] = append(rows[ri], v.Clone().Level(v.RepetitionLevel(), v.DefinitionLevel(), out))
-						}
-						if err == io.EOF {
-							break
-						}
-						if err != nil {
-							return err
-						}
-						if n == 0 {
-							return fmt.Errorf("page reader made no progress")
-						}
-					}
-					parquet.Release(p)
-				}
-			}
-			return nil
+		for ri := range rows {
+			lens[ri] = len(rows[ri])
+		}
+		var paged bool
+		err := safely(func() (err error) {
+			paged, err = t.readLeafPaged(f, g, leaf, out, chunks[leaf], rows)
+			return err
 		})
+		if err == nil && !paged {
+			for ri := range rows {
+				rows[ri] = rows[ri][:lens[ri]]
+			}
+			err = safely(func() error { return t.readLeafSeek(f, g, out, chunks[leaf], rows) })
+		}
 		if err != nil {
 			return nil, &Error{Source: t.desc, File: f.Key, Row: -1, Rule: ErrCorrupt,
 				Detail: fmt.Sprintf("read column %d of row group %d", leaf, g.rg), Err: err}
@@ -239,6 +210,137 @@ func (t *Table) readGroupRows(ctx context.Context, g rgGroup, leaves []int) (map
 		m[row] = rows[ri]
 	}
 	return m, nil
+}
+
+// readLeafPaged appends leaf column leaf (numbered out in the output) of
+// the rows g.rows to rows, decoding each page that holds them at most once
+// and taking pages from the decoded-page cache when it has them. It
+// returns false, having read nothing for certain, when the chunk has no
+// offset index or its pages disagree with it (a row split across pages);
+// the caller then reads the leaf with readLeafSeek.
+func (t *Table) readLeafPaged(f *tableFile, g rgGroup, leaf, out int, cc parquet.ColumnChunk, rows []parquet.Row) (bool, error) {
+	fc, ok := cc.(*parquet.FileColumnChunk)
+	if !ok {
+		return false, nil
+	}
+	oi, err := fc.OffsetIndex()
+	if err != nil || oi == nil || oi.NumPages() == 0 {
+		return false, nil
+	}
+	start := f.rgStart[g.rg]
+	chunkRows := f.rgStart[g.rg+1] - start
+	np := oi.NumPages()
+	var pages parquet.Pages
+	defer func() {
+		if pages != nil {
+			pages.Close()
+		}
+	}()
+	buf := make([]parquet.Value, 64)
+	cur, curIdx := parquet.Page(nil), -1
+	for ri, row := range g.rows {
+		rel := row - start
+		pi := sort.Search(np, func(i int) bool { return oi.FirstRowIndex(i) > rel }) - 1
+		if pi < 0 {
+			return false, fmt.Errorf("row %d precedes the first page of the offset index", rel)
+		}
+		first := oi.FirstRowIndex(pi)
+		if pi != curIdx {
+			key := pageKey{f: f, rg: g.rg, leaf: leaf, page: pi}
+			p, ok := decodedPages.get(key)
+			if !ok {
+				end := chunkRows
+				if pi+1 < np {
+					end = oi.FirstRowIndex(pi + 1)
+				}
+				if pages == nil {
+					pages = cc.Pages()
+				}
+				if err := pages.SeekToRow(first); err != nil {
+					return false, err
+				}
+				if p, err = pages.ReadPage(); err != nil {
+					return false, err
+				}
+				if p.NumRows() != end-first {
+					return false, nil
+				}
+				decodedPages.put(key, p)
+			}
+			cur, curIdx = p, pi
+		}
+		vr := cur.Slice(rel-first, rel-first+1).Values()
+		got := 0
+		for {
+			n, err := vr.ReadValues(buf)
+			for _, v := range buf[:n] {
+				rows[ri] = append(rows[ri], v.Clone().Level(v.RepetitionLevel(), v.DefinitionLevel(), out))
+			}
+			got += n
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return false, err
+			}
+			if n == 0 {
+				return false, fmt.Errorf("page reader made no progress")
+			}
+		}
+		if got == 0 {
+			return false, fmt.Errorf("no values for row %d in page %d", rel, pi)
+		}
+	}
+	return true, nil
+}
+
+// readLeafSeek appends leaf column out of the rows g.rows to rows by
+// seeking the chunk's pages to each row (without an offset index, by
+// reading from the chunk's start).
+func (t *Table) readLeafSeek(f *tableFile, g rgGroup, out int, cc parquet.ColumnChunk, rows []parquet.Row) error {
+	start := f.rgStart[g.rg]
+	buf := make([]parquet.Value, 64)
+	pages := seekablePages(cc)
+	defer pages.Close()
+	for ri, row := range g.rows {
+		if err := pages.SeekToRow(row - start); err != nil {
+			return err
+		}
+		first := true
+	pagesLoop:
+		for {
+			p, err := pages.ReadPage()
+			if err == io.EOF && !first {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			vr := p.Values()
+			for {
+				n, err := vr.ReadValues(buf)
+				for _, v := range buf[:n] {
+					if !first && v.RepetitionLevel() == 0 {
+						parquet.Release(p)
+						break pagesLoop
+					}
+					first = false
+					rows[ri] = append(rows[ri], v.Clone().Level(v.RepetitionLevel(), v.DefinitionLevel(), out))
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return err
+				}
+				if n == 0 {
+					return fmt.Errorf("page reader made no progress")
+				}
+			}
+			parquet.Release(p)
+		}
+	}
+	return nil
 }
 
 // ReadVectors writes the canonical vectors (converted, normalised under

@@ -1,0 +1,195 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// int64Page returns a decoded page of n int64 values.
+func int64Page(t *testing.T, n int) parquet.Page {
+	t.Helper()
+	buf := parquet.Int64Type.NewColumnBuffer(0, n)
+	vals := make([]parquet.Value, n)
+	for i := range vals {
+		vals[i] = parquet.Int64Value(int64(i))
+	}
+	if _, err := buf.WriteValues(vals); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Page()
+}
+
+func TestPageCacheEviction(t *testing.T) {
+	p := int64Page(t, 100) // 800 bytes + overhead
+	size := p.Size() + pageEntryOverhead
+	key := func(i int) pageKey { return pageKey{page: i} }
+	t.Run("lru", func(t *testing.T) {
+		c := newPageCache(10 * size)
+		for i := range 10 {
+			c.put(key(i), p)
+		}
+		if n, used := c.stats(); n != 10 || used != 10*size {
+			t.Fatalf("after 10 puts: %d pages, %d bytes", n, used)
+		}
+		if _, ok := c.get(key(0)); !ok { // 0 becomes most recent; 1 is now oldest
+			t.Fatal("page 0 missing")
+		}
+		c.put(key(10), p)
+		if _, ok := c.get(key(1)); ok {
+			t.Error("least recently used page 1 survived")
+		}
+		for _, i := range []int{0, 2, 9, 10} {
+			if _, ok := c.get(key(i)); !ok {
+				t.Errorf("page %d evicted", i)
+			}
+		}
+		if n, used := c.stats(); n != 10 || used > 10*size {
+			t.Fatalf("bound exceeded: %d pages, %d bytes", n, used)
+		}
+		c.put(key(2), p) // repeat put does not double-count
+		if _, used := c.stats(); used != 10*size {
+			t.Errorf("repeat put: %d bytes", used)
+		}
+	})
+	t.Run("shrink", func(t *testing.T) {
+		c := newPageCache(10 * size)
+		for i := range 10 {
+			c.put(key(i), p)
+		}
+		if prev := c.setMax(3 * size); prev != 10*size {
+			t.Errorf("previous bound %d", prev)
+		}
+		if n, _ := c.stats(); n != 3 {
+			t.Errorf("after shrink: %d pages", n)
+		}
+		for _, i := range []int{7, 8, 9} {
+			if _, ok := c.get(key(i)); !ok {
+				t.Errorf("recent page %d evicted", i)
+			}
+		}
+		c.setMax(0)
+		if n, used := c.stats(); n != 0 || used != 0 {
+			t.Errorf("disabled cache holds %d pages, %d bytes", n, used)
+		}
+		c.put(key(1), p)
+		if n, _ := c.stats(); n != 0 {
+			t.Error("disabled cache accepted a page")
+		}
+	})
+	t.Run("oversize", func(t *testing.T) {
+		c := newPageCache(3 * size) // a page is more than a quarter
+		c.put(key(0), p)
+		if n, _ := c.stats(); n != 0 {
+			t.Error("page larger than a quarter of the bound was cached")
+		}
+	})
+}
+
+// readAll reads locs with every column and returns the rows as maps.
+func readAll(t *testing.T, st *Table, locs []RowLoc) []map[string]any {
+	t.Helper()
+	got, err := st.ReadRows(context.Background(), locs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]map[string]any, len(locs))
+	for i := range locs {
+		if out[i], err = got.Map(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func randLocs(r *rand.Rand, n int) []RowLoc {
+	locs := make([]RowLoc, n)
+	for i := range locs {
+		fi := []int32{0, 2}[r.IntN(2)]
+		locs[i] = RowLoc{fi, int64(r.IntN([]int{40, 0, 55}[fi]))}
+	}
+	return locs
+}
+
+func TestReadRowsColdWarm(t *testing.T) {
+	prev := SetPageCacheBytes(SuggestedPageCacheBytes)
+	t.Cleanup(func() { SetPageCacheBytes(prev) })
+	b := newMem()
+	want := multiFile(t, b, 6)
+	st := mustOpen(t, b, "m")
+	locs := randLocs(rand.New(rand.NewPCG(1, 2)), 50)
+	SetPageCacheBytes(0)
+	cold := readAll(t, st, locs)
+	for i, loc := range locs {
+		if w := want[loc]; !sameValue(cold[i]["title"], w[0]) || !sameValue(cold[i]["emb"], w[2]) || !sameValue(cold[i]["tags"], w[4]) {
+			t.Fatalf("loc %v: %v, want %v", loc, cold[i], w)
+		}
+	}
+	SetPageCacheBytes(SuggestedPageCacheBytes)
+	before, _ := decodedPages.stats()
+	first := readAll(t, st, locs)
+	after, _ := decodedPages.stats()
+	if after <= before {
+		t.Fatalf("reading cached no pages (%d → %d): the offset-index path was not taken", before, after)
+	}
+	reads := b.reads
+	warm := readAll(t, st, locs)
+	if b.reads != reads {
+		t.Errorf("warm read fetched %d bytes; want every page from the cache", b.reads-reads)
+	}
+	if !reflect.DeepEqual(cold, first) || !reflect.DeepEqual(cold, warm) {
+		t.Fatal("cold and warm reads differ")
+	}
+}
+
+// TestReadRowsConcurrentCache reads from many goroutines through a cache
+// small enough to evict all the time; run it with -race.
+func TestReadRowsConcurrentCache(t *testing.T) {
+	prev := SetPageCacheBytes(4 << 10)
+	t.Cleanup(func() { SetPageCacheBytes(prev) })
+	b := newMem()
+	multiFile(t, b, 6)
+	st := mustOpen(t, b, "m")
+	var sets [][]RowLoc
+	var wants [][]map[string]any
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 8 {
+		locs := randLocs(r, 10)
+		sets = append(sets, locs)
+		wants = append(wants, readAll(t, st, locs))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for it := range 20 {
+				i := (g + it) % len(sets)
+				got, err := st.ReadRows(context.Background(), sets[i], nil)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for j := range sets[i] {
+					m, err := got.Map(j)
+					if err != nil || !reflect.DeepEqual(m, wants[i][j]) {
+						errs <- fmt.Errorf("goroutine %d set %d row %d: %v, want %v (%v)", g, i, j, m, wants[i][j], err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if _, used := decodedPages.stats(); used > 4<<10 {
+		t.Errorf("cache holds %d bytes over its 4 KiB bound", used)
+	}
+}
