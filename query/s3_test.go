@@ -95,7 +95,8 @@ func TestS3MatchesLocal(t *testing.T) {
 				if st.CachedLists < st.Lists && st.Requests == 0 {
 					t.Fatalf("query %d: uncached lists but no request", i)
 				}
-				if src1.Requests == src0.Requests {
+				// Later joins may find their pages in the decoded-page cache.
+				if i == 0 && src1.Requests == src0.Requests {
 					t.Fatalf("query %d: the join read nothing from the source", i)
 				}
 				// Keys only: the postings round at most.

@@ -7,10 +7,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// SuggestedPageCacheBytes is the bound of the decoded-page cache that a
-// long-running front end (query server) should pass to SetPageCacheBytes:
-// 64 MiB. The cache starts disabled, so that a process that never calls
-// SetPageCacheBytes reads every page from storage as before.
+// SuggestedPageCacheBytes is the default bound of the decoded-page cache:
+// 64 MiB. SetPageCacheBytes changes it (0 disables the cache).
 const SuggestedPageCacheBytes = 64 << 20
 
 // pageEntryOverhead is charged per cached page on top of its data, so that
@@ -20,13 +18,13 @@ const pageEntryOverhead = 256
 // decodedPages is the process-wide cache of decompressed, decoded data
 // pages that ReadRows reads rows from. It is shared by every Table so that
 // one bound holds however many tables are open.
-var decodedPages = newPageCache(0)
+var decodedPages = newPageCache(SuggestedPageCacheBytes)
 
 // SetPageCacheBytes sets the bound, in bytes, of the process-wide cache of
 // decoded source pages that ReadRows keeps so that repeated queries
 // touching the same pages do not decompress them again, evicting least
 // recently used pages down to the new bound. 0 (or less) disables the
-// cache and drops its pages (the initial state). It returns the previous
+// cache and drops its pages. It returns the previous
 // bound. It is safe for concurrent use; see SuggestedPageCacheBytes.
 func SetPageCacheBytes(n int64) (previous int64) { return decodedPages.setMax(n) }
 
