@@ -273,27 +273,37 @@ func dotSumsU8Batch(q []float32, codes []byte, dots []float32, sums, sumSqs []ui
 	}
 }
 
+// dotSumsU4Split with AVX-512: whole 64-byte blocks of complete bytes in
+// one pass (dotSumsU4SplitAVX512), the remaining complete bytes (fewer
+// than 64) in one k-masked step added to that in float32
+// (dotSumsU4SplitTailAVX512), and an odd dimension's last nibble in Go.
+// The batch form follows exactly these steps, so results are bit-identical.
 func dotSumsU4Split(qs []float32, code []byte, dim int) (float32, uint32, uint32) {
 	if !useAVX512 {
 		return dotSumsU4SplitFrom(qs, code, dim, 0)
 	}
 	h := (dim + 1) / 2
-	m := (dim / 2) &^ 63 // whole bytes only: an odd dim's last byte is done in Go
+	full := dim / 2
+	m := full &^ 63
 	var d float32
 	var s, sq uint32
 	if m > 0 {
 		d, s, sq = dotSumsU4SplitAVX512(&qs[0], h, &code[0], m)
 	}
-	if 2*m < dim {
-		d2, s2, sq2 := dotSumsU4SplitFrom(qs, code, dim, m)
+	if r := full - m; r > 0 {
+		dotSumsU4SplitTailAVX512(&qs[0], h, &code[0], 1, &d, &s, &sq, m, r)
+	}
+	if dim&1 == 1 {
+		d2, s2, sq2 := dotSumsU4SplitFrom(qs, code, dim, full)
 		d, s, sq = d+d2, s+s2, sq+sq2
 	}
 	return d, s, sq
 }
 
 // u4BatchWidth is how many leading code bytes of each row the AVX-512 LVQ4
-// batch kernels process for dimension dim, as dotSumsU4Split does (whole
-// 64-byte blocks of complete bytes); 0 means row by row.
+// block kernels process for dimension dim, as dotSumsU4Split does (whole
+// 64-byte blocks of complete bytes); the k-masked tail kernel covers the
+// other complete bytes, and an odd dimension's last nibble is done in Go.
 func u4BatchWidth(dim int) int {
 	if !useAVX512 {
 		return 0
@@ -304,26 +314,35 @@ func u4BatchWidth(dim int) int {
 func dotSumsU4SplitBatch(qs []float32, dim int, codes []byte, dots []float32, sums, sumSqs []uint32) {
 	h := (dim + 1) / 2
 	n := len(dots)
-	m := u4BatchWidth(dim)
-	if m == 0 || n == 0 {
+	full := dim / 2
+	if !useAVX512 || full == 0 || n == 0 {
 		dotSumsU4SplitBatchGeneric(qs, dim, codes, dots, sums, sumSqs)
 		return
 	}
-	allCodes, allDots, allSums, allSqs := codes, dots, sums, sumSqs
-	if pairs := n &^ 1; pairs > 0 && pairKernel {
-		dotSumsU4SplitBatch2AVX512(&qs[0], h, &codes[0], pairs, &dots[0], &sums[0], &sumSqs[0], m)
-		codes, dots, sums, sumSqs = codes[pairs*h:], dots[pairs:], sums[pairs:], sumSqs[pairs:]
+	m := u4BatchWidth(dim)
+	if m == 0 {
+		clear(dots)
+		clear(sums)
+		clear(sumSqs)
+	} else {
+		c, ds, ss, sqs := codes, dots, sums, sumSqs
+		if pairs := n &^ 1; pairs > 0 && pairKernel {
+			dotSumsU4SplitBatch2AVX512(&qs[0], h, &c[0], pairs, &ds[0], &ss[0], &sqs[0], m)
+			c, ds, ss, sqs = c[pairs*h:], ds[pairs:], ss[pairs:], sqs[pairs:]
+		}
+		if len(ds) > 0 {
+			dotSumsU4SplitBatchAVX512(&qs[0], h, &c[0], len(ds), &ds[0], &ss[0], &sqs[0], m)
+		}
 	}
-	if len(dots) > 0 {
-		dotSumsU4SplitBatchAVX512(&qs[0], h, &codes[0], len(dots), &dots[0], &sums[0], &sumSqs[0], m)
+	if r := full - m; r > 0 {
+		dotSumsU4SplitTailAVX512(&qs[0], h, &codes[0], n, &dots[0], &sums[0], &sumSqs[0], m, r)
 	}
-	if 2*m < dim {
-		// The remaining bytes, added exactly as dotSumsU4Split adds its Go tail.
-		for i := range allDots {
-			d2, s2, sq2 := dotSumsU4SplitFrom(qs, allCodes[i*h:(i+1)*h], dim, m)
-			allDots[i] += d2
-			allSums[i] += s2
-			allSqs[i] += sq2
+	if dim&1 == 1 {
+		for i := range dots {
+			d2, s2, sq2 := dotSumsU4SplitFrom(qs, codes[i*h:(i+1)*h], dim, full)
+			dots[i] += d2
+			sums[i] += s2
+			sumSqs[i] += sq2
 		}
 	}
 }

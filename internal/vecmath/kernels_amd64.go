@@ -59,3 +59,6 @@ func dotSumsU8Batch2AVX512(q *float32, codes *byte, dim, n int, dots *float32, s
 
 //go:noescape
 func dotSumsU4SplitBatch2AVX512(qs *float32, h int, codes *byte, n int, dots *float32, sums, sumSqs *uint32, m int)
+
+//go:noescape
+func dotSumsU4SplitTailAVX512(qs *float32, h int, codes *byte, n int, dots *float32, sums, sumSqs *uint32, m, r int)

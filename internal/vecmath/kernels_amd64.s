@@ -1360,3 +1360,104 @@ u4b2_loop:
 u4b2_end:
 	VZEROUPPER
 	RET
+
+// One split 4-bit step on the code bytes in Z9 (up to 64, zero beyond the
+// row's tail), with the q loads and FMAs of each 16-byte chunk masked by
+// K2–K5 so that nothing beyond the row is read: accumulators as in
+// U4SPLIT_STEP.
+#define U4SPLIT_TAIL_STEP \
+	VPSRLW        $4, Z9, Z11 \
+	VPANDD        Z29, Z9, Z10 \
+	VPANDD        Z29, Z11, Z11 \
+	VPSADBW       Z31, Z10, Z12 \
+	VPSADBW       Z31, Z11, Z13 \
+	VPADDQ        Z12, Z16, Z16 \
+	VPADDQ        Z13, Z16, Z16 \
+	VPDPBUSD      Z10, Z10, Z17 \
+	VPDPBUSD      Z11, Z11, Z17 \
+	VPMOVZXBD     X9, Z4 \
+	VEXTRACTI32X4 $1, Z9, X6 \
+	VPMOVZXBD     X6, Z6 \
+	VPSRLD        $4, Z4, Z5 \
+	VPSRLD        $4, Z6, Z7 \
+	VPANDD        Z28, Z4, Z4 \
+	VPANDD        Z28, Z6, Z6 \
+	VCVTDQ2PS     Z4, Z4 \
+	VCVTDQ2PS     Z5, Z5 \
+	VCVTDQ2PS     Z6, Z6 \
+	VCVTDQ2PS     Z7, Z7 \
+	VFMADD231PS   (SI), Z4, K2, Z0 \
+	VFMADD231PS   (R12), Z5, K2, Z1 \
+	VFMADD231PS   64(SI), Z6, K3, Z2 \
+	VFMADD231PS   64(R12), Z7, K3, Z3 \
+	VEXTRACTI32X4 $2, Z9, X4 \
+	VEXTRACTI32X4 $3, Z9, X6 \
+	VPMOVZXBD     X4, Z4 \
+	VPMOVZXBD     X6, Z6 \
+	VPSRLD        $4, Z4, Z5 \
+	VPSRLD        $4, Z6, Z7 \
+	VPANDD        Z28, Z4, Z4 \
+	VPANDD        Z28, Z6, Z6 \
+	VCVTDQ2PS     Z4, Z4 \
+	VCVTDQ2PS     Z5, Z5 \
+	VCVTDQ2PS     Z6, Z6 \
+	VCVTDQ2PS     Z7, Z7 \
+	VFMADD231PS   128(SI), Z4, K4, Z0 \
+	VFMADD231PS   128(R12), Z5, K4, Z1 \
+	VFMADD231PS   192(SI), Z6, K5, Z2 \
+	VFMADD231PS   192(R12), Z7, K5, Z3
+
+// func dotSumsU4SplitTailAVX512(qs *float32, h int, codes *byte, n int, dots *float32, sums, sumSqs *uint32, m, r int)
+//
+// For each of n rows of h bytes, adds q·c (reduced as U4SPLIT_REDUCE, then
+// added to dots[i] in float32), Σc and Σc² over the code bytes [m, m+r) to
+// dots, sums and sumSqs; 0 < r < 64. The bytes are read with a k-mask, so
+// rows need not be padded.
+TEXT ·dotSumsU4SplitTailAVX512(SB), NOSPLIT, $0-72
+	MOVQ  m+56(FP), AX
+	MOVQ  codes+16(FP), DI
+	ADDQ  AX, DI
+	MOVQ  qs+0(FP), SI
+	MOVQ  h+8(FP), R13
+	LEAQ  (SI)(R13*4), R12
+	LEAQ  (SI)(AX*4), SI
+	LEAQ  (R12)(AX*4), R12
+	MOVQ  n+24(FP), R8
+	MOVQ  dots+32(FP), R9
+	MOVQ  sums+40(FP), R10
+	MOVQ  sumSqs+48(FP), R11
+	MOVQ  r+64(FP), CX
+	MOVQ  $1, AX
+	SHLQ  CX, AX
+	DECQ  AX
+	KMOVQ AX, K1
+	KMOVW AX, K2
+	SHRQ  $16, AX
+	KMOVW AX, K3
+	SHRQ  $16, AX
+	KMOVW AX, K4
+	SHRQ  $16, AX
+	KMOVW AX, K5
+	U4SPLIT_CONSTS
+
+u4t_row:
+	TESTQ      R8, R8
+	JZ         u4t_end
+	U4SPLIT_ZERO
+	VMOVDQU8.Z (DI), K1, Z9
+	U4SPLIT_TAIL_STEP
+	U4SPLIT_REDUCE
+	VADDSS     (R9), X0, X0
+	MOVSS      X0, (R9)
+	ADDL       BX, (R10)
+	ADDL       AX, (R11)
+	ADDQ       R13, DI
+	ADDQ       $4, R9
+	ADDQ       $4, R10
+	ADDQ       $4, R11
+	DECQ       R8
+	JMP        u4t_row
+
+u4t_end:
+	VZEROUPPER
+	RET

@@ -1,0 +1,62 @@
+//go:build !purego
+
+package vecmath
+
+import (
+	"math"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// guarded returns a byte slice of length n that ends exactly where an
+// inaccessible page begins, so that any read past its end faults.
+func guarded(t *testing.T, n int) []byte {
+	t.Helper()
+	page := syscall.Getpagesize()
+	size := (n + page - 1) / page * page
+	mem, err := syscall.Mmap(-1, 0, size+page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatalf("mmap: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Munmap(mem) })
+	if err := syscall.Mprotect(mem[size:], syscall.PROT_NONE); err != nil {
+		t.Fatalf("mprotect: %v", err)
+	}
+	return mem[size-n : size : size]
+}
+
+// TestU4TailNoOverread runs the k-masked LVQ4 tail kernel on codes and a
+// query that end at an inaccessible page: the masked loads must not touch
+// it, and the results must equal those from ordinary memory bit for bit.
+func TestU4TailNoOverread(t *testing.T) {
+	if Impl() != "avx512" {
+		t.Skipf("the masked tail kernel is used only with avx512; this CPU uses %s", Impl())
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, dim := range []int{2, 3, 31, 50, 51, 127, 200, 255, 784, 785} {
+		const n = 5
+		h := (dim + 1) / 2
+		q := randF32(r, dim)
+		qs := make([]float32, 2*h)
+		SplitQueryU4(qs, q)
+		codes := randBytes(r, n*h)
+		gq := unsafe.Slice((*float32)(unsafe.Pointer(&guarded(t, 8*h)[0])), 2*h)
+		copy(gq, qs)
+		gc := guarded(t, n*h)
+		copy(gc, codes)
+		dots, sums, sqs := make([]float32, n), make([]uint32, n), make([]uint32, n)
+		DotSumsU4SplitBatch(gq, dim, gc, dots, sums, sqs)
+		for i := 0; i < n; i++ {
+			d, s, sq := DotSumsU4Split(qs, codes[i*h:(i+1)*h], dim)
+			if math.Float32bits(d) != math.Float32bits(dots[i]) || s != sums[i] || sq != sqs[i] {
+				t.Fatalf("D=%d row %d: guarded batch %v %d %d, one-row %v %d %d", dim, i, dots[i], sums[i], sqs[i], d, s, sq)
+			}
+			gd, gs, gsq := DotSumsU4Split(gq, gc[i*h:(i+1)*h], dim)
+			if math.Float32bits(d) != math.Float32bits(gd) || s != gs || sq != gsq {
+				t.Fatalf("D=%d row %d: guarded one-row %v %d %d, want %v %d %d", dim, i, gd, gs, gsq, d, s, sq)
+			}
+		}
+	}
+}
