@@ -13,6 +13,8 @@ var (
 	ErrExists = errors.New("index already exists")
 	// ErrInvalidName means an index name breaks the rules of CheckName.
 	ErrInvalidName = errors.New("invalid index name")
+	// ErrUnknownCatalog means Open did not recognise the catalog spec.
+	ErrUnknownCatalog = errors.New("unknown catalog")
 	// ErrCorrupt means the catalog's own records cannot be read (a pointer
 	// object or a stored source binding that does not parse).
 	ErrCorrupt = errors.New("corrupt catalog record")

@@ -57,6 +57,6 @@ func Open(ctx context.Context, spec string, warehouse storage.Bucket) (Catalog, 
 	case strings.HasSuffix(lower, ".db") && !strings.Contains(spec, "://"):
 		return OpenSQLite(ctx, spec)
 	}
-	return nil, fmt.Errorf("catalog: unknown catalog %q: want sqlite:PATH, a .db path, postgres://…, or warehouse",
-		redactDSNText(spec))
+	return nil, fmt.Errorf("catalog: %w %q: want sqlite:PATH, a .db path, postgres://…, or warehouse",
+		ErrUnknownCatalog, redactDSNText(spec))
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/parqdb/parqdb/catalog"
 )
 
 // Exit codes.
@@ -99,11 +101,25 @@ func run(args []string) int {
 	if !errors.Is(err, errSilent) {
 		fmt.Fprintln(os.Stderr, "parqdb:", err)
 	}
+	return exitCode(err)
+}
+
+// exitCode is the exit status for a command's error (nil: exitOK).
+func exitCode(err error) int {
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue) || isCobraUsage(err) || isBadSetting(err):
 		return exitUsage
 	}
 	return exitProblem
+}
+
+// isBadSetting recognises errors caused by a flag value the user gave: an
+// unknown --catalog spec or an invalid index name.
+func isBadSetting(err error) bool {
+	return errors.Is(err, catalog.ErrUnknownCatalog) || errors.Is(err, catalog.ErrInvalidName)
 }
 
 // isCobraUsage recognises the usage errors cobra makes itself.

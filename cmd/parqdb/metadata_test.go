@@ -19,18 +19,10 @@ func runCLI(t *testing.T, args ...string) (string, int) {
 	root.SetErr(&out)
 	root.SetArgs(args)
 	err := root.Execute()
-	var ue usageError
-	switch {
-	case err == nil:
-		return out.String(), exitOK
-	case errors.As(err, &ue) || isCobraUsage(err):
-		return out.String(), exitUsage
-	default:
-		if !errors.Is(err, errSilent) {
-			out.WriteString(err.Error())
-		}
-		return out.String(), exitProblem
+	if err != nil && !errors.Is(err, errSilent) {
+		out.WriteString(err.Error())
 	}
+	return out.String(), exitCode(err)
 }
 
 func copyFile(t *testing.T, src, dst string) {
@@ -195,6 +187,19 @@ func TestMetadataValidateUsage(t *testing.T) {
 	} {
 		if out, code := runCLI(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d\n%s", args, code, exitUsage, out)
+		}
+	}
+}
+
+func TestBadSettingsAreUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"--warehouse", dir, "--catalog", "mysql://x", "index", "list"},
+		{"--warehouse", dir, "index", "describe", "bad name!"},
+	} {
+		out, code := runCLI(t, args...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d (%s), want %d", args, code, out, exitUsage)
 		}
 	}
 }
