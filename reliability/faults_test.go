@@ -213,16 +213,31 @@ func recordNth(b storage.Bucket, op string, nth int64) (storage.Bucket, func() s
 	var mu sync.Mutex
 	var n int64
 	var key string
-	return reliability.NewHookBucket(b, reliability.Hooks{Before: func(_ context.Context, o, k string) error {
-			mu.Lock()
-			defer mu.Unlock()
-			if op == "" || o == op {
-				if n++; n == nth {
+	return reliability.NewHookBucket(b, reliability.Hooks{
+			// Without a named operation, the nth call of any kind is the
+			// one hit.
+			Before: func(_ context.Context, o, k string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if op == "" {
+					if n++; n == nth {
+						key = k
+					}
+				}
+				return nil
+			},
+			// With one, record the call that failed: counting calls here
+			// would race with the fault wrapper's own count when several
+			// goroutines write at once (postings buckets are written in
+			// parallel), and name a different call than the one that failed.
+			After: func(_ context.Context, o, k string, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if op != "" && o == op && err != nil && key == "" {
 					key = k
 				}
-			}
-			return nil
-		}}), func() string {
+			},
+		}), func() string {
 			mu.Lock()
 			defer mu.Unlock()
 			return key
