@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/google/uuid"
 
@@ -52,8 +53,8 @@ func Write(ctx context.Context, wh storage.Bucket, c *ivf.Centroids, desc metada
 			cidBucket[cid] = int32(r)
 		}
 	}
-	put := func(key string, fill func(storage.Writer) error) error {
-		n, err := writeObject(ctx, wh, key, fill)
+	put := func(key string, fill func(io.Writer) error) error {
+		n, err := storage.WriteWith(ctx, wh, key, fill)
 		if err != nil {
 			return err
 		}
@@ -61,12 +62,12 @@ func Write(ctx context.Context, wh storage.Bucket, c *ivf.Centroids, desc metada
 		w.Bytes += n
 		return nil
 	}
-	if err := put(centLoc+postings.CentroidsFile, func(sw storage.Writer) error {
+	if err := put(centLoc+postings.CentroidsFile, func(sw io.Writer) error {
 		return postings.WriteCentroids(sw, c.Dim, cidBucket, c.Offsets, c.Scales, c.Codes)
 	}); err != nil {
 		return nil, w, err
 	}
-	if err := put(rootsLoc+postings.RootsFile, func(sw storage.Writer) error {
+	if err := put(rootsLoc+postings.RootsFile, func(sw io.Writer) error {
 		return postings.WriteRoots(sw, c.Dim, c.CIDOffsets, c.Roots)
 	}); err != nil {
 		return nil, w, err
@@ -91,35 +92,6 @@ func Write(ctx context.Context, wh storage.Bucket, c *ivf.Centroids, desc metada
 	w.Keys = append(w.Keys, loc)
 	w.Bytes += int64(len(data))
 	return &Artifact{Location: loc, Meta: cm, Centroids: c}, w, nil
-}
-
-// writeObject creates key and fills it; on error the object is aborted and
-// never becomes visible. It returns the bytes written.
-func writeObject(ctx context.Context, wh storage.Bucket, key string, fill func(storage.Writer) error) (int64, error) {
-	w, err := wh.Create(ctx, key)
-	if err != nil {
-		return 0, fmt.Errorf("create %s: %w", key, err)
-	}
-	cw := &countingWriter{Writer: w}
-	if err := fill(cw); err != nil {
-		_ = w.Abort()
-		return 0, fmt.Errorf("write %s: %w", key, err)
-	}
-	if err := w.Close(); err != nil {
-		return 0, fmt.Errorf("write %s: %w", key, err)
-	}
-	return cw.n, nil
-}
-
-type countingWriter struct {
-	storage.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.Writer.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // ReadMeta reads and validates the centroid metadata document at loc.

@@ -378,11 +378,11 @@ func (b *builder) writePostings(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := b.writeObject(ctx, b.postingsLoc+postings.SourceFilesName, func(w storage.Writer) error { _, err := w.Write(sf); return err }); err != nil {
+	if err := b.writeObject(ctx, b.postingsLoc+postings.SourceFilesName, sf); err != nil {
 		return err
 	}
 	mkey := b.postingsLoc + postings.ManifestName
-	if err := b.writeObject(ctx, mkey, func(w storage.Writer) error { _, err := w.Write(data); return err }); err != nil {
+	if err := b.writeObject(ctx, mkey, data); err != nil {
 		return err
 	}
 	b.manifest = m
@@ -401,48 +401,36 @@ func (b *builder) bucketRows(ctx context.Context, sp *spill, r, codeLen int) ([]
 // writeBucket writes the rows of one root bucket (sorted by CID) into as
 // many postings files as the row-group limit requires.
 func (b *builder) writeBucket(ctx context.Context, schema postings.Schema, bucket int32, rows []postings.Row) (files []postings.FileEntry, keys []string, bytes int64, err error) {
-	seq := 0
-	for len(rows) > 0 {
+	for seq := 0; len(rows) > 0; seq++ {
 		key := b.postingsLoc + postings.BucketFileName(bucket, seq)
-		w, err := b.env.Warehouse.Create(ctx, key)
-		if err != nil {
-			return files, keys, bytes, fmt.Errorf("create %s: %w", key, err)
-		}
-		cw := &countingWriter{w: w}
-		bw, err := postings.NewBucketWriter(cw, schema, bucket, postings.WriterOptions{})
-		if err != nil {
-			w.Abort()
-			return files, keys, bytes, err
-		}
-		full := false
-		for len(rows) > 0 && !full {
-			j := 1
-			for j < len(rows) && rows[j].CID == rows[0].CID {
-				j++
+		var fe postings.FileEntry
+		n, err := storage.WriteWith(ctx, b.env.Warehouse, key, func(w io.Writer) error {
+			bw, err := postings.NewBucketWriter(w, schema, bucket, postings.WriterOptions{})
+			if err != nil {
+				return err
 			}
-			if err := bw.WriteCID(rows[0].CID, rows[:j]); err != nil {
-				if errors.Is(err, postings.ErrFileFull) {
-					full = true
-					break
+			for len(rows) > 0 {
+				j := 1
+				for j < len(rows) && rows[j].CID == rows[0].CID {
+					j++
 				}
-				w.Abort()
-				return files, keys, bytes, fmt.Errorf("write %s: %w", key, err)
+				if err := bw.WriteCID(rows[0].CID, rows[:j]); errors.Is(err, postings.ErrFileFull) {
+					break // the rest goes to the bucket's next file
+				} else if err != nil {
+					return err
+				}
+				rows = rows[j:]
 			}
-			rows = rows[j:]
-		}
-		fe, err := bw.Close()
+			fe, err = bw.Close()
+			return err
+		})
 		if err != nil {
-			w.Abort()
-			return files, keys, bytes, fmt.Errorf("write %s: %w", key, err)
-		}
-		if err := w.Close(); err != nil {
-			return files, keys, bytes, fmt.Errorf("write %s: %w", key, err)
+			return files, keys, bytes, err
 		}
 		fe.Path = key
 		files = append(files, fe)
 		keys = append(keys, key)
-		bytes += cw.n
-		seq++
+		bytes += n
 	}
 	return files, keys, bytes, nil
 }

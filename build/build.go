@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -334,38 +335,20 @@ func (b *builder) train(ctx context.Context) error {
 	return nil
 }
 
-// writeObject creates key in the warehouse and fills it with fill; on any
-// error the object is aborted and never becomes visible.
-func (b *builder) writeObject(ctx context.Context, key string, fill func(storage.Writer) error) error {
-	w, err := b.env.Warehouse.Create(ctx, key)
+// writeObject writes a new warehouse object (storage.WriteWith) and
+// records it for accounting and cleanup.
+func (b *builder) writeObject(ctx context.Context, key string, data []byte) error {
+	n, err := storage.WriteWith(ctx, b.env.Warehouse, key, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("create %s: %w", key, err)
-	}
-	cw := &countingWriter{w: w}
-	if err := fill(cw); err != nil {
-		_ = w.Abort()
-		return fmt.Errorf("write %s: %w", key, err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", key, err)
+		return err
 	}
 	b.written = append(b.written, key)
-	b.bytes += cw.n
+	b.bytes += n
 	return nil
 }
-
-type countingWriter struct {
-	w storage.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-func (c *countingWriter) Close() error { return c.w.Close() }
-func (c *countingWriter) Abort() error { return c.w.Abort() }
 
 // srcTable is the source-table definition of the exact source state.
 func (b *builder) srcTable() metadata.TableDefinition {

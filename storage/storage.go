@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 )
@@ -72,6 +73,37 @@ func ReadAll(ctx context.Context, b Bucket, key string) ([]byte, error) {
 		return nil, err
 	}
 	return buf, nil
+}
+
+// WriteWith creates the object key and lets fill write it. The object
+// becomes visible only if fill and the final Close succeed; otherwise it is
+// aborted. It returns the bytes written. Errors name the key: "create KEY:
+// …" when the object cannot be started, "write KEY: …" otherwise.
+func WriteWith(ctx context.Context, b Bucket, key string, fill func(io.Writer) error) (int64, error) {
+	w, err := b.Create(ctx, key)
+	if err != nil {
+		return 0, fmt.Errorf("create %s: %w", key, err)
+	}
+	cw := &countingWriter{w: w}
+	if err := fill(cw); err != nil {
+		_ = w.Abort()
+		return 0, fmt.Errorf("write %s: %w", key, err)
+	}
+	if err := w.Close(); err != nil {
+		return 0, fmt.Errorf("write %s: %w", key, err)
+	}
+	return cw.n, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // WriteAll stores data as a new object at key with Create, aborting the
