@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -213,74 +212,14 @@ type searchStats struct {
 	Kernels          string  `json:"kernels"`
 }
 
-// jsonValue makes a result value JSON-friendly: byte slices as strings when
-// valid UTF-8, non-finite floats as strings.
-func jsonValue(v any) any {
-	switch x := v.(type) {
-	case []byte:
-		return string(x)
-	case float32:
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Sprint(x)
-		}
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Sprint(x)
-		}
-	case []any:
-		out := make([]any, len(x))
-		for i := range x {
-			out[i] = jsonValue(x[i])
-		}
-		return out
-	}
-	return v
-}
-
-// orderedRow marshals a result row with its columns in order.
-type orderedRow struct {
-	cols []string
-	hit  query.Hit
-}
-
-func (r orderedRow) MarshalJSON() ([]byte, error) {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, c := range r.cols {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(c)
-		b.Write(k)
-		b.WriteByte(':')
-		var v any
-		if c == "_distance" {
-			v = r.hit.Distance
-		} else {
-			v = jsonValue(r.hit.Row[c])
-		}
-		enc, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(enc)
-	}
-	b.WriteByte('}')
-	return []byte(b.String()), nil
-}
-
 func writeJSON(w io.Writer, results []*query.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for i, r := range results {
-		rows := make([]orderedRow, len(r.Hits))
-		for j, h := range r.Hits {
-			rows[j] = orderedRow{r.Columns, h}
-		}
 		if err := enc.Encode(struct {
-			Query   int          `json:"query"`
-			Results []orderedRow `json:"results"`
-		}{i, rows}); err != nil {
+			Query   int             `json:"query"`
+			Results []query.JSONRow `json:"results"`
+		}{i, r.JSONRows()}); err != nil {
 			return err
 		}
 	}
