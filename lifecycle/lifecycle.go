@@ -87,7 +87,7 @@ func Expire(ctx context.Context, env Env, name string, o ExpireOptions) (*Expire
 		return res, nil
 	}
 	errNothing := errors.New("nothing to expire")
-	m, loc, err := catalog.Update(ctx, env.Catalog, env.Warehouse, name,
+	_, loc, err := catalog.Update(ctx, env.Catalog, env.Warehouse, name,
 		func(base *metadata.Metadata, _ catalog.Entry) (*metadata.Metadata, *catalog.Entry, error) {
 			ids := pick(base)
 			if len(ids) == 0 {
@@ -109,7 +109,6 @@ func Expire(ctx context.Context, env Env, name string, o ExpireOptions) (*Expire
 	if err != nil {
 		return nil, err
 	}
-	_ = m
 	res.MetadataLocation = loc
 	return res, nil
 }
