@@ -10,7 +10,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/storage"
 )
@@ -44,7 +44,7 @@ func BenchmarkBuild(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		res, err := build.Create(context.Background(), build.Env{Warehouse: wh, Catalog: cat}, build.Options{
+		res, err := indexer.Create(context.Background(), indexer.Env{Warehouse: wh, Catalog: cat}, indexer.Options{
 			Name: "bench", Source: src, VectorField: "vec", KeyFields: []string{"id"},
 			NList: nlist, Workers: workers,
 		})

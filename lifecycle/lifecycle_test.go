@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 	"github.com/parqdb/parqdb/metadata"
@@ -59,14 +59,14 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) benv() build.Env {
-	return build.Env{Warehouse: f.env.Warehouse, Catalog: f.env.Catalog}
+func (f *fixture) benv() indexer.Env {
+	return indexer.Env{Warehouse: f.env.Warehouse, Catalog: f.env.Catalog}
 }
 
 func (f *fixture) create(t *testing.T, name string) {
 	t.Helper()
-	_, err := build.Create(context.Background(), f.benv(), build.Options{
-		Name: name, Source: f.src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 8, ReuseCentroids: build.ReuseNever,
+	_, err := indexer.Create(context.Background(), f.benv(), indexer.Options{
+		Name: name, Source: f.src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 8, ReuseCentroids: indexer.ReuseNever,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func (f *fixture) refreshN(t *testing.T, name string, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
 		writePart(t, filepath.Join(f.src, "r"+string(rune('a'+i))+".parquet"), int64(10000*(i+1)), 20, uint64(i+10))
-		if _, err := build.Refresh(context.Background(), f.benv(), name, build.RefreshOptions{}); err != nil {
+		if _, err := indexer.Refresh(context.Background(), f.benv(), name, indexer.RefreshOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -197,7 +197,7 @@ func TestGC(t *testing.T) {
 	if err != nil || len(rep.Orphans) != 0 {
 		t.Fatalf("second gc: %v %v", rep, err)
 	}
-	if _, err := build.Refresh(ctx, f.benv(), "v", build.RefreshOptions{Retrain: true}); err != nil {
+	if _, err := indexer.Refresh(ctx, f.benv(), "v", indexer.RefreshOptions{Retrain: true}); err != nil {
 		t.Fatalf("refresh after gc: %v", err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
@@ -29,7 +29,7 @@ func exampleEnv() (query.Env, func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = build.Create(ctx, build.Env{Warehouse: wh, Catalog: cat}, build.Options{
+	_, err = indexer.Create(ctx, indexer.Env{Warehouse: wh, Catalog: cat}, indexer.Options{
 		Name: "words", Source: glove, VectorField: "embedding", KeyFields: []string{"word"},
 		Metric: "cosine", NList: 50,
 	})

@@ -15,7 +15,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/metadata"
@@ -71,7 +71,7 @@ func writeSynth(t testing.TB, path string, rows []synthRow) []byte {
 }
 
 // localEnv returns a fresh local warehouse with a SQLite catalog.
-func localEnv(t testing.TB) (build.Env, query.Env) {
+func localEnv(t testing.TB) (indexer.Env, query.Env) {
 	t.Helper()
 	dir := t.TempDir()
 	wh, err := storage.NewLocal(filepath.Join(dir, "wh"))
@@ -83,12 +83,12 @@ func localEnv(t testing.TB) (build.Env, query.Env) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cat.Close() })
-	return build.Env{Warehouse: wh, Catalog: cat}, query.Env{Warehouse: wh, Catalog: cat}
+	return indexer.Env{Warehouse: wh, Catalog: cat}, query.Env{Warehouse: wh, Catalog: cat}
 }
 
-func buildIndex(t testing.TB, env build.Env, src, enc string, nlist int) {
+func buildIndex(t testing.TB, env indexer.Env, src, enc string, nlist int) {
 	t.Helper()
-	_, err := build.Create(context.Background(), env, build.Options{
+	_, err := indexer.Create(context.Background(), env, indexer.Options{
 		Name: "vecs", Source: src, VectorField: "vec", KeyFields: []string{"id"},
 		Encoding: enc, NList: nlist, Seed: 3,
 	})
@@ -341,7 +341,7 @@ func TestSnapshotTimeTravel(t *testing.T) {
 		return keys, dists, ix.Snapshot().SnapshotID
 	}
 	k1, d1, id1 := search(0)
-	if _, err := build.Refresh(ctx, benv, "vecs", build.RefreshOptions{Retrain: true, Seed: 77}); err != nil {
+	if _, err := indexer.Refresh(ctx, benv, "vecs", indexer.RefreshOptions{Retrain: true, Seed: 77}); err != nil {
 		t.Fatal(err)
 	}
 	k2, d2, id2 := search(0)

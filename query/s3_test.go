@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/metadata"
@@ -40,10 +40,10 @@ func TestS3MatchesLocal(t *testing.T) {
 		t.Run(enc, func(t *testing.T) {
 			name := "v" + enc
 			for _, e := range []struct {
-				env build.Env
+				env indexer.Env
 				src string
-			}{{lbenv, local}, {build.Env{Warehouse: wh, Catalog: scat}, local}} {
-				_, err := build.Create(ctx, e.env, build.Options{Name: name, Source: e.src, VectorField: "vec",
+			}{{lbenv, local}, {indexer.Env{Warehouse: wh, Catalog: scat}, local}} {
+				_, err := indexer.Create(ctx, e.env, indexer.Options{Name: name, Source: e.src, VectorField: "vec",
 					KeyFields: []string{"id"}, Encoding: enc, NList: 40, Seed: 3})
 				if err != nil {
 					t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/lvq"
@@ -39,7 +39,7 @@ func newFixture(t testing.TB, metric, enc string, nlist int) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cat.Close() })
-	_, err = build.Create(ctx, build.Env{Warehouse: wh, Catalog: cat}, build.Options{
+	_, err = indexer.Create(ctx, indexer.Env{Warehouse: wh, Catalog: cat}, indexer.Options{
 		Name: "words", Source: glove, VectorField: "embedding", KeyFields: []string{"word"},
 		Metric: metric, Encoding: enc, NList: nlist,
 	})

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
@@ -22,7 +22,7 @@ func TestChecksDetect(t *testing.T) {
 	ctx := context.Background()
 	e := localBackend(t, "local", "").open(t)
 	src := newSource(t)
-	if _, err := build.Create(ctx, buildEnv(e), createOptions("ix", src)); err != nil {
+	if _, err := indexer.Create(ctx, buildEnv(e), createOptions("ix", src)); err != nil {
 		t.Fatal(err)
 	}
 	s1, err := reliability.Check(ctx, e, "ix", probe())
@@ -32,7 +32,7 @@ func TestChecksDetect(t *testing.T) {
 	if err := writePart(filepath.Join(src, "p000001.parquet"), 10_000, 30, 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := build.Refresh(ctx, buildEnv(e), "ix", build.RefreshOptions{}); err != nil {
+	if _, err := indexer.Refresh(ctx, buildEnv(e), "ix", indexer.RefreshOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	s2, err := reliability.Check(ctx, e, "ix", probe())

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/lifecycle"
 	"github.com/parqdb/parqdb/reliability"
@@ -124,13 +124,13 @@ func childOp1(ctx context.Context, env reliability.Env, op string) error {
 	benv := buildEnv(env)
 	switch op {
 	case "create":
-		res, err := build.Create(ctx, benv, createOptions(name, os.Getenv(childSource)))
+		res, err := indexer.Create(ctx, benv, createOptions(name, os.Getenv(childSource)))
 		if err != nil {
 			return err
 		}
 		fmt.Println("COMMITTED", res.Metadata.CurrentSnapshotID)
 	case "refresh", "retrain":
-		res, err := build.Refresh(ctx, benv, name, build.RefreshOptions{Retrain: op == "retrain", Iterations: 5})
+		res, err := indexer.Refresh(ctx, benv, name, indexer.RefreshOptions{Retrain: op == "retrain", Iterations: 5})
 		if err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func childOp1(ctx context.Context, env reliability.Env, op string) error {
 		}
 		fmt.Println("COMMITTED", res.Build.Metadata.CurrentSnapshotID)
 	case "optimize":
-		res, err := build.Optimize(ctx, benv, name, build.OptimizeOptions{Force: true})
+		res, err := indexer.Optimize(ctx, benv, name, indexer.OptimizeOptions{Force: true})
 		if err != nil {
 			return err
 		}
@@ -189,9 +189,9 @@ func childWriter(ctx context.Context, env reliability.Env) error {
 			if err := writePart(part, int64(1_000_000*(id+1)+1000*i), 20, uint64(1000*id+i+2)); err != nil {
 				return err
 			}
-			res, err := build.Refresh(ctx, buildEnv(env), name, build.RefreshOptions{Iterations: 5})
+			res, err := indexer.Refresh(ctx, buildEnv(env), name, indexer.RefreshOptions{Iterations: 5})
 			switch {
-			case errors.Is(err, build.ErrConcurrent) || errors.Is(err, catalog.ErrConflict):
+			case errors.Is(err, indexer.ErrConcurrent) || errors.Is(err, catalog.ErrConflict):
 				fmt.Println("CONFLICT", role, oneLine(err))
 			case err != nil:
 				return err

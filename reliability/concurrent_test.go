@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/reliability"
 )
@@ -70,7 +70,7 @@ func concurrent(t *testing.T, b backend, n, iters int) {
 	ctx := context.Background()
 	e := b.open(t)
 	src := newSource(t)
-	res, err := build.Create(ctx, buildEnv(e), createOptions("ix", src))
+	res, err := indexer.Create(ctx, buildEnv(e), createOptions("ix", src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func concurrent(t *testing.T, b backend, n, iters int) {
 		if err := writePart(filepath.Join(src, fmt.Sprintf("pre%d.parquet", i)), int64(500_000+1000*i), 20, uint64(900+i)); err != nil {
 			t.Fatal(err)
 		}
-		r, err := build.Refresh(ctx, buildEnv(e), "ix", build.RefreshOptions{Iterations: 5})
+		r, err := indexer.Refresh(ctx, buildEnv(e), "ix", indexer.RefreshOptions{Iterations: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +143,7 @@ func concurrent(t *testing.T, b backend, n, iters int) {
 	}
 	// Index what the losing refreshes appended, so that the source and the
 	// index agree again; with no writer left this lands on the latest base.
-	fin, err := build.Refresh(ctx, buildEnv(e), "ix", build.RefreshOptions{Iterations: 5})
+	fin, err := indexer.Refresh(ctx, buildEnv(e), "ix", indexer.RefreshOptions{Iterations: 5})
 	if err != nil {
 		t.Fatalf("final refresh: %v", err)
 	}

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/lifecycle"
 	"github.com/parqdb/parqdb/metadata"
@@ -141,7 +141,7 @@ func crash(t *testing.T, b backend, kills int) {
 	ctx := context.Background()
 	e := b.open(t)
 	src := newSource(t)
-	res, err := build.Create(ctx, buildEnv(e), createOptions("ix", src))
+	res, err := indexer.Create(ctx, buildEnv(e), createOptions("ix", src))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/lifecycle"
 	"github.com/parqdb/parqdb/reliability"
@@ -78,7 +78,7 @@ func TestFaults(t *testing.T) {
 	b := localBackend(t, "local+sqlite", "")
 	e := b.open(t)
 	src := newSource(t)
-	if _, err := build.Create(ctx, buildEnv(e), createOptions("ix", src)); err != nil {
+	if _, err := indexer.Create(ctx, buildEnv(e), createOptions("ix", src)); err != nil {
 		t.Fatal(err)
 	}
 	parts := 0
@@ -90,25 +90,25 @@ func TestFaults(t *testing.T) {
 	}
 	refresh := func(retrain bool) func(ctx context.Context, e reliability.Env) (bool, error) {
 		return func(ctx context.Context, e reliability.Env) (bool, error) {
-			r, err := build.Refresh(ctx, buildEnv(e), "ix", build.RefreshOptions{Retrain: retrain, Iterations: 5})
+			r, err := indexer.Refresh(ctx, buildEnv(e), "ix", indexer.RefreshOptions{Retrain: retrain, Iterations: 5})
 			return err == nil && r.Build != nil, err
 		}
 	}
 	gcOpts := lifecycle.GCOptions{Grace: time.Nanosecond, GraceSet: true, Now: func() time.Time { return time.Now().Add(time.Hour) }}
 	ops := []faultOp{
 		{"create", func(t *testing.T) { dropIfExists(t, e, "c") }, func(ctx context.Context, e reliability.Env) (bool, error) {
-			_, err := build.Create(ctx, buildEnv(e), createOptions("c", src))
+			_, err := indexer.Create(ctx, buildEnv(e), createOptions("c", src))
 			return err == nil, err
 		}, "c"},
 		{"refresh", appendPart, refresh(false), "ix"},
 		{"retrain", func(*testing.T) {}, refresh(true), "ix"},
 		{"optimize", func(*testing.T) {}, func(ctx context.Context, e reliability.Env) (bool, error) {
-			r, err := build.Optimize(ctx, buildEnv(e), "ix", build.OptimizeOptions{Force: true})
+			r, err := indexer.Optimize(ctx, buildEnv(e), "ix", indexer.OptimizeOptions{Force: true})
 			return err == nil && r.Done, err
 		}, "ix"},
 		{"expire", func(t *testing.T) {
 			appendPart(t)
-			if _, err := build.Refresh(ctx, buildEnv(e), "ix", build.RefreshOptions{Iterations: 5}); err != nil {
+			if _, err := indexer.Refresh(ctx, buildEnv(e), "ix", indexer.RefreshOptions{Iterations: 5}); err != nil {
 				t.Fatal(err)
 			}
 		}, func(ctx context.Context, e reliability.Env) (bool, error) {
@@ -118,7 +118,7 @@ func TestFaults(t *testing.T) {
 		{"gc", func(t *testing.T) {
 			// Orphans for gc to find: the files of an expired snapshot.
 			appendPart(t)
-			if _, err := build.Refresh(ctx, buildEnv(e), "ix", build.RefreshOptions{Iterations: 5}); err != nil {
+			if _, err := indexer.Refresh(ctx, buildEnv(e), "ix", indexer.RefreshOptions{Iterations: 5}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := lifecycle.Expire(ctx, lifeEnv(e), "ix", lifecycle.ExpireOptions{RetainLast: 1}); err != nil {

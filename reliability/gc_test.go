@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/storage"
@@ -34,13 +34,13 @@ func TestGCCollectsUncommittedMetadata(t *testing.T) {
 			ctx := context.Background()
 			e := localBackend(t, "local", "").open(t)
 			src := newSource(t)
-			if _, err := build.Create(ctx, buildEnv(e), createOptions("ix", src)); err != nil {
+			if _, err := indexer.Create(ctx, buildEnv(e), createOptions("ix", src)); err != nil {
 				t.Fatal(err)
 			}
 			if err := writePart(filepath.Join(src, "p000001.parquet"), 10_000, 30, 2); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := build.Refresh(ctx, buildEnv(e), "ix", build.RefreshOptions{}); err != nil {
+			if _, err := indexer.Refresh(ctx, buildEnv(e), "ix", indexer.RefreshOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			base, _, err := catalog.LoadMetadata(ctx, e.Catalog, e.Warehouse, "ix")

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 	"github.com/parqdb/parqdb/internal/testenv"
@@ -127,8 +127,8 @@ func (b backend) open(t *testing.T) reliability.Env {
 	return reliability.Env{Warehouse: wh, Catalog: cat}
 }
 
-func buildEnv(e reliability.Env) build.Env {
-	return build.Env{Warehouse: e.Warehouse, Catalog: e.Catalog}
+func buildEnv(e reliability.Env) indexer.Env {
+	return indexer.Env{Warehouse: e.Warehouse, Catalog: e.Catalog}
 }
 
 func lifeEnv(e reliability.Env) lifecycle.Env {
@@ -136,8 +136,8 @@ func lifeEnv(e reliability.Env) lifecycle.Env {
 }
 
 // createOptions are the build options of every test index over src.
-func createOptions(name, src string) build.Options {
-	return build.Options{Name: name, Source: src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 8, Iterations: 5}
+func createOptions(name, src string) indexer.Options {
+	return indexer.Options{Name: name, Source: src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 8, Iterations: 5}
 }
 
 // newSource makes a source folder with the first part (600 rows).

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/metadata"
@@ -42,7 +42,7 @@ func buildGlove(t *testing.T, env query.Env, name, encoding string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = build.Create(context.Background(), build.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, build.Options{
+	_, err = indexer.Create(context.Background(), indexer.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, indexer.Options{
 		Name: name, Source: abs, VectorField: "embedding", KeyFields: []string{"word"},
 		Metric: metadata.MetricCosine, Encoding: encoding, NList: 64,
 	})

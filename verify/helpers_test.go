@@ -15,7 +15,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 	"github.com/parqdb/parqdb/metadata"
@@ -49,8 +49,8 @@ func newFixture(t testing.TB) *fixture {
 	return &fixture{env: Env{Warehouse: wh, Catalog: cat}, dir: filepath.Join(dir, "warehouse"), src: src}
 }
 
-func (f *fixture) buildEnv() build.Env {
-	return build.Env{Warehouse: f.env.Warehouse, Catalog: f.env.Catalog}
+func (f *fixture) buildEnv() indexer.Env {
+	return indexer.Env{Warehouse: f.env.Warehouse, Catalog: f.env.Catalog}
 }
 
 // writePart writes n clustered vectors with long keys first…first+n-1 to
@@ -110,7 +110,7 @@ func (f *fixture) writeStringKeyed(t *testing.T, name string, n, dim int, seed u
 }
 
 // create builds index name over the source folder.
-func (f *fixture) create(t *testing.T, name string, o build.Options) {
+func (f *fixture) create(t *testing.T, name string, o indexer.Options) {
 	t.Helper()
 	o.Name, o.Source = name, f.src
 	if o.VectorField == "" {
@@ -119,7 +119,7 @@ func (f *fixture) create(t *testing.T, name string, o build.Options) {
 	if o.KeyFields == nil {
 		o.KeyFields = []string{"id"}
 	}
-	if _, err := build.Create(context.Background(), f.buildEnv(), o); err != nil {
+	if _, err := indexer.Create(context.Background(), f.buildEnv(), o); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
@@ -39,7 +39,7 @@ func TestValidIndexes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			o := build.Options{Encoding: tc.encoding, Metric: tc.metric, NList: 30}
+			o := indexer.Options{Encoding: tc.encoding, Metric: tc.metric, NList: 30}
 			if tc.strKey {
 				f.writeStringKeyed(t, "part-0.parquet", 1500, testDim, 4)
 				o.KeyFields = []string{"name", "part"}
@@ -72,13 +72,13 @@ func TestIncrementalRefresh(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	f.writePart(t, "part-0.parquet", 0, 2000, 8, 1)
-	f.create(t, "idx", build.Options{NList: 20})
+	f.create(t, "idx", indexer.Options{NList: 20})
 	f.writePart(t, "part-1.parquet", 2000, 200, 8, 2)
-	r, err := build.Refresh(ctx, f.buildEnv(), "idx", build.RefreshOptions{})
+	r, err := indexer.Refresh(ctx, f.buildEnv(), "idx", indexer.RefreshOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Action != build.ActionIncremental {
+	if r.Action != indexer.ActionIncremental {
 		t.Fatalf("refresh action %v, want incremental", r.Action)
 	}
 	rep := f.verify(t, "idx", Options{})
@@ -92,7 +92,7 @@ func TestIncrementalRefresh(t *testing.T) {
 
 	// Optimize rewrites the postings into a successor over the same source
 	// state: both it and the refreshed snapshot verify.
-	o, err := build.Optimize(ctx, f.buildEnv(), "idx", build.OptimizeOptions{})
+	o, err := indexer.Optimize(ctx, f.buildEnv(), "idx", indexer.OptimizeOptions{})
 	if err != nil || !o.Done {
 		t.Fatalf("optimize: %+v %v", o, err)
 	}
@@ -120,7 +120,7 @@ func TestIncrementalRefresh(t *testing.T) {
 func TestPartitionsAndSampling(t *testing.T) {
 	f := newFixture(t)
 	f.writePart(t, "part-0.parquet", 0, testRows, testDim, 5)
-	f.create(t, "idx", build.Options{NList: 30})
+	f.create(t, "idx", indexer.Options{NList: 30})
 	opts := Options{MemoryLimit: 100_000, ReferenceBudget: 50_000, Workers: 3}
 	rep := f.verify(t, "idx", opts)
 	requireOK(t, rep)
@@ -148,7 +148,7 @@ func corrupt(t *testing.T) (*fixture, *metadata.Snapshot, *postings.Manifest) {
 	t.Helper()
 	f := newFixture(t)
 	f.writePart(t, "part-0.parquet", 0, testRows, testDim, 9)
-	f.create(t, "idx", build.Options{NList: 30})
+	f.create(t, "idx", indexer.Options{NList: 30})
 	requireOK(t, f.verify(t, "idx", Options{}))
 	_, s, man := f.current(t, "idx")
 	return f, s, man
@@ -419,7 +419,7 @@ func BenchmarkRun(b *testing.B) {
 	}
 	f := newFixture(b)
 	f.writePart(b, "part-0.parquet", 0, n, 64, 1)
-	if _, err := build.Create(context.Background(), f.buildEnv(), build.Options{Name: "idx", Source: f.src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 100}); err != nil {
+	if _, err := indexer.Create(context.Background(), f.buildEnv(), indexer.Options{Name: "idx", Source: f.src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 100}); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {

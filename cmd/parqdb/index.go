@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/metadata"
 )
@@ -35,7 +35,7 @@ func newIndexCmd(g *globals) *cobra.Command {
 var indexSubcommands []func(*globals) *cobra.Command
 
 func newIndexCreateCmd(g *globals) *cobra.Command {
-	var o build.Options
+	var o indexer.Options
 	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "create NAME --source LOCATION --vector-field F --key-fields K1[,K2…]",
@@ -63,7 +63,7 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 				limitBuildMemory()
 				p := newProgress(os.Stderr, quiet)
 				o.Progress = p
-				res, err := build.Create(ctx, build.Env{Warehouse: e.wh, Catalog: e.cat}, o)
+				res, err := indexer.Create(ctx, indexer.Env{Warehouse: e.wh, Catalog: e.cat}, o)
 				p.Wait()
 				if err != nil {
 					return err
@@ -77,19 +77,19 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 	f.StringVar(&o.Source, "source", "", "source table: a Parquet file or folder, local path or s3://bucket/key (required)")
 	f.StringVar(&o.VectorField, "vector-field", "", "vector column, list<float> or list<double> (required)")
 	f.StringSliceVar(&o.KeyFields, "key-fields", nil, "comma-separated source key columns, unique per row (required)")
-	f.StringVar(&o.Metric, "metric", build.DefaultMetric, "distance metric: l2_squared or cosine")
+	f.StringVar(&o.Metric, "metric", indexer.DefaultMetric, "distance metric: l2_squared or cosine")
 	f.IntVar(&o.NList, "nlist", 0, "number of IVF lists (default min(round(4·√N), N/39))")
-	f.StringVar(&o.Encoding, "encoding", build.DefaultEncoding, "posting encoding: lvq8, lvq4 or source")
-	f.Uint64Var(&o.Seed, "seed", build.DefaultSeed, "seed for sampling and k-means")
+	f.StringVar(&o.Encoding, "encoding", indexer.DefaultEncoding, "posting encoding: lvq8, lvq4 or source")
+	f.Uint64Var(&o.Seed, "seed", indexer.DefaultSeed, "seed for sampling and k-means")
 	f.IntVar(&o.SampleRows, "sample-rows", 0, "training sample rows (default min(N, max(64·nlist, 10000)), memory-capped)")
 	f.IntVar(&o.Roots, "roots", 0, "number of root centroids (default round(√nlist))")
-	f.StringVar(&o.ReuseCentroids, "reuse-centroids", build.ReuseAuto, "auto: reuse the centroids of an index over the same exact source state; never: always train")
+	f.StringVar(&o.ReuseCentroids, "reuse-centroids", indexer.ReuseAuto, "auto: reuse the centroids of an index over the same exact source state; never: always train")
 	f.IntVar(&o.Workers, "workers", 0, "goroutines to use (default all cores); never changes the result")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
 	return cmd
 }
 
-func printBuildSummary(w io.Writer, r *build.Result) {
+func printBuildSummary(w io.Writer, r *indexer.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "index\t%s\n", r.Name)
 	fmt.Fprintf(tw, "rows\t%d\n", r.Rows)

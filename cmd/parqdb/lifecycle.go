@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/lifecycle"
 	"github.com/parqdb/parqdb/metadata"
@@ -26,7 +26,7 @@ func init() {
 }
 
 func newIndexRefreshCmd(g *globals) *cobra.Command {
-	var ro build.RefreshOptions
+	var ro indexer.RefreshOptions
 	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "refresh NAME [--retrain] [--dry-run]",
@@ -48,14 +48,14 @@ that committed first makes this one fail with a clear error (run it again).`,
 				limitBuildMemory()
 				p := newProgress(os.Stderr, quiet)
 				ro.Progress = p
-				res, err := build.Refresh(ctx, build.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], ro)
+				res, err := indexer.Refresh(ctx, indexer.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], ro)
 				p.Wait()
 				if err != nil {
 					return err
 				}
 				out := cmd.OutOrStdout()
-				verb := map[string]string{build.ActionNone: "nothing to do", build.ActionIncremental: "incremental refresh", build.ActionRebuild: "full rebuild"}[res.Action]
-				if ro.DryRun && res.Action != build.ActionNone {
+				verb := map[string]string{indexer.ActionNone: "nothing to do", indexer.ActionIncremental: "incremental refresh", indexer.ActionRebuild: "full rebuild"}[res.Action]
+				if ro.DryRun && res.Action != indexer.ActionNone {
 					verb = "would do a " + verb
 				}
 				fmt.Fprintf(out, "%s: %s\n", verb, res.Reason)
@@ -73,14 +73,14 @@ that committed first makes this one fail with a clear error (run it again).`,
 	f := cmd.Flags()
 	f.BoolVar(&ro.Retrain, "retrain", false, "always rebuild with newly trained centroids")
 	f.BoolVar(&ro.DryRun, "dry-run", false, "say what refresh would do and commit nothing")
-	f.Float64Var(&ro.MaxGrowth, "max-growth", build.DefaultMaxGrowth, "drift threshold: retrain when appended rows exceed this fraction of the indexed rows")
+	f.Float64Var(&ro.MaxGrowth, "max-growth", indexer.DefaultMaxGrowth, "drift threshold: retrain when appended rows exceed this fraction of the indexed rows")
 	f.IntVar(&ro.Workers, "workers", 0, "goroutines to use (default all cores)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
 	return cmd
 }
 
 func newIndexOptimizeCmd(g *globals) *cobra.Command {
-	var oo build.OptimizeOptions
+	var oo indexer.OptimizeOptions
 	cmd := &cobra.Command{
 		Use:   "optimize NAME",
 		Short: "Rewrite postings split over many files by refreshes into the compact layout",
@@ -89,7 +89,7 @@ func newIndexOptimizeCmd(g *globals) *cobra.Command {
 			ctx := cmd.Context()
 			return withEnv(ctx, g, func(e *env) error {
 				limitBuildMemory()
-				res, err := build.Optimize(ctx, build.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], oo)
+				res, err := indexer.Optimize(ctx, indexer.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], oo)
 				if err != nil {
 					return err
 				}

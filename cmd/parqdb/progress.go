@@ -43,7 +43,7 @@ func newProgress(w *os.File, quiet bool) progressReporter {
 	return &logProgress{w: w}
 }
 
-// progressReporter is build.Progress plus Wait, which flushes the display.
+// progressReporter is indexer.Progress plus Wait, which flushes the display.
 type progressReporter interface {
 	Start(stage string, total int64)
 	Add(n int64)

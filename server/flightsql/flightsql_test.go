@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
@@ -46,7 +46,7 @@ func start(t *testing.T) (*flightsql.Client, *query.Index) {
 	}
 	t.Cleanup(func() { cat.Close() })
 	src, _ := filepath.Abs("../../examples/glove/glove-10k.parquet")
-	if _, err := build.Create(ctx, build.Env{Warehouse: wh, Catalog: cat}, build.Options{
+	if _, err := indexer.Create(ctx, indexer.Env{Warehouse: wh, Catalog: cat}, indexer.Options{
 		Name: "words", Source: src, VectorField: "embedding", KeyFields: []string{"word"}, Metric: "cosine", NList: 64,
 	}); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/parqdb/parqdb/build"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
@@ -36,7 +36,7 @@ func newEngine(t *testing.T) (*sqlengine.Engine, *query.Index) {
 	}
 	t.Cleanup(func() { cat.Close() })
 	src, _ := filepath.Abs("../../examples/glove/glove-10k.parquet")
-	if _, err := build.Create(ctx, build.Env{Warehouse: wh, Catalog: cat}, build.Options{
+	if _, err := indexer.Create(ctx, indexer.Env{Warehouse: wh, Catalog: cat}, indexer.Options{
 		Name: "words", Source: src, VectorField: "embedding", KeyFields: []string{"word"}, Metric: "cosine", NList: 64,
 	}); err != nil {
 		t.Fatal(err)
