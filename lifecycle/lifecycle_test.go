@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/storage"

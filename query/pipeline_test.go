@@ -15,8 +15,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/lvq"
 	"github.com/parqdb/parqdb/metadata"

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/reliability"

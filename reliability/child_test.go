@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/lifecycle"
 	"github.com/parqdb/parqdb/reliability"
 )

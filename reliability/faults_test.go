@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/lifecycle"
 	"github.com/parqdb/parqdb/reliability"
 	"github.com/parqdb/parqdb/storage"

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/lifecycle"

@@ -20,8 +20,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
 	pqflight "github.com/parqdb/parqdb/server/flightsql"

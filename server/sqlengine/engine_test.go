@@ -14,8 +14,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
 	"github.com/parqdb/parqdb/server/sqlengine"
