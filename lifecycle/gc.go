@@ -42,11 +42,21 @@ type GCReport struct {
 	Orphans []storage.Info
 	// Young are unreferenced files within the grace period, kept.
 	Young []storage.Info
+	// Bytes is the size of Orphans.
 	Bytes int64
+	// Leftovers are unfinished writes of killed writers (temporary files,
+	// S3 multipart uploads) started before the grace period, removed
+	// unless DryRun. No reader can reach them. Unfinished writes started
+	// within the grace period may belong to a writer still running and
+	// are kept (YoungLeftovers counts them).
+	Leftovers      []storage.Leftover
+	YoungLeftovers int
 }
 
 // GC deletes the files under indexes/ and metadata/ that no live metadata
-// file references and that are older than the grace period.
+// file references and that are older than the grace period, and the
+// unfinished writes (storage.Leftover) anywhere in the warehouse that were
+// started before the grace period.
 //
 // The live metadata files of an index are its current one, every one of
 // its metadata files written within the grace period, and the newest one
@@ -81,6 +91,20 @@ func GC(ctx context.Context, env Env, o GCOptions) (*GCReport, error) {
 		return nil, err
 	}
 	rep := &GCReport{Live: len(live)}
+	lister, hasLeftovers := leftovers(env.Warehouse)
+	if hasLeftovers {
+		los, err := lister.ListLeftovers(ctx, "")
+		if err != nil {
+			return nil, fmt.Errorf("gc: %w", err)
+		}
+		for _, lo := range los {
+			if lo.Started.Before(cutoff) {
+				rep.Leftovers = append(rep.Leftovers, lo)
+			} else {
+				rep.YoungLeftovers++
+			}
+		}
+	}
 	for _, in := range all {
 		if live[in.Key] {
 			continue
@@ -103,7 +127,34 @@ func GC(ctx context.Context, env Env, o GCOptions) (*GCReport, error) {
 			return rep, fmt.Errorf("gc: delete %s: %w", in.Key, err)
 		}
 	}
+	for _, lo := range rep.Leftovers {
+		if err := lister.RemoveLeftover(ctx, lo); err != nil {
+			return rep, fmt.Errorf("gc: %w", err)
+		}
+	}
 	return rep, nil
+}
+
+// leftoverBucket is a warehouse whose killed writers can leave unfinished
+// writes behind (storage.Local, storage.S3).
+type leftoverBucket interface {
+	ListLeftovers(ctx context.Context, prefix string) ([]storage.Leftover, error)
+	RemoveLeftover(ctx context.Context, lo storage.Leftover) error
+}
+
+// leftovers finds the leftoverBucket behind b, seeing through wrappers
+// (storage.WithStats, storage.WithFaults).
+func leftovers(b storage.Bucket) (leftoverBucket, bool) {
+	for {
+		switch v := b.(type) {
+		case leftoverBucket:
+			return v, true
+		case interface{ Unwrap() storage.Bucket }:
+			b = v.Unwrap()
+		default:
+			return nil, false
+		}
+	}
 }
 
 // liveFiles returns the set of keys referenced by the live metadata files
@@ -125,7 +176,14 @@ func liveFiles(ctx context.Context, env Env, all []storage.Info, cutoff time.Tim
 	for _, name := range names {
 		entry, err := env.Catalog.Load(ctx, name)
 		if err != nil {
-			return nil, fmt.Errorf("gc: index %q: %w", name, err)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// Not wrapped: a bad catalog row is a problem gc found, not a
+			// bad setting of the user's (an invalid name is a usage error
+			// when the user types it).
+			return nil, fmt.Errorf("%w: catalog entry %s cannot be loaded (%v); gc cannot tell which files it references, so nothing was deleted: repair or remove that entry in %s",
+				ErrUnreadableEntry, strconv.Quote(name), err, env.Catalog)
 		}
 		cur, err := readMetadata(ctx, env.Warehouse, entry.MetadataLocation)
 		if err != nil {

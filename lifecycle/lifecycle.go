@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,8 +27,14 @@ type Env struct {
 	Catalog   catalog.Catalog
 }
 
-// ErrOptions reports invalid options.
-var ErrOptions = errors.New("invalid options")
+var (
+	// ErrOptions reports invalid options.
+	ErrOptions = errors.New("invalid options")
+	// ErrUnreadableEntry reports a catalog entry whose metadata cannot be
+	// loaded, so the files it references are unknown; gc and purge then
+	// delete nothing.
+	ErrUnreadableEntry = errors.New("unreadable catalog entry")
+)
 
 // ExpireOptions select the snapshots to remove. At least one of RetainLast
 // and OlderThan must be set; with both, a snapshot is removed when either
@@ -118,11 +125,18 @@ type DropResult struct {
 	IndexUUID string
 	Deleted   int
 	Bytes     int64
+	// Kept counts the index's files that purge left because a remaining
+	// catalog entry references them.
+	Kept int
 }
 
 // Drop removes index name from the catalog. With purge it also deletes the
-// index's own files (its metadata files and postings); centroid artifacts,
-// which other indexes may share, are left to gc.
+// index's own files (its metadata files and postings) that no remaining
+// catalog entry references (two entries may point at one metadata file);
+// centroid artifacts, which other indexes may share, are left to gc. When
+// the files a remaining entry references cannot be told, because its
+// metadata cannot be read, purge deletes nothing and reports
+// ErrUnreadableEntry after the drop.
 func Drop(ctx context.Context, env Env, name string, purge bool) (*DropResult, error) {
 	m, _, err := catalog.LoadMetadata(ctx, env.Catalog, env.Warehouse, name)
 	if err != nil && !errors.Is(err, metadata.ErrInvalid) {
@@ -142,18 +156,30 @@ func Drop(ctx context.Context, env Env, name string, purge bool) (*DropResult, e
 	if err != nil {
 		return res, err
 	}
+	var own []storage.Info
 	for _, prefix := range []string{"indexes/" + strings.ReplaceAll(id.String(), "-", "") + "/", "metadata/" + id.String() + "/"} {
 		infos, err := env.Warehouse.List(ctx, prefix)
 		if err != nil {
 			return res, err
 		}
-		for _, in := range infos {
-			if err := env.Warehouse.Delete(ctx, in.Key); err != nil {
-				return res, err
-			}
-			res.Deleted++
-			res.Bytes += in.Size
+		own = append(own, infos...)
+	}
+	// The files the remaining entries reference now (cutoff now: only
+	// their current metadata files count).
+	live, err := liveFiles(ctx, env, own, time.Now())
+	if err != nil {
+		return res, fmt.Errorf("dropped %s but kept its files: %w", strconv.Quote(name), err)
+	}
+	for _, in := range own {
+		if live[in.Key] {
+			res.Kept++
+			continue
 		}
+		if err := env.Warehouse.Delete(ctx, in.Key); err != nil {
+			return res, err
+		}
+		res.Deleted++
+		res.Bytes += in.Size
 	}
 	return res, nil
 }

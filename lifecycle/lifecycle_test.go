@@ -3,9 +3,13 @@ package lifecycle
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"errors"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +17,7 @@ import (
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
 )
 
@@ -263,5 +268,137 @@ func TestDropPurge(t *testing.T) {
 	}
 	if _, err := Drop(ctx, f.env, "v", true); err == nil {
 		t.Fatal("dropping a missing index succeeded")
+	}
+}
+
+// TestGCLeftovers leaves an unfinished write behind, as a writer killed
+// between Create and Close does, and checks that gc keeps it within the
+// grace period, lists it with --dry-run once older, and then removes it.
+func TestGCLeftovers(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.create(t, "v")
+	w, err := f.env.Warehouse.Create(ctx, "indexes/killed/ivf_postings/bucket-0.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("half a file")); err != nil {
+		t.Fatal(err)
+	}
+	// w is never closed: its writer was killed.
+	rep, err := GC(ctx, f.env, GCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Leftovers) != 0 || rep.YoungLeftovers != 1 {
+		t.Fatalf("within grace: leftovers %v, young %d; want none and 1", rep.Leftovers, rep.YoungLeftovers)
+	}
+	later := func() time.Time { return time.Now().Add(time.Hour) }
+	dry, err := GC(ctx, f.env, GCOptions{DryRun: true, Grace: time.Minute, Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dry.Leftovers) != 1 || !strings.HasPrefix(path.Base(dry.Leftovers[0].Name), ".parqdb-tmp:") {
+		t.Fatalf("dry run leftovers = %+v, want the temporary file", dry.Leftovers)
+	}
+	if _, err := os.Stat(filepath.Join(f.wh, filepath.FromSlash(dry.Leftovers[0].Name))); err != nil {
+		t.Fatalf("dry run removed the leftover: %v", err)
+	}
+	rep, err = GC(ctx, f.env, GCOptions{Grace: time.Minute, Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Leftovers) != 1 {
+		t.Fatalf("gc removed %d leftovers, want 1", len(rep.Leftovers))
+	}
+	if _, err := os.Stat(filepath.Join(f.wh, filepath.FromSlash(dry.Leftovers[0].Name))); !os.IsNotExist(err) {
+		t.Fatalf("leftover still there after gc: %v", err)
+	}
+	// The index is untouched: a search still works.
+	f.search(t, "v")
+}
+
+// search opens index name and runs one search that must return rows.
+func (f *fixture) search(t *testing.T, name string) {
+	t.Helper()
+	ix, err := query.Open(context.Background(), query.Env{Warehouse: f.env.Warehouse, Catalog: f.env.Catalog}, name, query.OpenOptions{})
+	if err != nil {
+		t.Fatalf("open %s: %v", name, err)
+	}
+	defer ix.Close()
+	res, err := ix.Search(context.Background(), []float32{0, 0, 0, 1}, query.Options{K: 5, NProbe: 8, Refine: 2})
+	if err != nil {
+		t.Fatalf("search %s: %v", name, err)
+	}
+	if len(res.Hits) != 5 {
+		t.Fatalf("search %s: %d hits, want 5", name, len(res.Hits))
+	}
+}
+
+// TestDropPurgeSharedMetadata points two catalog entries at one metadata
+// file; purging one must not delete what the other references.
+func TestDropPurgeSharedMetadata(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.create(t, "v")
+	f.refreshN(t, "v", 1)
+	entry, err := f.env.Catalog.Load(ctx, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := entry
+	twin.Name = "w"
+	if err := f.env.Catalog.Create(ctx, twin); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Drop(ctx, f.env, "v", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kept == 0 {
+		t.Fatalf("purge kept nothing: %+v", res)
+	}
+	f.search(t, "w")
+	// Everything w references still exists: gc finds it all live and
+	// reads every manifest without error.
+	if _, err := GC(ctx, f.env, GCOptions{DryRun: true, Grace: 0, GraceSet: true}); err != nil {
+		t.Fatalf("gc after purge: %v", err)
+	}
+	// Dropping the last entry with purge deletes the rest.
+	res, err = Drop(ctx, f.env, "w", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, _ := f.env.Warehouse.List(ctx, "metadata/"+res.IndexUUID+"/")
+	if res.Kept != 0 || res.Deleted == 0 || len(left) != 0 {
+		t.Fatalf("second purge deleted %d, kept %d, %d metadata files left", res.Deleted, res.Kept, len(left))
+	}
+}
+
+// TestGCInvalidCatalogName puts a row with a name that breaks the naming
+// rules into the catalog table (as another tool or an old version might):
+// gc must report it as a problem, not as a usage error, and delete nothing.
+func TestGCInvalidCatalogName(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.create(t, "v")
+	db, err := sql.Open("sqlite", filepath.Join(f.wh, "catalog.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO ` + catalog.Table + ` SELECT 'bad name/..', metadata_location, source_table, updated_at_ms FROM ` + catalog.Table + ` WHERE name = 'v'`); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := f.env.Warehouse.List(ctx, "")
+	for _, dry := range []bool{true, false} {
+		_, err := GC(ctx, f.env, GCOptions{DryRun: dry, Grace: 0, GraceSet: true, Now: func() time.Time { return time.Now().Add(time.Hour) }})
+		if !errors.Is(err, ErrUnreadableEntry) || errors.Is(err, catalog.ErrInvalidName) || !strings.Contains(err.Error(), `"bad name/.."`) {
+			t.Fatalf("gc (dry run %v) = %v; want ErrUnreadableEntry naming the entry, not ErrInvalidName", dry, err)
+		}
+	}
+	after, _ := f.env.Warehouse.List(ctx, "")
+	if len(after) != len(before) {
+		t.Fatalf("gc deleted files: %d before, %d after", len(before), len(after))
 	}
 }

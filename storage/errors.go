@@ -19,12 +19,16 @@ var (
 	ErrInjected = errors.New("injected fault")
 	// ErrUnsupported means Open was given a URL scheme it does not know.
 	ErrUnsupported = errors.New("unsupported warehouse URL")
+	// ErrNotLeftover means RemoveLeftover was given something that is not
+	// an unfinished write; nothing was removed.
+	ErrNotLeftover = errors.New("not an unfinished write")
 )
 
 // Error records a failed operation on one key (or list prefix) of a bucket.
 type Error struct {
 	// Op is the operation: "open", "stat", "create", "write", "close",
-	// "put-if-absent", "delete", "list" or "read".
+	// "put-if-absent", "delete", "list", "read", "list-leftovers" or
+	// "remove-leftover".
 	Op string
 	// Key is the key or list prefix, as given by the caller.
 	Key string

@@ -238,7 +238,11 @@ func newIndexDropCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if purge {
-					fmt.Fprintf(cmd.OutOrStdout(), "dropped %s; deleted %d files (%s)\n", args[0], res.Deleted, formatBytes(res.Bytes))
+					fmt.Fprintf(cmd.OutOrStdout(), "dropped %s; deleted %d files (%s)", args[0], res.Deleted, formatBytes(res.Bytes))
+					if res.Kept > 0 {
+						fmt.Fprintf(cmd.OutOrStdout(), "; kept %d that another catalog entry references", res.Kept)
+					}
+					fmt.Fprintln(cmd.OutOrStdout())
 				} else {
 					fmt.Fprintf(cmd.OutOrStdout(), "dropped %s; its files go with the next gc after the grace period\n", args[0])
 				}
@@ -261,7 +265,10 @@ live metadata file references and that are older than the grace period
 written within the grace period and the one that was current when the period
 began: a reader that loaded any metadata file current within the period keeps
 working (the retention boundary, docs/lifecycle.md). Files younger than the
-grace period are never deleted, so a build in progress is safe.`,
+grace period are never deleted, so a build in progress is safe. gc also removes
+the unfinished writes that killed writers left (local temporary files named
+.parqdb-tmp:…, S3 multipart uploads never completed) once they are older than
+the grace period; --dry-run lists them.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.GraceSet = cmd.Flags().Changed("grace")
@@ -279,12 +286,19 @@ grace period are never deleted, so a build in progress is safe.`,
 						fmt.Fprintf(out, "deleted %s\n", in.Key)
 					}
 				}
+				for _, lo := range rep.Leftovers {
+					if o.DryRun {
+						fmt.Fprintf(out, "unfinished write %s (%s, started %s)\n", lo.Name, formatBytes(lo.Size), lo.Started.UTC().Format(time.RFC3339))
+					} else {
+						fmt.Fprintf(out, "removed unfinished write %s\n", lo.Name)
+					}
+				}
 				verb := "deleted"
 				if o.DryRun {
 					verb = "would delete"
 				}
-				fmt.Fprintf(out, "%s %d orphan file(s), %s; %d live; %d unreferenced within the grace period kept\n",
-					verb, len(rep.Orphans), formatBytes(rep.Bytes), rep.Live, len(rep.Young))
+				fmt.Fprintf(out, "%s %d orphan file(s), %s, and %d unfinished write(s) of killed writers; %d live; kept within the grace period: %d unreferenced file(s), %d unfinished write(s)\n",
+					verb, len(rep.Orphans), formatBytes(rep.Bytes), len(rep.Leftovers), rep.Live, len(rep.Young), rep.YoungLeftovers)
 				return nil
 			})
 		},
