@@ -171,6 +171,21 @@ func collect(t *testing.T, e reliability.Env, names ...string) int {
 	if len(orphans) > 0 {
 		t.Errorf("%v after gc: %v", reliability.ErrOrphan, orphans)
 	}
+	// Killed writers' unfinished writes (temporary files, multipart
+	// uploads) are gone too.
+	if lb, ok := e.Warehouse.(interface {
+		ListLeftovers(ctx context.Context, prefix string) ([]storage.Leftover, error)
+	}); ok {
+		los, err := lb.ListLeftovers(ctx, "")
+		if err != nil {
+			t.Fatalf("leftovers: %v", err)
+		}
+		if len(los) > 0 {
+			t.Errorf("unfinished writes after gc: %+v", los)
+		}
+	} else {
+		t.Fatalf("warehouse %T cannot list unfinished writes", e.Warehouse)
+	}
 	for _, n := range names {
 		if _, err := reliability.Check(ctx, e, n, probe()); err != nil {
 			t.Fatalf("after gc: %v", err)
