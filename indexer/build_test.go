@@ -11,24 +11,17 @@ import (
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
+	"github.com/parqdb/parqdb/internal/testfix"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/storage"
 )
 
-// testEnv is a local warehouse with a SQLite catalog.
+// testEnv is a local warehouse with a SQLite catalog in dir/warehouse.
 func testEnv(t testing.TB) (Env, string) {
 	t.Helper()
 	dir := t.TempDir()
-	wh, err := storage.NewLocal(filepath.Join(dir, "warehouse"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.OpenSQLite(context.Background(), filepath.Join(dir, "warehouse", "catalog.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	return Env{Warehouse: wh, Catalog: cat}, dir
+	w := testfix.NewWarehouse(t, filepath.Join(dir, "warehouse"))
+	return Env{Warehouse: w.Bucket, Catalog: w.Catalog}, dir
 }
 
 // writeSource writes n random vectors of dimension dim with keys 0..n-1.

@@ -11,34 +11,17 @@ import (
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
+	"github.com/parqdb/parqdb/internal/testfix"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
 )
 
-// writePart writes n random vectors with keys first..first+n-1 to path.
+// writePart writes n clustered vectors with keys first..first+n-1 to path.
 func writePart(t *testing.T, path string, first int64, n, dim int, seed uint64) {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 2))
-	keys := make([]int64, n)
-	vecs := make([][]float32, n)
-	for i := range vecs {
-		keys[i] = first + int64(i)
-		v := make([]float32, dim)
-		c := float32(rng.IntN(6))
-		for j := range v {
-			v[j] = c + float32(rng.NormFloat64())
-		}
-		vecs[i] = v
-	}
-	var buf bytes.Buffer
-	if err := sourcetest.WriteVectors(&buf, keys, vecs, sourcetest.Options{RowGroupRows: 500}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfix.WritePart(t, path, first, n, dim, seed, 2, sourcetest.Options{RowGroupRows: 500})
 }
 
 func current(t *testing.T, env Env, name string) (*metadata.Metadata, *postings.Manifest) {

@@ -1,11 +1,9 @@
 package lifecycle
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
-	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
+	"github.com/parqdb/parqdb/internal/testfix"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
@@ -29,20 +28,7 @@ type fixture struct {
 
 func writePart(t *testing.T, path string, first int64, n int, seed uint64) {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 3))
-	keys := make([]int64, n)
-	vecs := make([][]float32, n)
-	for i := range vecs {
-		keys[i] = first + int64(i)
-		vecs[i] = []float32{float32(rng.NormFloat64()), float32(rng.NormFloat64()), float32(rng.NormFloat64()), float32(rng.IntN(4))}
-	}
-	var buf bytes.Buffer
-	if err := sourcetest.WriteVectors(&buf, keys, vecs, sourcetest.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfix.WritePart(t, path, first, n, 4, seed, 3, sourcetest.Options{})
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -51,16 +37,8 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{src: filepath.Join(dir, "src"), wh: filepath.Join(dir, "wh")}
 	os.MkdirAll(f.src, 0o755)
 	writePart(t, filepath.Join(f.src, "p0.parquet"), 0, 600, 1)
-	wh, err := storage.NewLocal(f.wh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.OpenSQLite(context.Background(), filepath.Join(f.wh, "catalog.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	f.env = Env{Warehouse: wh, Catalog: cat}
+	w := testfix.NewWarehouse(t, f.wh)
+	f.env = Env{Warehouse: w.Bucket, Catalog: w.Catalog}
 	return f
 }
 

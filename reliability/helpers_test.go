@@ -1,9 +1,7 @@
 package reliability_test
 
 import (
-	"bytes"
 	"context"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +13,7 @@ import (
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 	"github.com/parqdb/parqdb/internal/testenv"
+	"github.com/parqdb/parqdb/internal/testfix"
 	"github.com/parqdb/parqdb/lifecycle"
 	"github.com/parqdb/parqdb/reliability"
 	"github.com/parqdb/parqdb/storage"
@@ -26,36 +25,14 @@ const dim = 8
 // partVectors returns the keys and vectors of a source part: n rows with
 // keys first…first+n-1, around six cluster centres, from seed.
 func partVectors(first int64, n int, seed uint64) ([]int64, [][]float32) {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	keys := make([]int64, n)
-	vecs := make([][]float32, n)
-	for i := range vecs {
-		keys[i] = first + int64(i)
-		c := float32(rng.IntN(6))
-		v := make([]float32, dim)
-		for j := range v {
-			v[j] = c + float32(rng.NormFloat64())
-		}
-		vecs[i] = v
-	}
-	return keys, vecs
+	return testfix.ClusteredVectors(first, n, dim, seed, 7)
 }
 
-// writePart writes a source part to path atomically (a temporary file in
-// the same folder renamed into place, so that a concurrent reader of the
-// folder never sees half a file). The temporary name does not end in
-// .parquet, so sources skip it.
+// writePart writes a source part to path atomically (testfix.WriteVectors),
+// so that a concurrent reader of the folder never sees half a file.
 func writePart(path string, first int64, n int, seed uint64) error {
 	keys, vecs := partVectors(first, n, seed)
-	var buf bytes.Buffer
-	if err := sourcetest.WriteVectors(&buf, keys, vecs, sourcetest.Options{}); err != nil {
-		return err
-	}
-	tmp := path + ".tmp-" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return testfix.WriteVectors(path, keys, vecs, sourcetest.Options{})
 }
 
 // probe is the known-answer search of every test index: key 0 of the

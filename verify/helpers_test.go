@@ -18,6 +18,7 @@ import (
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
+	"github.com/parqdb/parqdb/internal/testfix"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/storage"
@@ -33,20 +34,12 @@ type fixture struct {
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	wh, err := storage.NewLocal(filepath.Join(dir, "warehouse"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.OpenSQLite(context.Background(), filepath.Join(dir, "warehouse", "catalog.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
+	w := testfix.NewWarehouse(t, filepath.Join(dir, "warehouse"))
 	src := filepath.Join(dir, "src")
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{env: Env{Warehouse: wh, Catalog: cat}, dir: filepath.Join(dir, "warehouse"), src: src}
+	return &fixture{env: Env{Warehouse: w.Bucket, Catalog: w.Catalog}, dir: w.Dir, src: src}
 }
 
 func (f *fixture) buildEnv() indexer.Env {
@@ -57,25 +50,7 @@ func (f *fixture) buildEnv() indexer.Env {
 // the source folder.
 func (f *fixture) writePart(t testing.TB, name string, first int64, n, dim int, seed uint64) {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 2))
-	keys := make([]int64, n)
-	vecs := make([][]float32, n)
-	for i := range vecs {
-		keys[i] = first + int64(i)
-		v := make([]float32, dim)
-		c := float32(rng.IntN(6))
-		for j := range v {
-			v[j] = c + float32(rng.NormFloat64())
-		}
-		vecs[i] = v
-	}
-	var buf bytes.Buffer
-	if err := sourcetest.WriteVectors(&buf, keys, vecs, sourcetest.Options{RowGroupRows: 500}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(f.src, name), buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfix.WritePart(t, filepath.Join(f.src, name), first, n, dim, seed, 2, sourcetest.Options{RowGroupRows: 500})
 }
 
 // writeStringKeyed writes n vectors with the composite key (name string,
