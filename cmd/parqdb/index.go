@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -86,6 +87,11 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 	f.StringVar(&o.ReuseCentroids, "reuse-centroids", indexer.ReuseAuto, "auto: reuse the centroids of an index over the same exact source state; never: always train")
 	f.IntVar(&o.Workers, "workers", 0, "goroutines to use (default all cores); never changes the result")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
+	intRange(f, "nlist", 1, math.MaxInt32, "the default")
+	uintRange(f, "seed", 0, math.MaxUint64, "")
+	intRange(f, "sample-rows", 1, math.MaxInt32, "the default")
+	intRange(f, "roots", 1, math.MaxInt32, "the default")
+	intRange(f, "workers", 1, maxWorkers, "all cores")
 	return cmd
 }
 

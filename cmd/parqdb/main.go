@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/query"
 )
 
 // Exit codes.
@@ -62,6 +64,8 @@ func newRootCmd() (*cobra.Command, *globals) {
 	root.PersistentFlags().StringVar(&g.catalog, "catalog", os.Getenv("PARQDB_CATALOG"),
 		"catalog: empty for SQLite at <warehouse>/catalog.db, sqlite:PATH, postgres://…, or 'warehouse' (env PARQDB_CATALOG)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	// Every command's numeric flags are range-checked before it runs.
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return checkFlagRanges(cmd) }
 	for _, add := range subcommands {
 		root.AddCommand(add(g))
 	}
@@ -117,9 +121,12 @@ func exitCode(err error) int {
 }
 
 // isBadSetting recognises errors caused by a flag value the user gave: an
-// unknown --catalog spec or an invalid index name.
+// unknown --catalog spec, an invalid index name, build options the source
+// cannot satisfy (--nlist above its row count) or an invalid query option
+// or vector.
 func isBadSetting(err error) bool {
-	return errors.Is(err, catalog.ErrUnknownCatalog) || errors.Is(err, catalog.ErrInvalidName)
+	return errors.Is(err, catalog.ErrUnknownCatalog) || errors.Is(err, catalog.ErrInvalidName) ||
+		errors.Is(err, indexer.ErrOptions) || errors.Is(err, query.ErrBadQuery)
 }
 
 // isCobraUsage recognises the usage errors cobra makes itself.

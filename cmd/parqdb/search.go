@@ -2,12 +2,15 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"reflect"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
@@ -59,15 +63,20 @@ query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.`,
 	fl.StringVar(&f.nearKey, "near-key", "", "search near the source row with this key (comma-separated for composite keys)")
 	fl.StringVar(&f.queries, "queries", "", "file of query vectors: .fvecs, .npy or Parquet")
 	fl.StringVar(&f.queryColumn, "query-column", "", "vector column of a Parquet --queries file")
-	fl.IntVarP(&f.k, "k", "k", 10, "number of results per query")
-	fl.IntVar(&f.nprobe, "nprobe", 8, "number of lists to scan")
-	fl.IntVar(&f.refine, "refine", 0, "re-score the best refine·k candidates with exact source vectors (0: off)")
+	fl.IntVarP(&f.k, "k", "k", query.DefaultK, fmt.Sprintf("number of results per query, %d to %d", query.MinK, query.MaxK))
+	fl.IntVar(&f.nprobe, "nprobe", query.DefaultNProbe, fmt.Sprintf("number of lists to scan, %d to %d (above nlist: every list)", query.MinNProbe, query.MaxNProbe))
+	fl.IntVar(&f.refine, "refine", 0, fmt.Sprintf("re-score the best refine·k candidates with exact source vectors, %d to %d (0: off)", query.MinRefine, query.MaxRefine))
 	fl.StringSliceVar(&f.columns, "columns", nil, "source columns to return (default all)")
 	fl.Int64Var(&f.snapshot, "snapshot", 0, "search this retained snapshot instead of the current one")
 	fl.StringVar(&f.format, "format", "table", "output format: table, json (JSON Lines), csv or parquet")
 	fl.StringVarP(&f.output, "output", "o", "", "write results to this file instead of standard output")
 	fl.BoolVar(&f.stats, "stats", false, "print one JSON line of search statistics to standard error")
 	fl.IntVar(&f.workers, "workers", 0, "queries searched at once for --queries (default all cores)")
+	intRange(fl, "k", query.MinK, query.MaxK, "")
+	intRange(fl, "nprobe", query.MinNProbe, query.MaxNProbe, "")
+	intRange(fl, "refine", query.MinRefine, query.MaxRefine, "")
+	intRange(fl, "snapshot", 1, math.MaxInt64, "the current snapshot")
+	intRange(fl, "workers", 1, maxWorkers, "all cores")
 	return cmd
 }
 
@@ -137,7 +146,7 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 			results, qs = []*query.Result{r}, make([][]float32, 1)
 		}
 	} else {
-		results, err = ix.SearchBatch(ctx, qs, opts, f.workers)
+		results, err = searchBatches(ctx, ix, qs, opts, f.workers)
 	}
 	elapsed := time.Since(start)
 	if err != nil {
@@ -185,6 +194,36 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 		return err
 	}
 	return bw.Flush()
+}
+
+// searchBatches searches qs in batches of at most query.MaxBatch vectors,
+// the batch size the HTTP API accepts, on up to workers goroutines (0: one
+// per core), and returns the results in input order. An error names the
+// query by its 0-based position in the input, the number the output's
+// query field and column carry.
+func searchBatches(ctx context.Context, ix *query.Index, qs [][]float32, opts query.Options, workers int) ([]*query.Result, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	out := make([]*query.Result, len(qs))
+	for start := 0; start < len(qs); start += query.MaxBatch {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(workers)
+		for i := start; i < min(start+query.MaxBatch, len(qs)); i++ {
+			g.Go(func() error {
+				r, err := ix.Search(gctx, qs[i], opts)
+				if err != nil {
+					return fmt.Errorf("query %d: %w", i, err)
+				}
+				out[i] = r
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // searchStats is the --stats line. Seconds covers the searches only: after

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -26,15 +25,10 @@ func runSplit(t *testing.T, args ...string) (string, string, int) {
 	root.SetErr(&errb)
 	root.SetArgs(args)
 	err := root.Execute()
-	var ue usageError
-	switch {
-	case err == nil:
+	if err == nil {
 		return out.String(), errb.String(), exitOK
-	case errors.As(err, &ue) || isCobraUsage(err):
-		return out.String(), errb.String() + err.Error(), exitUsage
-	default:
-		return out.String(), errb.String() + err.Error(), exitProblem
 	}
+	return out.String(), errb.String() + err.Error(), exitCode(err)
 }
 
 // gloveWarehouse builds the GloVe sample (cosine, lvq8, nlist 50) with
@@ -198,7 +192,7 @@ func TestSearchErrors(t *testing.T) {
 		"two queries":    {[]string{"search", "words", "--near-key", "a", "--vector", "[1]"}, exitUsage, "exactly one of"},
 		"bad format":     {[]string{"search", "words", "--near-key", "king", "--format", "xml"}, exitUsage, "--format"},
 		"bad vector":     {[]string{"search", "words", "--vector", "[1, x]"}, exitUsage, "JSON array"},
-		"wrong dim":      {[]string{"search", "words", "--vector", "[1, 2]"}, exitProblem, "dimension 50"},
+		"wrong dim":      {[]string{"search", "words", "--vector", "[1, 2]"}, exitUsage, "dimension 50"},
 		"missing key":    {[]string{"search", "words", "--near-key", "no-such-word-zz"}, exitProblem, "key not found"},
 		"old snapshot":   {[]string{"search", "words", "--near-key", "king", "--snapshot", "999"}, exitProblem, "not retained"},
 		"unknown column": {[]string{"search", "words", "--near-key", "king", "--columns", "nope"}, exitProblem, "nope"},

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Every numeric flag of every command declares the range it accepts when
+// given (checkFlagRanges runs before each command). The rule is the same
+// everywhere: a flag left out selects its default, a given value must lie
+// in the range — there is no "0 means default" — and NaN and ±Inf are never
+// in range.
+
+// rangeAnnotation is the pflag annotation holding a flag's range:
+// [low, high, note], low and high in the flag's own syntax.
+const rangeAnnotation = "parqdb-range"
+
+// numericFlagTypes are the pflag value types that must carry a range.
+var numericFlagTypes = map[string]bool{
+	"int": true, "int8": true, "int16": true, "int32": true, "int64": true,
+	"uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true,
+	"float32": true, "float64": true, "duration": true,
+}
+
+// maxWorkers bounds --workers and --threads.
+const maxWorkers = 4096
+
+// setRange records that flag name of fs accepts [lo, hi]; note (may be
+// empty) says what leaving the flag out selects.
+func setRange(fs *pflag.FlagSet, name, lo, hi, note string) {
+	if err := fs.SetAnnotation(name, rangeAnnotation, []string{lo, hi, note}); err != nil {
+		panic(fmt.Sprintf("flag --%s: %v", name, err)) // a programming error: the flag is not defined
+	}
+}
+
+func intRange(fs *pflag.FlagSet, name string, lo, hi int64, note string) {
+	setRange(fs, name, strconv.FormatInt(lo, 10), strconv.FormatInt(hi, 10), note)
+}
+
+func uintRange(fs *pflag.FlagSet, name string, lo, hi uint64, note string) {
+	setRange(fs, name, strconv.FormatUint(lo, 10), strconv.FormatUint(hi, 10), note)
+}
+
+func floatRange(fs *pflag.FlagSet, name string, lo, hi float64, note string) {
+	setRange(fs, name, strconv.FormatFloat(lo, 'g', -1, 64), strconv.FormatFloat(hi, 'g', -1, 64), note)
+}
+
+func durationRange(fs *pflag.FlagSet, name string, lo, hi time.Duration, note string) {
+	setRange(fs, name, lo.String(), hi.String(), note)
+}
+
+// flagName is how the user writes a flag: -k for one letter, --name else.
+func flagName(f *pflag.Flag) string {
+	if len(f.Name) == 1 {
+		return "-" + f.Name
+	}
+	return "--" + f.Name
+}
+
+// checkFlagRanges checks every numeric flag the user gave to cmd against
+// its range and returns a usage error naming the flag and the range.
+func checkFlagRanges(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err != nil || !numericFlagTypes[f.Value.Type()] {
+			return
+		}
+		r := f.Annotations[rangeAnnotation]
+		if len(r) != 3 {
+			return // TestEveryNumericFlagHasRange keeps this from happening
+		}
+		if !inRange(f.Value.Type(), f.Value.String(), r[0], r[1]) {
+			msg := fmt.Sprintf("%s %s is outside the allowed range [%s, %s]", flagName(f), f.Value.String(), r[0], r[1])
+			if r[2] != "" {
+				msg += "; leave it out for " + r[2]
+			}
+			err = usagef("%s", msg)
+		}
+	})
+	return err
+}
+
+// inRange reports whether v lies in [lo, hi], all in the syntax of type
+// typ. NaN is never in range.
+func inRange(typ, v, lo, hi string) bool {
+	switch typ {
+	case "duration":
+		x, e1 := time.ParseDuration(v)
+		l, e2 := time.ParseDuration(lo)
+		h, e3 := time.ParseDuration(hi)
+		return e1 == nil && e2 == nil && e3 == nil && x >= l && x <= h
+	case "uint", "uint8", "uint16", "uint32", "uint64":
+		x, e1 := strconv.ParseUint(v, 10, 64)
+		l, e2 := strconv.ParseUint(lo, 10, 64)
+		h, e3 := strconv.ParseUint(hi, 10, 64)
+		return e1 == nil && e2 == nil && e3 == nil && x >= l && x <= h
+	case "float32", "float64":
+		x, e1 := strconv.ParseFloat(v, 64)
+		l, e2 := strconv.ParseFloat(lo, 64)
+		h, e3 := strconv.ParseFloat(hi, 64)
+		return e1 == nil && e2 == nil && e3 == nil && !math.IsNaN(x) && !math.IsInf(x, 0) && x >= l && x <= h
+	default:
+		x, e1 := strconv.ParseInt(v, 10, 64)
+		l, e2 := strconv.ParseInt(lo, 10, 64)
+		h, e3 := strconv.ParseInt(hi, 10, 64)
+		return e1 == nil && e2 == nil && e3 == nil && x >= l && x <= h
+	}
+}
