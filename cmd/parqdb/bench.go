@@ -151,6 +151,9 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 		return err
 	}
 	defer ix.Close()
+	if err := checkColumns(ix, f.columns); err != nil {
+		return err
+	}
 	cold, err := query.Open(ctx, env, name, query.OpenOptions{SnapshotID: f.snapshot, CacheBytes: -1, VectorCacheBytes: -1, RowCacheRows: -1})
 	if err != nil {
 		return err

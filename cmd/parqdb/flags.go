@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -110,4 +112,51 @@ func inRange(typ, v, lo, hi string) bool {
 		h, e3 := strconv.ParseInt(hi, 10, 64)
 		return e1 == nil && e2 == nil && e3 == nil && x >= l && x <= h
 	}
+}
+
+// flagError turns pflag's parse errors into usage errors; an unknown flag
+// gets the nearest flags of the command as suggestions (cobra suggests
+// commands, not flags).
+func flagError(c *cobra.Command, err error) error {
+	const prefix = "unknown flag: --"
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return usageError{err}
+	}
+	name := strings.TrimPrefix(msg, prefix)
+	var near []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		if d := levenshtein(name, f.Name); d <= 2 || (len(name) >= 3 && strings.HasPrefix(f.Name, name)) {
+			near = append(near, "--"+f.Name)
+		}
+	})
+	if len(near) == 0 {
+		return usagef("%v; see %s --help", err, c.CommandPath())
+	}
+	sort.Strings(near)
+	return usagef("%v; did you mean %s?", err, strings.Join(near, " or "))
+}
+
+// levenshtein is the edit distance between a and b (bytes).
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/version"
 	"github.com/parqdb/parqdb/query"
 )
 
@@ -58,17 +59,30 @@ func newRootCmd() (*cobra.Command, *globals) {
 		Long:          "parqdb builds IVF vector indexes over Parquet tables in a local folder or S3-compatible storage, and searches them.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.String(),
 	}
+	root.SetVersionTemplate("parqdb {{.Version}}\n")
+	// An unknown command or flag suggests the nearest one.
+	root.SuggestionsMinimumDistance = 2
 	root.PersistentFlags().StringVar(&g.warehouse, "warehouse", envOr("PARQDB_WAREHOUSE", "./warehouse"),
 		"warehouse location: a local folder or s3://bucket/prefix (env PARQDB_WAREHOUSE)")
 	root.PersistentFlags().StringVar(&g.catalog, "catalog", os.Getenv("PARQDB_CATALOG"),
 		"catalog: empty for SQLite at <warehouse>/catalog.db, sqlite:PATH, postgres://…, or 'warehouse' (env PARQDB_CATALOG)")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	// Every command's numeric flags are range-checked before it runs.
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return checkFlagRanges(cmd) }
 	for _, add := range subcommands {
 		root.AddCommand(add(g))
 	}
+	root.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "Print parqdb's version (as parqdb --version does)",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "parqdb %s\n", version.String())
+			return err
+		},
+	})
 	return root, g
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/parqdb/parqdb/internal/version"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 )
@@ -123,6 +125,9 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 		return err
 	}
 	defer ix.Close()
+	if err := checkColumns(ix, f.columns); err != nil {
+		return err
+	}
 	var nearKey []parquet.Value
 	if f.nearKey != "" {
 		if nearKey, err = ix.ParseKey(strings.Split(f.nearKey, ",")); err != nil {
@@ -194,6 +199,21 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 		return err
 	}
 	return bw.Flush()
+}
+
+// checkColumns checks --columns against the index's source columns; an
+// unknown one is a usage error listing the columns there are.
+func checkColumns(ix *query.Index, cols []string) error {
+	have := ix.Columns()
+	for _, c := range cols {
+		if c == metadata.ReservedField {
+			return usagef("--columns: %s is always returned; do not list it", c)
+		}
+		if !slices.Contains(have, c) {
+			return usagef("--columns: column %q is not in the source of index %q (columns: %s)", c, ix.Name(), strings.Join(have, ", "))
+		}
+	}
+	return nil
 }
 
 // searchBatches searches qs in batches of at most query.MaxBatch vectors,
@@ -370,7 +390,7 @@ func writeParquet(w io.Writer, ix *query.Index, results []*query.Result) error {
 	}
 	fields = append(fields, resultField{metadata.ReservedField, parquet.Leaf(parquet.FloatType)})
 	schema := parquet.NewSchema("results", resultGroup(fields))
-	pw := parquet.NewGenericWriter[map[string]any](w, schema, parquet.CreatedBy("parqdb", "", ""))
+	pw := parquet.NewGenericWriter[map[string]any](w, schema, parquet.CreatedBy("parqdb", version.String()+" ", "search-results"))
 	for qi, r := range results {
 		for _, h := range r.Hits {
 			row := make(map[string]any, len(cols)+2)

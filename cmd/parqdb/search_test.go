@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/parqdb/parqdb/internal/version"
 )
 
 const gloveSample = "../../examples/glove/glove-10k.parquet"
@@ -195,7 +197,10 @@ func TestSearchErrors(t *testing.T) {
 		"wrong dim":      {[]string{"search", "words", "--vector", "[1, 2]"}, exitUsage, "dimension 50"},
 		"missing key":    {[]string{"search", "words", "--near-key", "no-such-word-zz"}, exitProblem, "key not found"},
 		"old snapshot":   {[]string{"search", "words", "--near-key", "king", "--snapshot", "999"}, exitProblem, "not retained"},
-		"unknown column": {[]string{"search", "words", "--near-key", "king", "--columns", "nope"}, exitProblem, "nope"},
+		"unknown column": {[]string{"search", "words", "--near-key", "king", "--columns", "nope"}, exitUsage, `column "nope" is not in the source of index "words" (columns: word, rank, embedding)`},
+		"bench column":   {[]string{"bench", "words", "--queries", gloveSample, "--query-column", "embedding", "--join", "--columns", "wrod"}, exitUsage, `column "wrod" is not in the source of index "words" (columns: word,`},
+		"unknown flag":   {[]string{"search", "words", "--near-key", "king", "--nprob", "3"}, exitUsage, "unknown flag: --nprob; did you mean --nprobe?"},
+		"unknown cmd":    {[]string{"serch", "words"}, exitUsage, "Did you mean this?"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, errs, code := runSplit(t, append([]string{"--warehouse", wh}, tc.args...)...)
@@ -300,4 +305,60 @@ func FuzzQueryFiles(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestVersion: parqdb --version and parqdb version print the build's
+// version (there was no --version), and result Parquet files record it in
+// created_by (they said "parqdb version (build )").
+func TestVersion(t *testing.T) {
+	old := version.Version
+	version.Version = "v7.7.7-test"
+	defer func() { version.Version = old }()
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		out, errs, code := runSplit(t, args...)
+		if code != exitOK || out != "parqdb v7.7.7-test\n" {
+			t.Fatalf("%v: exit %d, %q %q", args, code, out, errs)
+		}
+	}
+	wh := gloveWarehouse(t)
+	path := filepath.Join(t.TempDir(), "r.parquet")
+	if _, errs, code := runSplit(t, "--warehouse", wh, "search", "words", "--near-key", "king", "--format", "parquet", "-o", path); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pf.Metadata().CreatedBy; got != "parqdb version v7.7.7-test (build search-results)" {
+		t.Fatalf("created_by %q", got)
+	}
+	// The index tables the build wrote record it too.
+	var found bool
+	filepath.WalkDir(wh, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") || found {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		ipf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return err
+		}
+		if got := ipf.Metadata().CreatedBy; got != "parqdb version v7.7.7-test (build profile-1)" {
+			t.Errorf("%s: created_by %q", p, got)
+		}
+		found = true
+		return nil
+	})
+	if !found {
+		t.Fatal("no index Parquet file found")
+	}
 }
