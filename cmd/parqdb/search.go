@@ -97,6 +97,11 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 	default:
 		return usagef("--format must be table, json, csv or parquet, not %q", f.format)
 	}
+	if f.format == "parquet" && f.output == "" {
+		if file, ok := cmd.OutOrStdout().(*os.File); ok && isTerminal(file) {
+			return usagef("--format parquet writes binary data and standard output is a terminal: give --output FILE or redirect standard output to a file")
+		}
+	}
 	if f.queryColumn != "" && f.queries == "" {
 		return usagef("--query-column goes with --queries")
 	}
