@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/parqdb/parqdb/metadata"
 )
 
 // Every numeric flag of every command declares the range it accepts when
@@ -159,4 +163,35 @@ func levenshtein(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// metricAliases maps the names other tools use for a metric to the spec's
+// name, which is what the metadata stores. Euclidean distance ranks rows
+// exactly as its square does, so l2 and euclidean select l2_squared
+// (_distance is then the squared distance).
+var metricAliases = map[string]string{
+	"l2_squared": metadata.MetricL2Squared, "l2": metadata.MetricL2Squared, "euclidean": metadata.MetricL2Squared,
+	"sqeuclidean": metadata.MetricL2Squared, "squared_l2": metadata.MetricL2Squared,
+	"cosine": metadata.MetricCosine, "cos": metadata.MetricCosine, "angular": metadata.MetricCosine,
+}
+
+// canonicalMetric returns the spec's name for --metric's value, or a usage
+// error that suggests the nearest accepted name.
+func canonicalMetric(s string) (string, error) {
+	key := strings.ToLower(strings.TrimSpace(s))
+	if m, ok := metricAliases[key]; ok {
+		return m, nil
+	}
+	// Suggest only a near name: a third of the letters may differ.
+	best, bestD := "", max(1, len(key)/3)+1
+	for _, a := range slices.Sorted(maps.Keys(metricAliases)) {
+		if d := levenshtein(key, a); d < bestD {
+			best, bestD = a, d
+		}
+	}
+	msg := fmt.Sprintf("--metric %q is not a metric: give l2_squared (also l2, euclidean) or cosine (also cos)", s)
+	if best != "" {
+		msg += fmt.Sprintf("; did you mean %s?", best)
+	}
+	return "", usagef("%s", msg)
 }

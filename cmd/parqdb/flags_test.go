@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -186,5 +188,37 @@ func TestSharedRanges(t *testing.T) {
 		if (err == nil) != tc.ok {
 			t.Errorf("server k %d nprobe %d refine %d: err %v", tc.k, tc.nprobe, tc.refine, err)
 		}
+	}
+}
+
+func TestCanonicalMetric(t *testing.T) {
+	for in, want := range map[string]string{
+		"l2": "l2_squared", "L2": "l2_squared", "euclidean": "l2_squared", "l2_squared": "l2_squared",
+		"cos": "cosine", "cosine": "cosine", "Cosine": "cosine",
+	} {
+		if got, err := canonicalMetric(in); err != nil || got != want {
+			t.Errorf("%q: got %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for in, hint := range map[string]string{"cosin": "did you mean cosine?", "l2squared": "did you mean l2_squared?", "eucledian": "did you mean euclidean?", "dot": ""} {
+		_, err := canonicalMetric(in)
+		if exitCode(err) != exitUsage || !strings.Contains(fmt.Sprint(err), hint) || (hint == "" && strings.Contains(fmt.Sprint(err), "did you mean")) {
+			t.Errorf("%q: %v; want a usage error with %q", in, err, hint)
+		}
+	}
+}
+
+// TestMetricAlias: --metric l2 (refused before) builds an index whose
+// metadata stores the spec's name.
+func TestMetricAlias(t *testing.T) {
+	wh := filepath.Join(t.TempDir(), "wh")
+	_, errs, code := runSplit(t, "--warehouse", wh, "index", "create", "w", "--source", gloveSample,
+		"--vector-field", "embedding", "--key-fields", "word", "--metric", "l2", "--nlist", "20", "-q")
+	if code != exitOK {
+		t.Fatalf("create --metric l2: exit %d: %s", code, errs)
+	}
+	out, errs, code := runSplit(t, "--warehouse", wh, "index", "describe", "w", "--format", "json")
+	if code != exitOK || !strings.Contains(out, `"metric": "l2_squared"`) {
+		t.Fatalf("describe: exit %d, %s %s", code, out, errs)
 	}
 }

@@ -55,6 +55,11 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]
+			m, err := canonicalMetric(o.Metric)
+			if err != nil {
+				return err
+			}
+			o.Metric = m
 			if err := o.Validate(); err != nil {
 				return usageError{err}
 			}
@@ -78,7 +83,7 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 	f.StringVar(&o.Source, "source", "", "source table: a Parquet file or folder, local path or s3://bucket/key (required)")
 	f.StringVar(&o.VectorField, "vector-field", "", "vector column, list<float> or list<double> (required)")
 	f.StringSliceVar(&o.KeyFields, "key-fields", nil, "comma-separated source key columns, unique per row (required)")
-	f.StringVar(&o.Metric, "metric", indexer.DefaultMetric, "distance metric: l2_squared or cosine")
+	f.StringVar(&o.Metric, "metric", indexer.DefaultMetric, "distance metric: l2_squared (also l2, euclidean) or cosine (also cos); stored as l2_squared or cosine")
 	f.IntVar(&o.NList, "nlist", 0, "number of IVF lists (default min(round(4·√N), N/39))")
 	f.StringVar(&o.Encoding, "encoding", indexer.DefaultEncoding, "posting encoding: lvq8, lvq4 or source")
 	f.Uint64Var(&o.Seed, "seed", indexer.DefaultSeed, "seed for sampling and k-means")
