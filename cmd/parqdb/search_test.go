@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/parqdb/parqdb/internal/version"
+	"github.com/parqdb/parqdb/query"
 )
 
 const gloveSample = "../../examples/glove/glove-10k.parquet"
@@ -239,7 +241,15 @@ func TestReadQueriesFormats(t *testing.T) {
 	if err := parquet.WriteFile(pq, []row{{qs[0]}, {qs[1]}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ path, col string }{{fv, ""}, {np, ""}, {pq, "v"}} {
+	// JSON Lines, one array per line, a blank line skipped.
+	var jl []byte
+	for _, v := range qs {
+		b, _ := json.Marshal(v)
+		jl = append(append(jl, b...), '\n', '\n')
+	}
+	jp := filepath.Join(dir, "q.jsonl")
+	os.WriteFile(jp, jl, 0o644)
+	for _, tc := range []struct{ path, col string }{{fv, ""}, {np, ""}, {pq, "v"}, {jp, ""}} {
 		got, err := readQueries(tc.path, tc.col)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.path, err)
@@ -250,6 +260,29 @@ func TestReadQueriesFormats(t *testing.T) {
 	}
 	if _, err := readQueries(pq, ""); err == nil {
 		t.Fatal("Parquet queries without --query-column: no error")
+	}
+	for name, tc := range map[string]struct {
+		file, content, col string
+		usage              bool
+		msg                string
+	}{
+		// base.jsonl used to say "a Parquet query file needs --query-column".
+		"unknown ext":   {"base.txt", "[1]\n", "", true, `unknown extension ".txt"; give one of .fvecs, .npy (2-D float32/float64), .jsonl`},
+		"no ext":        {"base", "[1]\n", "", true, "has no extension"},
+		"parquet w/o":   {"q2.parquet", "x", "", true, "needs --query-column"},
+		"jsonl column":  {"c.jsonl", "[1]\n", "v", true, "--query-column goes with a Parquet file"},
+		"jsonl syntax":  {"s.jsonl", "[1, 2]\n[1, x]\n", "", false, "line 2 (query 1): want a JSON array"},
+		"jsonl dim":     {"d.jsonl", "[1, 2]\n\n[3]\n", "", false, "line 3 (query 1): 1 values, the first query has 2"},
+		"jsonl empty":   {"e.jsonl", "[]\n", "", false, "line 1 (query 0): the array is empty"},
+		"jsonl nothing": {"n.jsonl", "\n", "", false, "no vectors"},
+		"jsonl big":     {"b.jsonl", "[1e39]\n", "", false, "overflows float32"},
+	} {
+		p := filepath.Join(dir, tc.file)
+		os.WriteFile(p, []byte(tc.content), 0o644)
+		_, err := readQueries(p, tc.col)
+		if err == nil || !strings.Contains(err.Error(), tc.msg) || (exitCode(err) == exitUsage) != tc.usage {
+			t.Errorf("%s: %v (exit %d); want %q", name, err, exitCode(err), tc.msg)
+		}
 	}
 	os.WriteFile(filepath.Join(dir, "bad.fvecs"), []byte{50, 0, 0, 0, 1, 2}, 0o644)
 	if _, err := readQueries(filepath.Join(dir, "bad.fvecs"), ""); err == nil {
@@ -269,7 +302,7 @@ func FuzzQueryFiles(f *testing.F) {
 	f.Add([]byte{0xff, 0xff, 0xff, 0x7f}, "[1e39]")
 	f.Fuzz(func(t *testing.T, data []byte, vec string) {
 		dir := t.TempDir()
-		for _, ext := range []string{".fvecs", ".npy", ".ivecs"} {
+		for _, ext := range []string{".fvecs", ".npy", ".jsonl", ".ivecs"} {
 			p := filepath.Join(dir, "q"+ext)
 			if err := os.WriteFile(p, data, 0o644); err != nil {
 				t.Fatal(err)
@@ -360,5 +393,36 @@ func TestVersion(t *testing.T) {
 	})
 	if !found {
 		t.Fatal("no index Parquet file found")
+	}
+}
+
+// TestQueryNumbering: queries are numbered from 0 everywhere — the output's
+// query field and the errors — also past the first batch of
+// query.MaxBatch vectors.
+func TestQueryNumbering(t *testing.T) {
+	wh := gloveWarehouse(t)
+	qs := gloveQueries(query.MaxBatch + 10)
+	qs[query.MaxBatch+3] = qs[query.MaxBatch+3][:7]
+	qf := filepath.Join(t.TempDir(), "q.fvecs")
+	writeFvecs(t, qf, qs)
+	_, errs, code := runSplit(t, "--warehouse", wh, "search", "words", "--queries", qf)
+	want := fmt.Sprintf("query %d: ", query.MaxBatch+3)
+	if code != exitUsage || !strings.Contains(errs, want) || !strings.Contains(errs, "7 values") {
+		t.Fatalf("exit %d, %q; want exit 2 naming %q", code, errs, want)
+	}
+	qs[query.MaxBatch+3] = gloveQueries(1)[0]
+	writeFvecs(t, qf, qs)
+	out, errs, code := runSplit(t, "--warehouse", wh, "search", "words", "--queries", qf, "-k", "1", "--format", "json", "--columns", "word")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(qs) {
+		t.Fatalf("%d lines for %d queries", len(lines), len(qs))
+	}
+	for i, l := range lines {
+		if !strings.HasPrefix(l, fmt.Sprintf(`{"query":%d,`, i)) {
+			t.Fatalf("line %d: %s", i, l)
+		}
 	}
 }
