@@ -30,19 +30,21 @@ import (
 func init() { subcommands = append(subcommands, newSearchCmd) }
 
 type searchFlags struct {
-	vector, nearKey, queries, queryColumn string
-	k, nprobe, refine                     int
-	columns                               []string
-	snapshot                              int64
-	format, output                        string
-	stats                                 bool
-	workers                               int
+	vector, nearKey, nearKeyJSON string
+	keys                         []string
+	queries, queryColumn         string
+	k, nprobe, refine            int
+	columns                      []string
+	snapshot                     int64
+	format, output               string
+	stats                        bool
+	workers                      int
 }
 
 func newSearchCmd(g *globals) *cobra.Command {
 	var f searchFlags
 	cmd := &cobra.Command{
-		Use:   "search NAME (--vector '[…]' | --near-key VALUE[,VALUE…] | --queries FILE [--query-column COL])",
+		Use:   "search NAME (--vector '[…]' | --near-key VALUE | --key COL=VALUE… | --near-key-json '[…]' | --queries FILE [--query-column COL])",
 		Short: "Find the nearest source rows to a vector, to an existing row, or to each vector of a file",
 		Long: `search routes each query to the nprobe nearest lists, scores their postings,
 keeps the k best (re-scoring the best refine·k with exact source vectors when
@@ -51,7 +53,9 @@ columns (all, or --columns) and add _distance: squared L2 for l2_squared;
 ½‖q̂ − x‖² = 1 − cos for cosine (see docs/search.md).
 
 --near-key searches with the vector of the source row that has that key (the
-row itself comes first). --queries reads a .fvecs, .npy or Parquet file (with
+row itself comes first); the value is taken verbatim, commas included. A
+composite key is given field by field with repeated --key COL=VALUE, or as a
+JSON array with --near-key-json '["a", 2]' (the HTTP API's "key" form). --queries reads a .fvecs, .npy or Parquet file (with
 --query-column); with --format json the output is JSON Lines, one line per
 query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.`,
 		Example: `  parqdb search words --near-key king -k 5
@@ -62,7 +66,9 @@ query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.vector, "vector", "", "query vector as a JSON array")
-	fl.StringVar(&f.nearKey, "near-key", "", "search near the source row with this key (comma-separated for composite keys)")
+	fl.StringVar(&f.nearKey, "near-key", "", "search near the source row with this key value, taken verbatim (one-field keys)")
+	fl.StringArrayVar(&f.keys, "key", nil, "search near the source row whose key field COL is VALUE: COL=VALUE, repeated once per key field")
+	fl.StringVar(&f.nearKeyJSON, "near-key-json", "", `search near the source row with this key as JSON: a scalar, or an array with one value per key field (["a", 2])`)
 	fl.StringVar(&f.queries, "queries", "", "file of query vectors: .fvecs, .npy or Parquet")
 	fl.StringVar(&f.queryColumn, "query-column", "", "vector column of a Parquet --queries file")
 	fl.IntVarP(&f.k, "k", "k", query.DefaultK, fmt.Sprintf("number of results per query, %d to %d", query.MinK, query.MaxK))
@@ -84,13 +90,13 @@ query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.`,
 
 func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error {
 	n := 0
-	for _, s := range []string{f.vector, f.nearKey, f.queries} {
-		if s != "" {
+	for _, name := range []string{"vector", "near-key", "key", "near-key-json", "queries"} {
+		if cmd.Flags().Changed(name) {
 			n++
 		}
 	}
 	if n != 1 {
-		return usagef("give exactly one of --vector, --near-key or --queries")
+		return usagef("give exactly one of --vector, --near-key, --key (once per key field), --near-key-json or --queries")
 	}
 	switch f.format {
 	case "table", "json", "csv", "parquet":
@@ -134,9 +140,11 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 		return err
 	}
 	var nearKey []parquet.Value
-	if f.nearKey != "" {
-		if nearKey, err = ix.ParseKey(strings.Split(f.nearKey, ",")); err != nil {
-			return err
+	if texts, err := keyTexts(cmd, ix, f); err != nil {
+		return err
+	} else if texts != nil {
+		if nearKey, err = ix.ParseKey(texts); err != nil {
+			return usageError{err}
 		}
 	}
 	opts := query.Options{K: f.k, NProbe: f.nprobe, Refine: f.refine, Columns: f.columns}
@@ -204,6 +212,51 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 		return err
 	}
 	return bw.Flush()
+}
+
+// keyTexts returns the key texts of --near-key, --key or --near-key-json
+// in key-field order (nil when none is given).
+func keyTexts(cmd *cobra.Command, ix *query.Index, f searchFlags) ([]string, error) {
+	fields := ix.Snapshot().SourceKeyFields
+	switch {
+	case cmd.Flags().Changed("near-key"):
+		if len(fields) != 1 {
+			return nil, usagef("--near-key: index %q has a composite key (%s): give --key %s=… once per field, or --near-key-json '[…]' with one value per field",
+				ix.Name(), strings.Join(fields, ", "), fields[0])
+		}
+		return []string{f.nearKey}, nil
+	case cmd.Flags().Changed("near-key-json"):
+		texts, err := query.KeyTextsJSON([]byte(f.nearKeyJSON))
+		if err != nil {
+			return nil, usagef("--near-key-json: %s", strings.TrimPrefix(err.Error(), query.ErrBadQuery.Error()+": "))
+		}
+		return texts, nil
+	case cmd.Flags().Changed("key"):
+		given := map[string]string{}
+		for _, kv := range f.keys {
+			col, val, ok := strings.Cut(kv, "=")
+			switch {
+			case !ok:
+				return nil, usagef("--key %q: want COL=VALUE, COL one of the key fields (%s)", kv, strings.Join(fields, ", "))
+			case !slices.Contains(fields, col):
+				return nil, usagef("--key %q: %q is not a key field of index %q (key fields: %s)", kv, col, ix.Name(), strings.Join(fields, ", "))
+			}
+			if _, dup := given[col]; dup {
+				return nil, usagef("--key: key field %q is given twice", col)
+			}
+			given[col] = val
+		}
+		texts := make([]string, len(fields))
+		for i, c := range fields {
+			v, ok := given[c]
+			if !ok {
+				return nil, usagef("--key: key field %q is missing: give --key %s=… (key fields: %s)", c, c, strings.Join(fields, ", "))
+			}
+			texts[i] = v
+		}
+		return texts, nil
+	}
+	return nil, nil
 }
 
 // checkColumns checks --columns against the index's source columns; an

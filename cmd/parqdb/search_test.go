@@ -426,3 +426,63 @@ func TestQueryNumbering(t *testing.T) {
 		}
 	}
 }
+
+// TestNearKeyForms: --near-key takes one value verbatim (the GloVe word ","
+// used to be split into two empty values), and a composite key has the
+// unambiguous forms --key COL=VALUE (repeated) and --near-key-json.
+func TestNearKeyForms(t *testing.T) {
+	wh := gloveWarehouse(t)
+	_, errs, code := runSplit(t, "--warehouse", wh, "index", "create", "pairs", "--source", gloveSample,
+		"--vector-field", "embedding", "--key-fields", "word,rank", "--nlist", "20", "-q")
+	if code != exitOK {
+		t.Fatalf("create: exit %d: %s", code, errs)
+	}
+	first := func(args ...string) (string, string, int) {
+		out, errs, code := runSplit(t, append([]string{"--warehouse", wh, "search"}, append(args, "-k", "2", "--columns", "word,rank", "--format", "json")...)...)
+		var v struct {
+			Results []struct {
+				Word string `json:"word"`
+				Rank int    `json:"rank"`
+			} `json:"results"`
+		}
+		if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || len(v.Results) == 0 {
+			return "", errs + out, code
+		}
+		return fmt.Sprintf("%s/%d", v.Results[0].Word, v.Results[0].Rank), errs, code
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"words", "--near-key", ","}, ",/"},
+		{[]string{"words", "--key", "word=,"}, ",/"},
+		{[]string{"words", "--near-key-json", `","`}, ",/"},
+		{[]string{"words", "--near-key-json", `[","]`}, ",/"},
+		{[]string{"words", "--near-key", "king"}, "king/692"},
+		{[]string{"pairs", "--key", "rank=692", "--key", "word=king"}, "king/692"},
+		{[]string{"pairs", "--near-key-json", `["king", 692]`}, "king/692"},
+	} {
+		got, errs, code := first(tc.args...)
+		if code != exitOK || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%v: exit %d, first row %q (%s); want %q…", tc.args, code, got, errs, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"pairs", "--near-key", "king"}, `index "pairs" has a composite key (word, rank): give --key word=…`},
+		{[]string{"pairs", "--key", "word=king"}, `key field "rank" is missing`},
+		{[]string{"pairs", "--key", "word=king", "--key", "word=queen", "--key", "rank=1"}, `key field "word" is given twice`},
+		{[]string{"pairs", "--key", "wrd=king"}, `"wrd" is not a key field of index "pairs" (key fields: word, rank)`},
+		{[]string{"pairs", "--key", "king"}, "want COL=VALUE"},
+		{[]string{"pairs", "--near-key-json", `["king"]`}, "the key has 2 field(s)"},
+		{[]string{"pairs", "--near-key-json", `["king", 692`}, "--near-key-json: key:"},
+		{[]string{"pairs", "--near-key-json", `["king", 692]`, "--key", "word=king"}, "exactly one of"},
+	} {
+		_, errs, code := runSplit(t, append([]string{"--warehouse", wh, "search"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(errs, tc.msg) {
+			t.Errorf("%v: exit %d, %q; want exit 2 with %q", tc.args, code, errs, tc.msg)
+		}
+	}
+}
