@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -220,5 +222,73 @@ func TestMetricAlias(t *testing.T) {
 	out, errs, code := runSplit(t, "--warehouse", wh, "index", "describe", "w", "--format", "json")
 	if code != exitOK || !strings.Contains(out, `"metric": "l2_squared"`) {
 		t.Fatalf("describe: exit %d, %s %s", code, out, errs)
+	}
+}
+
+// jsonKeys returns the JSON keys of struct type t's fields.
+func jsonKeys(t reflect.Type) map[string]bool {
+	keys := map[string]bool{}
+	for i := range t.NumField() {
+		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); k != "" && k != "-" {
+			keys[k] = true
+		}
+	}
+	return keys
+}
+
+// TestIndexListFormats: index list has one set of fields in every format
+// (json used to omit metric, encoding and source; csv was refused), and
+// its JSON keys are spelled as the HTTP API's.
+func TestIndexListFormats(t *testing.T) {
+	wh := gloveWarehouse(t)
+	run := func(format string) string {
+		out, errs, code := runSplit(t, "--warehouse", wh, "index", "list", "--format", format)
+		if code != exitOK {
+			t.Fatalf("--format %s: exit %d: %s", format, code, errs)
+		}
+		return out
+	}
+	var js []map[string]any
+	if err := json.Unmarshal([]byte(run("json")), &js); err != nil || len(js) != 1 {
+		t.Fatalf("json: %v %v", js, err)
+	}
+	jsonSet := map[string]bool{"error": true} // omitted when empty
+	for k := range js[0] {
+		jsonSet[k] = true
+	}
+	csvLines := strings.Split(strings.TrimSpace(run("csv")), "\n")
+	tableLines := strings.Split(strings.TrimSpace(run("table")), "\n")
+	csvHdr := strings.Split(csvLines[0], ",")
+	tableHdr := strings.Fields(strings.ToLower(tableLines[0]))
+	if !reflect.DeepEqual(csvHdr, tableHdr) || len(csvHdr) != len(jsonSet) {
+		t.Fatalf("fields differ: csv %v, table %v, json %v", csvHdr, tableHdr, jsonSet)
+	}
+	for _, k := range csvHdr {
+		if !jsonSet[k] {
+			t.Errorf("csv/table field %q is not in the JSON", k)
+		}
+	}
+	// The same spelling as the HTTP API (list and describe responses).
+	http := jsonKeys(reflect.TypeFor[server.IndexDescription]())
+	for k := range jsonKeys(reflect.TypeFor[server.IndexSummary]()) {
+		http[k] = true
+	}
+	for k := range jsonSet {
+		if !http[k] && k != "error" {
+			t.Errorf("CLI JSON key %q is not an HTTP API key", k)
+		}
+	}
+	csvRow := strings.Split(csvLines[1], ",")
+	src, _ := js[0]["source"].(map[string]any)
+	for i, want := range []any{js[0]["name"], js[0]["indexed_rows"], js[0]["metric"], js[0]["encoding"], js[0]["nlist"], js[0]["dimension"], src["location"]} {
+		if fmt.Sprint(want) != csvRow[i] {
+			t.Errorf("%s: json %v, csv %q", csvHdr[i], want, csvRow[i])
+		}
+	}
+	if csvRow[2] != "cosine" || csvRow[3] != "lvq8" || csvRow[4] != "50" || !strings.Contains(csvRow[6], "glove-10k.parquet") {
+		t.Errorf("csv row %v", csvRow)
+	}
+	if _, errs, code := runSplit(t, "--warehouse", wh, "index", "list", "--format", "xml"); code != exitUsage || !strings.Contains(errs, "table, json or csv") {
+		t.Errorf("--format xml: exit %d %s", code, errs)
 	}
 }
