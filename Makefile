@@ -7,13 +7,18 @@ GO ?= go
 
 all: build
 
+# VERSION is what `parqdb --version` prints and every written Parquet file
+# records in created_by (internal/version).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS = -X github.com/parqdb/parqdb/internal/version.Version=$(VERSION)
+
 build:
-	$(GO) build -o bin/parqdb ./cmd/parqdb
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/parqdb ./cmd/parqdb
 
 # build-sql builds parqdb with the embedded DuckDB SQL engine (cgo): `parqdb sql`
 # and the Flight SQL port of `parqdb serve`.
 build-sql:
-	$(GO) build -tags $(DUCKDB_TAGS) -o bin/parqdb ./cmd/parqdb
+	$(GO) build -ldflags "$(LDFLAGS)" -tags $(DUCKDB_TAGS) -o bin/parqdb ./cmd/parqdb
 
 deps:
 	./scripts/test-deps.sh

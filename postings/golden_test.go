@@ -5,12 +5,21 @@ import (
 	"flag"
 	"os"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/parqdb/parqdb/internal/version"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // goldenFile writes the golden lvq8 bucket file: cid 2 with 3 rows, long key.
+// The golden file records a fixed version in created_by, so that it does
+// not depend on how the test binary was built.
 func goldenFile(t *testing.T) (Schema, []byte, []byte, map[int32][]Row) {
+	old := version.Version
+	version.Version = "1" // the stored files say "parqdb version 1 (build profile-1)"
+	defer func() { version.Version = old }()
 	s := Schema{Encoding: EncodingLVQ8, Dim: 4, Keys: []KeyType{{Name: "id", Kind: KindInt64}}}
 	rows := testRows(t, s, map[int32]int{2: 3, 3: 2}, 42)
 	data, fe := writeBucket(t, s, 1, rows, WriterOptions{})
@@ -91,5 +100,24 @@ func TestProfileExample(t *testing.T) {
 	}
 	if !bytes.Contains(doc, man) {
 		t.Fatal("docs/parquet-provider-profile.md §9.1 example differs from testdata/golden-manifest.json")
+	}
+}
+
+// TestCreatedByVersion: every index file records the running build's
+// version in created_by (it used to say "parqdb version 1 (build
+// profile-1)" whatever the build).
+func TestCreatedByVersion(t *testing.T) {
+	old := version.Version
+	version.Version = "v1.2.3-test"
+	defer func() { version.Version = old }()
+	s := Schema{Encoding: EncodingLVQ8, Dim: 4, Keys: []KeyType{{Name: "id", Kind: KindInt64}}}
+	data, _ := writeBucket(t, s, 1, testRows(t, s, map[int32]int{2: 3}, 42), WriterOptions{})
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "parqdb version v1.2.3-test (build profile-1)"
+	if got := pf.Metadata().CreatedBy; got != want || got != version.CreatedBy(Profile) {
+		t.Fatalf("created_by %q, want %q", got, want)
 	}
 }

@@ -10,11 +10,18 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/parqdb/parqdb/internal/version"
 )
 
 // CreatedBy is the application recorded in the created_by field of every
-// file written here.
+// file written here: "parqdb version <v> (build profile-1)", <v> being the
+// running build's version (internal/version).
 const CreatedBy = "parqdb"
+
+// Profile is the build field of created_by: the Parquet provider profile
+// the files follow.
+const Profile = "profile-1"
 
 // maxRowsPerGroup is the largest row group written for ivf_centroids.
 const maxRowsPerGroup = 1 << 16
@@ -29,9 +36,10 @@ func writerOptions(s *parquet.Schema) []parquet.WriterOption {
 		parquet.DataPageStatistics(false),
 		parquet.SkipPageBounds("code"),
 		parquet.SkipPageBounds("centroid", "list", "element"),
-		// parquet-go writes "<app> version <v>(build <b>)"; the space in
-		// "1 " gives the conventional "parqdb version 1 (build profile-1)".
-		parquet.CreatedBy(CreatedBy, "1 ", "profile-1"),
+		// parquet-go writes "<app> version <v>(build <b>)"; the space
+		// after the version gives the conventional
+		// "parqdb version v0.4.0 (build profile-1)" (version.CreatedBy).
+		parquet.CreatedBy(CreatedBy, version.String()+" ", Profile),
 		parquet.MaxRowsPerRowGroup(1 << 62),
 	}
 }

@@ -1,8 +1,10 @@
 package query
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -81,6 +83,53 @@ func parseKeyValue(k source.KeyType, s string) (source.KeyValue, error) {
 		}
 	}
 	return kv, nil
+}
+
+// KeyTextsJSON parses the JSON form of a key into ParseKey's texts: a JSON
+// scalar for a one-field key, or an array with one scalar per key field in
+// key-field order. Strings are taken verbatim (so a key may hold commas or
+// any other character), numbers as written, booleans as true/false. It is
+// the one JSON key form, shared by the HTTP API's "key" field and
+// `parqdb search --near-key-json`. Errors wrap ErrBadQuery.
+func KeyTextsJSON(raw []byte) ([]string, error) {
+	var vals []json.RawMessage
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return nil, fmt.Errorf("%w: the key is empty: give a JSON string, number or boolean, or an array of them", ErrBadQuery)
+	}
+	if t[0] == '[' {
+		if err := json.Unmarshal(t, &vals); err != nil {
+			return nil, fmt.Errorf("%w: key: %v", ErrBadQuery, err)
+		}
+		if len(vals) == 0 {
+			return nil, fmt.Errorf("%w: the key array is empty", ErrBadQuery)
+		}
+	} else {
+		vals = []json.RawMessage{t}
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		var x any
+		dec := json.NewDecoder(bytes.NewReader(v))
+		dec.UseNumber()
+		if err := dec.Decode(&x); err != nil {
+			return nil, fmt.Errorf("%w: key value %d: %v", ErrBadQuery, i, err)
+		}
+		if dec.More() {
+			return nil, fmt.Errorf("%w: key value %d: unexpected data after the JSON value", ErrBadQuery, i)
+		}
+		switch x := x.(type) {
+		case string:
+			out[i] = x
+		case json.Number:
+			out[i] = x.String()
+		case bool:
+			out[i] = strconv.FormatBool(x)
+		default:
+			return nil, fmt.Errorf("%w: key value %d: want a string, number or boolean", ErrBadQuery, i)
+		}
+	}
+	return out, nil
 }
 
 // VectorOf returns the canonical vector (normalised under cosine) of the

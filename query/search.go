@@ -20,10 +20,26 @@ import (
 	"github.com/parqdb/parqdb/postings"
 )
 
-// Limits on search options.
+// Ranges of the search options: the one source of truth for the library,
+// the CLI (parqdb search, bench) and the HTTP and SQL front ends, which
+// accept exactly these ranges (an operator may lower the server's upper
+// bounds with serve --max-k, --max-nprobe and --max-batch, not raise them).
+// A zero Options field selects the default; the front ends refuse an
+// explicit 0 for k and nprobe.
 const (
-	MaxK      = 10000
+	DefaultK      = 10
+	MinK          = 1
+	MaxK          = 1000
+	DefaultNProbe = 8
+	MinNProbe     = 1
+	// MaxNProbe bounds nprobe; values above an index's nlist scan every
+	// list.
+	MaxNProbe = 4096
+	MinRefine = 0
 	MaxRefine = 100
+	// MaxBatch bounds the query vectors of one HTTP request; the CLI
+	// searches a larger --queries file in batches of this size.
+	MaxBatch = 256
 )
 
 // Options tune one search.
@@ -49,23 +65,25 @@ type Options struct {
 
 func (o Options) withDefaults(nlist int) Options {
 	if o.K == 0 {
-		o.K = 10
+		o.K = DefaultK
 	}
 	if o.NProbe == 0 {
-		o.NProbe = 8
+		o.NProbe = DefaultNProbe
 	}
-	o.NProbe = min(o.NProbe, nlist)
+	if o.NProbe <= MaxNProbe {
+		o.NProbe = min(o.NProbe, nlist)
+	}
 	return o
 }
 
 func (o Options) validate() error {
 	switch {
-	case o.K < 1 || o.K > MaxK:
-		return fmt.Errorf("%w: k = %d is outside [1, %d]", ErrBadQuery, o.K, MaxK)
-	case o.NProbe < 1:
-		return fmt.Errorf("%w: nprobe = %d must be at least 1", ErrBadQuery, o.NProbe)
-	case o.Refine < 0 || o.Refine > MaxRefine:
-		return fmt.Errorf("%w: refine = %d is outside [0, %d]", ErrBadQuery, o.Refine, MaxRefine)
+	case o.K < MinK || o.K > MaxK:
+		return fmt.Errorf("%w: k = %d is outside [%d, %d]", ErrBadQuery, o.K, MinK, MaxK)
+	case o.NProbe < MinNProbe || o.NProbe > MaxNProbe:
+		return fmt.Errorf("%w: nprobe = %d is outside [%d, %d]", ErrBadQuery, o.NProbe, MinNProbe, MaxNProbe)
+	case o.Refine < MinRefine || o.Refine > MaxRefine:
+		return fmt.Errorf("%w: refine = %d is outside [%d, %d]", ErrBadQuery, o.Refine, MinRefine, MaxRefine)
 	}
 	return nil
 }

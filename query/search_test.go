@@ -190,6 +190,7 @@ func TestSearchValidatesQuery(t *testing.T) {
 		"negative k":      {f.vecs[0], query.Options{K: -1}},
 		"negative nprobe": {f.vecs[0], query.Options{NProbe: -3}},
 		"refine too big":  {f.vecs[0], query.Options{Refine: query.MaxRefine + 1}},
+		"nprobe too big":  {f.vecs[0], query.Options{NProbe: query.MaxNProbe + 1}},
 	} {
 		if _, err := ix.Search(ctx, tc.q, tc.opts); err == nil {
 			t.Errorf("%s: no error", name)

@@ -14,14 +14,14 @@ import (
 type Limits struct {
 	// MaxBodyBytes bounds a request body (default 8 MiB).
 	MaxBodyBytes int64
-	// MaxK bounds k (default 1000, at most query.MaxK).
+	// MaxK bounds k (default and at most query.MaxK).
 	MaxK int
-	// MaxNProbe bounds nprobe (default 4096).
+	// MaxNProbe bounds nprobe (default and at most query.MaxNProbe).
 	MaxNProbe int
-	// MaxRefine bounds refine (default query.MaxRefine).
+	// MaxRefine bounds refine (default and at most query.MaxRefine).
 	MaxRefine int
 	// MaxBatch bounds the number of query vectors in one request
-	// (default 256).
+	// (default and at most query.MaxBatch).
 	MaxBatch int
 	// Timeout is the default and greatest time one search request may
 	// take (default 30 s); a request may ask for less with timeout_ms.
@@ -31,10 +31,10 @@ type Limits struct {
 // DefaultLimits are the limits a zero Limits field selects.
 var DefaultLimits = Limits{
 	MaxBodyBytes: 8 << 20,
-	MaxK:         1000,
-	MaxNProbe:    4096,
+	MaxK:         query.MaxK,
+	MaxNProbe:    query.MaxNProbe,
 	MaxRefine:    query.MaxRefine,
-	MaxBatch:     256,
+	MaxBatch:     query.MaxBatch,
 	Timeout:      30 * time.Second,
 }
 
@@ -71,14 +71,14 @@ func (l Limits) Validate() error {
 	if l.MaxK < 0 || l.MaxK > query.MaxK {
 		errs = append(errs, fmt.Errorf("limits: MaxK %d is outside [0, %d]", l.MaxK, query.MaxK))
 	}
-	if l.MaxNProbe < 0 {
-		errs = append(errs, fmt.Errorf("limits: MaxNProbe %d is negative", l.MaxNProbe))
+	if l.MaxNProbe < 0 || l.MaxNProbe > query.MaxNProbe {
+		errs = append(errs, fmt.Errorf("limits: MaxNProbe %d is outside [0, %d]", l.MaxNProbe, query.MaxNProbe))
 	}
 	if l.MaxRefine < 0 || l.MaxRefine > query.MaxRefine {
 		errs = append(errs, fmt.Errorf("limits: MaxRefine %d is outside [0, %d]", l.MaxRefine, query.MaxRefine))
 	}
-	if l.MaxBatch < 0 {
-		errs = append(errs, fmt.Errorf("limits: MaxBatch %d is negative", l.MaxBatch))
+	if l.MaxBatch < 0 || l.MaxBatch > query.MaxBatch {
+		errs = append(errs, fmt.Errorf("limits: MaxBatch %d is outside [0, %d]", l.MaxBatch, query.MaxBatch))
 	}
 	if l.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("limits: Timeout %v is negative", l.Timeout))
@@ -87,26 +87,27 @@ func (l Limits) Validate() error {
 }
 
 // CheckOptions checks k, nprobe and refine against the limits, with the
-// API's defaults (k 10, nprobe 8) for nil values. It is shared by the
-// HTTP API and the SQL table function.
+// defaults (query.DefaultK, query.DefaultNProbe, no refine) for nil values;
+// an explicit 0 for k or nprobe is out of range, as on the CLI. It is shared
+// by the HTTP API and the SQL table function.
 func (l Limits) CheckOptions(k, nprobe, refine *int) (query.Options, error) {
 	l = l.withDefaults()
-	opts := query.Options{K: 10, NProbe: 8}
+	opts := query.Options{K: query.DefaultK, NProbe: query.DefaultNProbe}
 	if k != nil {
-		if *k < 1 || *k > l.MaxK {
-			return opts, errorf(http.StatusBadRequest, CodeOutOfRange, "k = %d is outside [1, %d]", *k, l.MaxK)
+		if *k < query.MinK || *k > l.MaxK {
+			return opts, errorf(http.StatusBadRequest, CodeOutOfRange, "k = %d is outside [%d, %d]", *k, query.MinK, l.MaxK)
 		}
 		opts.K = *k
 	}
 	if nprobe != nil {
-		if *nprobe < 1 || *nprobe > l.MaxNProbe {
-			return opts, errorf(http.StatusBadRequest, CodeOutOfRange, "nprobe = %d is outside [1, %d]", *nprobe, l.MaxNProbe)
+		if *nprobe < query.MinNProbe || *nprobe > l.MaxNProbe {
+			return opts, errorf(http.StatusBadRequest, CodeOutOfRange, "nprobe = %d is outside [%d, %d]", *nprobe, query.MinNProbe, l.MaxNProbe)
 		}
 		opts.NProbe = *nprobe
 	}
 	if refine != nil {
-		if *refine < 0 || *refine > l.MaxRefine {
-			return opts, errorf(http.StatusBadRequest, CodeOutOfRange, "refine = %d is outside [0, %d]", *refine, l.MaxRefine)
+		if *refine < query.MinRefine || *refine > l.MaxRefine {
+			return opts, errorf(http.StatusBadRequest, CodeOutOfRange, "refine = %d is outside [%d, %d]", *refine, query.MinRefine, l.MaxRefine)
 		}
 		opts.Refine = *refine
 	}

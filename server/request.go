@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,8 +25,8 @@ type SearchRequest struct {
 	// Vectors are several query vectors, answered in order.
 	Vectors [][]float64 `json:"vectors,omitempty"`
 	// Key searches near the source row with this key: one JSON scalar
-	// per key field (a bare scalar for a one-field key), written as
-	// `parqdb search --near-key` takes them.
+	// per key field (a bare scalar for a one-field key), the form
+	// `parqdb search --near-key-json` takes (query.KeyTextsJSON).
 	Key json.RawMessage `json:"key,omitempty"`
 	// K, NProbe and Refine are query.Options' fields; nil selects the
 	// defaults 10, 8 and 0.
@@ -181,39 +180,15 @@ func (req *SearchRequest) plan(l Limits) (*searchPlan, error) {
 	return p, nil
 }
 
-// keyTexts turns a JSON scalar or array of scalars into key texts.
+// keyTexts turns the request's "key" (a JSON scalar, or an array of one
+// scalar per key field: query.KeyTextsJSON, the form parqdb search
+// --near-key-json takes) into key texts.
 func keyTexts(raw json.RawMessage) ([]string, error) {
-	var vals []json.RawMessage
-	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '[' {
-		if err := json.Unmarshal(t, &vals); err != nil {
-			return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "key: %v", err)
-		}
-		if len(vals) == 0 {
-			return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "key is empty")
-		}
-	} else {
-		vals = []json.RawMessage{raw}
+	texts, err := query.KeyTextsJSON(raw)
+	if err != nil {
+		return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "%s", strings.TrimPrefix(err.Error(), query.ErrBadQuery.Error()+": "))
 	}
-	out := make([]string, len(vals))
-	for i, v := range vals {
-		var x any
-		dec := json.NewDecoder(bytes.NewReader(v))
-		dec.UseNumber()
-		if err := dec.Decode(&x); err != nil {
-			return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "key value %d: %v", i, err)
-		}
-		switch x := x.(type) {
-		case string:
-			out[i] = x
-		case json.Number:
-			out[i] = x.String()
-		case bool:
-			out[i] = strconv.FormatBool(x)
-		default:
-			return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "key value %d: want a string, number or boolean", i)
-		}
-	}
-	return out, nil
+	return texts, nil
 }
 
 // queryVectors converts the plan's vectors to float32 for ix, checking

@@ -70,12 +70,17 @@ QPS as a PNG.`,
 	fl.StringVar(&f.refines, "refine", "0", "comma-separated refine factors (0: off)")
 	fl.StringVar(&f.plot, "plot", "", "write the recall–QPS curve to this PNG file")
 	fl.IntVar(&f.threads, "threads", runtime.GOMAXPROCS(0), "goroutines for the all-threads measurement")
-	fl.IntVar(&f.maxQueries, "max-queries", 0, "use only the first N queries (0: all)")
+	fl.IntVar(&f.maxQueries, "max-queries", 0, "use only the first N queries (default all)")
 	fl.IntVar(&f.coldQueries, "cold-queries", 100, "queries run on an uncached index to measure bytes and requests per query")
 	fl.Int64Var(&f.snapshot, "snapshot", 0, "benchmark this retained snapshot")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json (one line per setting)")
 	fl.BoolVar(&f.join, "join", false, "also time a joined pass (qps_join) per setting")
 	fl.StringSliceVar(&f.columns, "columns", nil, "source columns joined by --join (default all)")
+	intRange(fl, "k", query.MinK, query.MaxK, "")
+	intRange(fl, "threads", 1, maxWorkers, "")
+	intRange(fl, "max-queries", 1, math.MaxInt32, "all queries")
+	intRange(fl, "cold-queries", 1, math.MaxInt32, "")
+	intRange(fl, "snapshot", 1, math.MaxInt64, "the current snapshot")
 	return cmd
 }
 
@@ -95,12 +100,14 @@ type benchRow struct {
 	ColdRequests  float64 `json:"cold_requests_per_query"`
 }
 
-func parseInts(flag, s string, lo int) ([]int, error) {
+// parseInts parses the comma-separated integers of --flag, each in
+// [lo, hi].
+func parseInts(flag, s string, lo, hi int) ([]int, error) {
 	var out []int
 	for _, p := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || n < lo {
-			return nil, usagef("--%s: %q is not an integer ≥ %d", flag, p, lo)
+		if err != nil || n < lo || n > hi {
+			return nil, usagef("--%s: %q is outside the allowed range [%d, %d]", flag, p, lo, hi)
 		}
 		out = append(out, n)
 	}
@@ -116,17 +123,11 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 	default:
 		return usagef("--format must be table or json, not %q", f.format)
 	}
-	if f.k < 1 || f.k > query.MaxK {
-		return usagef("-k must be in [1, %d]", query.MaxK)
-	}
-	if f.threads < 1 {
-		return usagef("--threads must be at least 1")
-	}
-	nprobes, err := parseInts("nprobe", f.nprobes, 1)
+	nprobes, err := parseInts("nprobe", f.nprobes, query.MinNProbe, query.MaxNProbe)
 	if err != nil {
 		return err
 	}
-	refines, err := parseInts("refine", f.refines, 0)
+	refines, err := parseInts("refine", f.refines, query.MinRefine, query.MaxRefine)
 	if err != nil {
 		return err
 	}
@@ -150,6 +151,9 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 		return err
 	}
 	defer ix.Close()
+	if err := checkColumns(ix, f.columns); err != nil {
+		return err
+	}
 	cold, err := query.Open(ctx, env, name, query.OpenOptions{SnapshotID: f.snapshot, CacheBytes: -1, VectorCacheBytes: -1, RowCacheRows: -1})
 	if err != nil {
 		return err

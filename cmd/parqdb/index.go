@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -54,6 +56,11 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]
+			m, err := canonicalMetric(o.Metric)
+			if err != nil {
+				return err
+			}
+			o.Metric = m
 			if err := o.Validate(); err != nil {
 				return usageError{err}
 			}
@@ -77,7 +84,7 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 	f.StringVar(&o.Source, "source", "", "source table: a Parquet file or folder, local path or s3://bucket/key (required)")
 	f.StringVar(&o.VectorField, "vector-field", "", "vector column, list<float> or list<double> (required)")
 	f.StringSliceVar(&o.KeyFields, "key-fields", nil, "comma-separated source key columns, unique per row (required)")
-	f.StringVar(&o.Metric, "metric", indexer.DefaultMetric, "distance metric: l2_squared or cosine")
+	f.StringVar(&o.Metric, "metric", indexer.DefaultMetric, "distance metric: l2_squared (also l2, euclidean) or cosine (also cos); stored as l2_squared or cosine")
 	f.IntVar(&o.NList, "nlist", 0, "number of IVF lists (default min(round(4·√N), N/39))")
 	f.StringVar(&o.Encoding, "encoding", indexer.DefaultEncoding, "posting encoding: lvq8, lvq4 or source")
 	f.Uint64Var(&o.Seed, "seed", indexer.DefaultSeed, "seed for sampling and k-means")
@@ -86,6 +93,11 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 	f.StringVar(&o.ReuseCentroids, "reuse-centroids", indexer.ReuseAuto, "auto: reuse the centroids of an index over the same exact source state; never: always train")
 	f.IntVar(&o.Workers, "workers", 0, "goroutines to use (default all cores); never changes the result")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
+	intRange(f, "nlist", 1, math.MaxInt32, "the default")
+	uintRange(f, "seed", 0, math.MaxUint64, "")
+	intRange(f, "sample-rows", 1, math.MaxInt32, "the default")
+	intRange(f, "roots", 1, math.MaxInt32, "the default")
+	intRange(f, "workers", 1, maxWorkers, "all cores")
 	return cmd
 }
 
@@ -184,15 +196,51 @@ func newIndexDescribeCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
+// indexListRow is one index of `parqdb index list`, the same fields in
+// every format (table, json, csv). JSON keys are spelled as in the HTTP
+// API's index description (GET /v1/indexes/{name}); csv and table headers
+// are the same names.
+type indexListRow struct {
+	Name             string            `json:"name"`
+	IndexedRows      int64             `json:"indexed_rows"`
+	Metric           string            `json:"metric"`
+	Encoding         string            `json:"encoding"`
+	NList            int               `json:"nlist"`
+	Dimension        int               `json:"dimension"`
+	Source           map[string]string `json:"source"`
+	MetadataLocation string            `json:"metadata_location"`
+	// Error says why the index's metadata could not be loaded; the other
+	// fields but name are then empty.
+	Error string `json:"error,omitempty"`
+}
+
+// indexListColumns are the csv and table columns, in order.
+var indexListColumns = []string{"name", "indexed_rows", "metric", "encoding", "nlist", "dimension", "source", "metadata_location", "error"}
+
+// cells returns the row's csv and table cells, in indexListColumns order.
+func (r indexListRow) cells() []string {
+	if r.Error != "" {
+		return []string{r.Name, "", "", "", "", "", "", "", r.Error}
+	}
+	return []string{r.Name, fmt.Sprint(r.IndexedRows), r.Metric, r.Encoding, fmt.Sprint(r.NList), fmt.Sprint(r.Dimension),
+		r.Source["location"], r.MetadataLocation, ""}
+}
+
 func newIndexListCmd(g *globals) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the indexes in the catalog",
-		Args:  exactArgs(0),
+		Long: `list prints, per index: name, indexed_rows, metric, encoding, nlist,
+dimension, source (its location), metadata_location and, when its metadata
+cannot be loaded, error. Every format has these fields; --format json prints
+one JSON array with the HTTP API's key spelling.`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return usagef("--format must be text or json, not %q", format)
+			switch format {
+			case "table", "text", "json", "csv":
+			default:
+				return usagef("--format must be table, json or csv, not %q", format)
 			}
 			ctx := cmd.Context()
 			return withEnv(ctx, g, func(e *env) error {
@@ -200,42 +248,51 @@ func newIndexListCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				out := cmd.OutOrStdout()
-				if format == "json" {
-					type item struct {
-						Name             string `json:"name"`
-						MetadataLocation string `json:"metadata-location"`
-						Rows             int64  `json:"rows"`
-						Error            string `json:"error,omitempty"`
-					}
-					items := []item{}
-					for _, n := range names {
-						it := item{Name: n}
-						if m, entry, err := catalog.LoadMetadata(ctx, e.cat, e.wh, n); err != nil {
-							it.Error = err.Error()
-						} else {
-							it.MetadataLocation, it.Rows = entry.MetadataLocation, m.CurrentSnapshot().IndexedRows
-						}
-						items = append(items, it)
-					}
-					return json.NewEncoder(out).Encode(items)
-				}
-				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tROWS\tMETRIC\tENCODING\tNLIST\tSOURCE")
+				rows := make([]indexListRow, 0, len(names))
 				for _, n := range names {
-					m, _, err := catalog.LoadMetadata(ctx, e.cat, e.wh, n)
+					r := indexListRow{Name: n}
+					m, entry, err := catalog.LoadMetadata(ctx, e.cat, e.wh, n)
 					if err != nil {
-						fmt.Fprintf(tw, "%s\t-\t-\t-\t-\terror: %v\n", n, err)
+						r.Error = err.Error()
+						rows = append(rows, r)
 						continue
 					}
 					s := m.CurrentSnapshot()
-					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", n, s.IndexedRows, s.Metric,
-						s.Parameters[metadata.ParamPostingEncoding], s.Parameters[metadata.ParamNList], s.SourceTable.Properties["location"])
+					r.IndexedRows, r.Metric, r.MetadataLocation = s.IndexedRows, s.Metric, entry.MetadataLocation
+					r.Source = map[string]string{"provider": s.SourceTable.Provider, "location": s.SourceTable.Properties["location"]}
+					if p, err := s.IVF(); err == nil {
+						r.Encoding, r.NList, r.Dimension = p.PostingEncoding, int(p.NList), int(p.Dimension)
+					}
+					rows = append(rows, r)
 				}
-				return tw.Flush()
+				return writeIndexList(cmd.OutOrStdout(), format, rows)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json or csv")
 	return cmd
+}
+
+// writeIndexList writes rows as a table, a JSON array or CSV.
+func writeIndexList(w io.Writer, format string, rows []indexListRow) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(rows)
+	case "csv":
+		cw := csv.NewWriter(w)
+		cw.Write(indexListColumns)
+		for _, r := range rows {
+			cw.Write(r.cells())
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.ToUpper(strings.Join(indexListColumns, "\t")))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r.cells(), "\t"))
+	}
+	return tw.Flush()
 }

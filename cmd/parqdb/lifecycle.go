@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"os/signal"
 	"slices"
@@ -24,6 +25,12 @@ func init() {
 	indexSubcommands = append(indexSubcommands, newIndexRefreshCmd, newIndexOptimizeCmd, newIndexHistoryCmd, newIndexExpireCmd, newIndexDropCmd)
 	subcommands = append(subcommands, newGCCmd)
 }
+
+// maxGrowth bounds refresh --max-growth (a fraction: 1000 is 100000 %).
+const maxGrowth = 1000
+
+// maxDuration bounds duration flags: ten years.
+const maxDuration = 10 * 365 * 24 * time.Hour
 
 func newIndexRefreshCmd(g *globals) *cobra.Command {
 	var ro indexer.RefreshOptions
@@ -76,6 +83,8 @@ that committed first makes this one fail with a clear error (run it again).`,
 	f.Float64Var(&ro.MaxGrowth, "max-growth", indexer.DefaultMaxGrowth, "drift threshold: retrain when appended rows exceed this fraction of the indexed rows")
 	f.IntVar(&ro.Workers, "workers", 0, "goroutines to use (default all cores)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
+	floatRange(f, "max-growth", 0, maxGrowth, "")
+	intRange(f, "workers", 1, maxWorkers, "all cores")
 	return cmd
 }
 
@@ -221,6 +230,8 @@ The files only the removed snapshots used are deleted by a later
 	f.IntVar(&o.RetainLast, "retain-last", 0, "keep the N most recent snapshots")
 	f.DurationVar(&o.OlderThan, "older-than", 0, "remove snapshots older than this (e.g. 72h)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "list what would be removed and commit nothing")
+	intRange(f, "retain-last", 1, math.MaxInt32, "no count limit (then give --older-than)")
+	durationRange(f, "older-than", time.Second, maxDuration, "no age limit (then give --retain-last)")
 	return cmd
 }
 
@@ -306,5 +317,6 @@ the grace period; --dry-run lists them.`,
 	f := cmd.Flags()
 	f.BoolVar(&o.DryRun, "dry-run", false, "list the orphans and delete nothing")
 	f.DurationVar(&o.Grace, "grace", lifecycle.DefaultGrace, "leave files younger than this alone")
+	durationRange(f, "grace", 0, maxDuration, "")
 	return cmd
 }

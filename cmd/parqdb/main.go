@@ -13,6 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/version"
+	"github.com/parqdb/parqdb/query"
 )
 
 // Exit codes.
@@ -56,15 +59,30 @@ func newRootCmd() (*cobra.Command, *globals) {
 		Long:          "parqdb builds IVF vector indexes over Parquet tables in a local folder or S3-compatible storage, and searches them.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.String(),
 	}
+	root.SetVersionTemplate("parqdb {{.Version}}\n")
+	// An unknown command or flag suggests the nearest one.
+	root.SuggestionsMinimumDistance = 2
 	root.PersistentFlags().StringVar(&g.warehouse, "warehouse", envOr("PARQDB_WAREHOUSE", "./warehouse"),
 		"warehouse location: a local folder or s3://bucket/prefix (env PARQDB_WAREHOUSE)")
 	root.PersistentFlags().StringVar(&g.catalog, "catalog", os.Getenv("PARQDB_CATALOG"),
 		"catalog: empty for SQLite at <warehouse>/catalog.db, sqlite:PATH, postgres://…, or 'warehouse' (env PARQDB_CATALOG)")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
+	// Every command's numeric flags are range-checked before it runs.
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return checkFlagRanges(cmd) }
 	for _, add := range subcommands {
 		root.AddCommand(add(g))
 	}
+	root.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "Print parqdb's version (as parqdb --version does)",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "parqdb %s\n", version.String())
+			return err
+		},
+	})
 	return root, g
 }
 
@@ -117,9 +135,12 @@ func exitCode(err error) int {
 }
 
 // isBadSetting recognises errors caused by a flag value the user gave: an
-// unknown --catalog spec or an invalid index name.
+// unknown --catalog spec, an invalid index name, build options the source
+// cannot satisfy (--nlist above its row count) or an invalid query option
+// or vector.
 func isBadSetting(err error) bool {
-	return errors.Is(err, catalog.ErrUnknownCatalog) || errors.Is(err, catalog.ErrInvalidName)
+	return errors.Is(err, catalog.ErrUnknownCatalog) || errors.Is(err, catalog.ErrInvalidName) ||
+		errors.Is(err, indexer.ErrOptions) || errors.Is(err, query.ErrBadQuery)
 }
 
 // isCobraUsage recognises the usage errors cobra makes itself.

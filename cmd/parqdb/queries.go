@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -36,20 +38,84 @@ func parseVector(s string) ([]float32, error) {
 	return out, nil
 }
 
-// readQueries reads query vectors from a .fvecs, .npy or Parquet file (the
-// last needs column).
+// queryFormats lists the --queries formats, for errors.
+const queryFormats = ".fvecs, .npy (2-D float32/float64), .jsonl (one JSON array of numbers per line) or .parquet (with --query-column)"
+
+// readQueries reads query vectors from a .fvecs, .npy, .jsonl or Parquet
+// file (the last needs column; with column, any other extension is read as
+// Parquet). Queries are numbered from 0 in input order, in errors as in
+// the output.
 func readQueries(path, column string) ([][]float32, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
+	ext := strings.ToLower(filepath.Ext(path))
+	if column != "" && ext != ".parquet" && ext != ".parq" {
+		switch ext {
+		case ".fvecs", ".npy", ".jsonl", ".ndjson":
+			return nil, usagef("--queries %s: --query-column goes with a Parquet file, not %s", path, ext)
+		}
+		return readParquetVectors(path, column)
+	}
+	switch ext {
 	case ".fvecs":
 		return readFvecs(path)
 	case ".npy":
 		return readNpy(path)
-	default:
+	case ".jsonl", ".ndjson":
+		return readJSONLines(path)
+	case ".parquet", ".parq":
 		if column == "" {
-			return nil, usagef("--queries %s: a Parquet query file needs --query-column", path)
+			return nil, usagef("--queries %s: a Parquet query file needs --query-column naming its vector column", path)
 		}
 		return readParquetVectors(path, column)
 	}
+	if ext == "" {
+		return nil, usagef("--queries %s: the file name has no extension; give one of %s", path, queryFormats)
+	}
+	return nil, usagef("--queries %s: unknown extension %q; give one of %s", path, ext, queryFormats)
+}
+
+// readJSONLines reads one JSON array of numbers per line (blank lines are
+// skipped); an error names the line (from 1, as editors count) and the
+// query (from 0).
+func readJSONLines(path string) ([][]float32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out [][]float32
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		var xs []float64
+		if err := json.Unmarshal(text, &xs); err != nil {
+			return nil, fmt.Errorf("%s: line %d (query %d): want a JSON array of numbers like [0.1, 2, -3e-2]: %v", path, line, len(out), err)
+		}
+		if len(xs) == 0 {
+			return nil, fmt.Errorf("%s: line %d (query %d): the array is empty", path, line, len(out))
+		}
+		if len(out) > 0 && len(xs) != len(out[0]) {
+			return nil, fmt.Errorf("%s: line %d (query %d): %d values, the first query has %d", path, line, len(out), len(xs), len(out[0]))
+		}
+		v := make([]float32, len(xs))
+		for i, x := range xs {
+			v[i] = float32(x)
+			if math.IsInf(float64(v[i]), 0) {
+				return nil, fmt.Errorf("%s: line %d (query %d): value %d (%g) overflows float32", path, line, len(out), i, x)
+			}
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: after query %d: %w", path, len(out)-1, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no vectors", path)
+	}
+	return out, nil
 }
 
 // readFvecs reads the .fvecs format: per vector an int32 dimension then
@@ -67,7 +133,7 @@ func readFvecs(path string) ([][]float32, error) {
 		d := int(int32(binary.LittleEndian.Uint32(data[off:])))
 		off += 4
 		if d <= 0 || len(data)-off < 4*d {
-			return nil, fmt.Errorf("%s: vector %d: bad dimension %d or truncated", path, len(out), d)
+			return nil, fmt.Errorf("%s: query %d: bad dimension %d or truncated", path, len(out), d)
 		}
 		v := make([]float32, d)
 		for i := range v {
@@ -223,7 +289,7 @@ func readParquetVectors(path, column string) ([][]float32, error) {
 	}
 	for i, v := range out {
 		if len(v) == 0 {
-			return nil, fmt.Errorf("%s: row %d: column %q is null or empty", path, i, column)
+			return nil, fmt.Errorf("%s: row %d (query %d): column %q is null or empty", path, i, i, column)
 		}
 	}
 	return out, nil

@@ -2,12 +2,16 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,7 +20,9 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/parqdb/parqdb/internal/version"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 )
@@ -24,19 +30,21 @@ import (
 func init() { subcommands = append(subcommands, newSearchCmd) }
 
 type searchFlags struct {
-	vector, nearKey, queries, queryColumn string
-	k, nprobe, refine                     int
-	columns                               []string
-	snapshot                              int64
-	format, output                        string
-	stats                                 bool
-	workers                               int
+	vector, nearKey, nearKeyJSON string
+	keys                         []string
+	queries, queryColumn         string
+	k, nprobe, refine            int
+	columns                      []string
+	snapshot                     int64
+	format, output               string
+	stats                        bool
+	workers                      int
 }
 
 func newSearchCmd(g *globals) *cobra.Command {
 	var f searchFlags
 	cmd := &cobra.Command{
-		Use:   "search NAME (--vector '[…]' | --near-key VALUE[,VALUE…] | --queries FILE [--query-column COL])",
+		Use:   "search NAME (--vector '[…]' | --near-key VALUE | --key COL=VALUE… | --near-key-json '[…]' | --queries FILE [--query-column COL])",
 		Short: "Find the nearest source rows to a vector, to an existing row, or to each vector of a file",
 		Long: `search routes each query to the nprobe nearest lists, scores their postings,
 keeps the k best (re-scoring the best refine·k with exact source vectors when
@@ -45,7 +53,9 @@ columns (all, or --columns) and add _distance: squared L2 for l2_squared;
 ½‖q̂ − x‖² = 1 − cos for cosine (see docs/search.md).
 
 --near-key searches with the vector of the source row that has that key (the
-row itself comes first). --queries reads a .fvecs, .npy or Parquet file (with
+row itself comes first); the value is taken verbatim, commas included. A
+composite key is given field by field with repeated --key COL=VALUE, or as a
+JSON array with --near-key-json '["a", 2]' (the HTTP API's "key" form). --queries reads a .fvecs, .npy or Parquet file (with
 --query-column); with --format json the output is JSON Lines, one line per
 query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.`,
 		Example: `  parqdb search words --near-key king -k 5
@@ -56,35 +66,47 @@ query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.vector, "vector", "", "query vector as a JSON array")
-	fl.StringVar(&f.nearKey, "near-key", "", "search near the source row with this key (comma-separated for composite keys)")
+	fl.StringVar(&f.nearKey, "near-key", "", "search near the source row with this key value, taken verbatim (one-field keys)")
+	fl.StringArrayVar(&f.keys, "key", nil, "search near the source row whose key field COL is VALUE: COL=VALUE, repeated once per key field")
+	fl.StringVar(&f.nearKeyJSON, "near-key-json", "", `search near the source row with this key as JSON: a scalar, or an array with one value per key field (["a", 2])`)
 	fl.StringVar(&f.queries, "queries", "", "file of query vectors: .fvecs, .npy or Parquet")
 	fl.StringVar(&f.queryColumn, "query-column", "", "vector column of a Parquet --queries file")
-	fl.IntVarP(&f.k, "k", "k", 10, "number of results per query")
-	fl.IntVar(&f.nprobe, "nprobe", 8, "number of lists to scan")
-	fl.IntVar(&f.refine, "refine", 0, "re-score the best refine·k candidates with exact source vectors (0: off)")
+	fl.IntVarP(&f.k, "k", "k", query.DefaultK, fmt.Sprintf("number of results per query, %d to %d", query.MinK, query.MaxK))
+	fl.IntVar(&f.nprobe, "nprobe", query.DefaultNProbe, fmt.Sprintf("number of lists to scan, %d to %d (above nlist: every list)", query.MinNProbe, query.MaxNProbe))
+	fl.IntVar(&f.refine, "refine", 0, fmt.Sprintf("re-score the best refine·k candidates with exact source vectors, %d to %d (0: off)", query.MinRefine, query.MaxRefine))
 	fl.StringSliceVar(&f.columns, "columns", nil, "source columns to return (default all)")
 	fl.Int64Var(&f.snapshot, "snapshot", 0, "search this retained snapshot instead of the current one")
 	fl.StringVar(&f.format, "format", "table", "output format: table, json (JSON Lines), csv or parquet")
 	fl.StringVarP(&f.output, "output", "o", "", "write results to this file instead of standard output")
 	fl.BoolVar(&f.stats, "stats", false, "print one JSON line of search statistics to standard error")
 	fl.IntVar(&f.workers, "workers", 0, "queries searched at once for --queries (default all cores)")
+	intRange(fl, "k", query.MinK, query.MaxK, "")
+	intRange(fl, "nprobe", query.MinNProbe, query.MaxNProbe, "")
+	intRange(fl, "refine", query.MinRefine, query.MaxRefine, "")
+	intRange(fl, "snapshot", 1, math.MaxInt64, "the current snapshot")
+	intRange(fl, "workers", 1, maxWorkers, "all cores")
 	return cmd
 }
 
 func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error {
 	n := 0
-	for _, s := range []string{f.vector, f.nearKey, f.queries} {
-		if s != "" {
+	for _, name := range []string{"vector", "near-key", "key", "near-key-json", "queries"} {
+		if cmd.Flags().Changed(name) {
 			n++
 		}
 	}
 	if n != 1 {
-		return usagef("give exactly one of --vector, --near-key or --queries")
+		return usagef("give exactly one of --vector, --near-key, --key (once per key field), --near-key-json or --queries")
 	}
 	switch f.format {
 	case "table", "json", "csv", "parquet":
 	default:
 		return usagef("--format must be table, json, csv or parquet, not %q", f.format)
+	}
+	if f.format == "parquet" && f.output == "" {
+		if file, ok := cmd.OutOrStdout().(*os.File); ok && isTerminal(file) {
+			return usagef("--format parquet writes binary data and standard output is a terminal: give --output FILE or redirect standard output to a file")
+		}
 	}
 	if f.queryColumn != "" && f.queries == "" {
 		return usagef("--query-column goes with --queries")
@@ -114,10 +136,15 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 		return err
 	}
 	defer ix.Close()
+	if err := checkColumns(ix, f.columns); err != nil {
+		return err
+	}
 	var nearKey []parquet.Value
-	if f.nearKey != "" {
-		if nearKey, err = ix.ParseKey(strings.Split(f.nearKey, ",")); err != nil {
-			return err
+	if texts, err := keyTexts(cmd, ix, f); err != nil {
+		return err
+	} else if texts != nil {
+		if nearKey, err = ix.ParseKey(texts); err != nil {
+			return usageError{err}
 		}
 	}
 	opts := query.Options{K: f.k, NProbe: f.nprobe, Refine: f.refine, Columns: f.columns}
@@ -137,7 +164,7 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 			results, qs = []*query.Result{r}, make([][]float32, 1)
 		}
 	} else {
-		results, err = ix.SearchBatch(ctx, qs, opts, f.workers)
+		results, err = searchBatches(ctx, ix, qs, opts, f.workers)
 	}
 	elapsed := time.Since(start)
 	if err != nil {
@@ -185,6 +212,96 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 		return err
 	}
 	return bw.Flush()
+}
+
+// keyTexts returns the key texts of --near-key, --key or --near-key-json
+// in key-field order (nil when none is given).
+func keyTexts(cmd *cobra.Command, ix *query.Index, f searchFlags) ([]string, error) {
+	fields := ix.Snapshot().SourceKeyFields
+	switch {
+	case cmd.Flags().Changed("near-key"):
+		if len(fields) != 1 {
+			return nil, usagef("--near-key: index %q has a composite key (%s): give --key %s=… once per field, or --near-key-json '[…]' with one value per field",
+				ix.Name(), strings.Join(fields, ", "), fields[0])
+		}
+		return []string{f.nearKey}, nil
+	case cmd.Flags().Changed("near-key-json"):
+		texts, err := query.KeyTextsJSON([]byte(f.nearKeyJSON))
+		if err != nil {
+			return nil, usagef("--near-key-json: %s", strings.TrimPrefix(err.Error(), query.ErrBadQuery.Error()+": "))
+		}
+		return texts, nil
+	case cmd.Flags().Changed("key"):
+		given := map[string]string{}
+		for _, kv := range f.keys {
+			col, val, ok := strings.Cut(kv, "=")
+			switch {
+			case !ok:
+				return nil, usagef("--key %q: want COL=VALUE, COL one of the key fields (%s)", kv, strings.Join(fields, ", "))
+			case !slices.Contains(fields, col):
+				return nil, usagef("--key %q: %q is not a key field of index %q (key fields: %s)", kv, col, ix.Name(), strings.Join(fields, ", "))
+			}
+			if _, dup := given[col]; dup {
+				return nil, usagef("--key: key field %q is given twice", col)
+			}
+			given[col] = val
+		}
+		texts := make([]string, len(fields))
+		for i, c := range fields {
+			v, ok := given[c]
+			if !ok {
+				return nil, usagef("--key: key field %q is missing: give --key %s=… (key fields: %s)", c, c, strings.Join(fields, ", "))
+			}
+			texts[i] = v
+		}
+		return texts, nil
+	}
+	return nil, nil
+}
+
+// checkColumns checks --columns against the index's source columns; an
+// unknown one is a usage error listing the columns there are.
+func checkColumns(ix *query.Index, cols []string) error {
+	have := ix.Columns()
+	for _, c := range cols {
+		if c == metadata.ReservedField {
+			return usagef("--columns: %s is always returned; do not list it", c)
+		}
+		if !slices.Contains(have, c) {
+			return usagef("--columns: column %q is not in the source of index %q (columns: %s)", c, ix.Name(), strings.Join(have, ", "))
+		}
+	}
+	return nil
+}
+
+// searchBatches searches qs in batches of at most query.MaxBatch vectors,
+// the batch size the HTTP API accepts, on up to workers goroutines (0: one
+// per core), and returns the results in input order. An error names the
+// query by its 0-based position in the input, the number the output's
+// query field and column carry.
+func searchBatches(ctx context.Context, ix *query.Index, qs [][]float32, opts query.Options, workers int) ([]*query.Result, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	out := make([]*query.Result, len(qs))
+	for start := 0; start < len(qs); start += query.MaxBatch {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(workers)
+		for i := start; i < min(start+query.MaxBatch, len(qs)); i++ {
+			g.Go(func() error {
+				r, err := ix.Search(gctx, qs[i], opts)
+				if err != nil {
+					return fmt.Errorf("query %d: %w", i, err)
+				}
+				out[i] = r
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // searchStats is the --stats line. Seconds covers the searches only: after
@@ -331,7 +448,7 @@ func writeParquet(w io.Writer, ix *query.Index, results []*query.Result) error {
 	}
 	fields = append(fields, resultField{metadata.ReservedField, parquet.Leaf(parquet.FloatType)})
 	schema := parquet.NewSchema("results", resultGroup(fields))
-	pw := parquet.NewGenericWriter[map[string]any](w, schema, parquet.CreatedBy("parqdb", "", ""))
+	pw := parquet.NewGenericWriter[map[string]any](w, schema, parquet.CreatedBy("parqdb", version.String()+" ", "search-results"))
 	for qi, r := range results {
 		for _, h := range r.Hits {
 			row := make(map[string]any, len(cols)+2)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -86,6 +87,15 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 	fl.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.BoolVar(&f.noPreload, "no-preload", false, "open indexes on first use instead of at start")
+	durationRange(fl, "refresh-interval", time.Millisecond, maxDuration, "")
+	durationRange(fl, "timeout", time.Millisecond, maxDuration, "")
+	durationRange(fl, "shutdown-timeout", 0, maxDuration, "")
+	intRange(fl, "max-k", query.MinK, query.MaxK, "")
+	intRange(fl, "max-batch", 1, query.MaxBatch, "")
+	intRange(fl, "max-nprobe", query.MinNProbe, query.MaxNProbe, "")
+	intRange(fl, "max-body-bytes", 1<<10, math.MaxInt64, "")
+	intRange(fl, "cache-bytes", -1, math.MaxInt64, "1 GiB; -1 disables the cache")
+	intRange(fl, "vector-cache-bytes", -1, math.MaxInt64, "1 GiB; -1 disables the cache")
 	return cmd
 }
 

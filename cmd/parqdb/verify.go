@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 
@@ -80,6 +81,9 @@ when all pass and 1 when any fails. See the verify package documentation.`,
 	f.IntVar(&o.Workers, "workers", 0, "goroutines to use (default all cores); never changes the result")
 	f.BoolVar(&o.Exhaustive, "exhaustive", false, "decide every row's nearest centroid by brute force (C·D float64 operations per row), also on large indexes")
 	f.Int64Var(&o.MemoryLimit, "memory-limit", 0, "approximate bytes for the key map; larger indexes are joined in several passes (default 1 GiB)")
+	intRange(f, "snapshot", 1, math.MaxInt64, "the current snapshot")
+	intRange(f, "workers", 1, maxWorkers, "all cores")
+	intRange(f, "memory-limit", 1<<20, math.MaxInt64, "1 GiB")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
 	return cmd
 }
