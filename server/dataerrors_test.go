@@ -1,0 +1,156 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/parqdb/parqdb/artifact"
+	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/source"
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
+	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/storage"
+)
+
+type dataRow struct {
+	ID        int64     `parquet:"id"`
+	Embedding []float32 `parquet:"embedding,list"`
+}
+
+// writeUncompressed writes rows without compression, so that changing a
+// key's value keeps the file's size.
+func writeUncompressed(t *testing.T, path string, rows []dataRow) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := parquet.NewGenericWriter[dataRow](f, parquet.Compression(&parquet.Uncompressed))
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDataErrorsAreNot500 indexes a source, then rewrites it in place
+// keeping each file's size and modification time (the source identity),
+// as a tool that rewrites files in place can, so that the index still
+// opens but the rows no longer match it; a search over HTTP must answer
+// the stable 409 code of the problem, never 500 internal.
+func TestDataErrorsAreNot500(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		patch   func(rows []dataRow) // the in-place change
+		status  int
+		code    string
+		message []string
+	}{
+		{"duplicate key", func(rows []dataRow) { rows[250].ID = 120 }, http.StatusConflict, server.CodeSourceInvalid,
+			[]string{"duplicate source key", "row 250 (key id=120)", `row 120 of file "src.parquet"`, "parqdb index refresh dup"}},
+		{"missing source row", func(rows []dataRow) { rows[250].ID = 100000 }, http.StatusConflict, server.CodeIndexCorrupt,
+			[]string{"key id=250", "no row of source", "parqdb index verify dup"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			env := newLocalEnv(t)
+			rng := rand.New(rand.NewPCG(9, 9))
+			rows := make([]dataRow, 300)
+			for i := range rows {
+				v := make([]float32, 8)
+				for j := range v {
+					v[j] = float32(rng.NormFloat64())
+				}
+				rows[i] = dataRow{ID: int64(i), Embedding: v}
+			}
+			src := filepath.Join(t.TempDir(), "src.parquet")
+			writeUncompressed(t, src, rows)
+			_, err := indexer.Create(ctx, indexer.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, indexer.Options{
+				Name: "dup", Source: src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 4,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.Stat(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.patch(rows)
+			writeUncompressed(t, src, rows)
+			if err := os.Chtimes(src, before.ModTime(), before.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+			if after, err := os.Stat(src); err != nil || after.Size() != before.Size() {
+				t.Fatalf("rewritten source: %v, size %d, want %d (the test needs the identity kept)", err, after.Size(), before.Size())
+			}
+			_, url := startServer(t, env, server.Config{})
+			f := &fixture{env: env, url: url}
+			status, m := f.post(t, "/v1/indexes/dup/search", map[string]any{"vector": vec64(rows[250].Embedding), "k": 5, "nprobe": 4})
+			if status != tc.status || errCode(m) != tc.code {
+				t.Fatalf("status %d code %q (%v), want %d %s", status, errCode(m), m, tc.status, tc.code)
+			}
+			msg, _ := m["error"].(map[string]any)["message"].(string)
+			for _, w := range tc.message {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q lacks %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+// TestAsErrorDataProblems checks the classification of every data-caused
+// error class: none is internal.
+func TestAsErrorDataProblems(t *testing.T) {
+	storageErr := func(err error) error { return &storage.Error{Op: "read", Key: "k", Bucket: "b", Err: err} }
+	srcErr := func(rule, cause error) error {
+		return &source.Error{Source: "s", File: "f.parquet", Row: -1, Rule: rule, Err: cause}
+	}
+	for _, tc := range []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{srcErr(source.ErrDuplicateKey, nil), http.StatusConflict, server.CodeSourceInvalid},
+		{srcErr(source.ErrNullKey, nil), http.StatusConflict, server.CodeSourceInvalid},
+		{srcErr(source.ErrNaN, nil), http.StatusConflict, server.CodeSourceInvalid},
+		{srcErr(source.ErrCorrupt, errors.New("bad page header")), http.StatusConflict, server.CodeSourceInvalid},
+		{srcErr(source.ErrCorrupt, storageErr(storage.ErrNotExist)), http.StatusConflict, server.CodeStaleIndex},
+		{srcErr(source.ErrCorrupt, storageErr(errors.New("object changed since it was opened"))), http.StatusServiceUnavailable, server.CodeStorageUnavailable},
+		{fmt.Errorf("read postings: %w", storageErr(errors.New("connection reset"))), http.StatusServiceUnavailable, server.CodeStorageUnavailable},
+		{fmt.Errorf("open postings file: %w", storageErr(storage.ErrNotExist)), http.StatusConflict, server.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", query.ErrCorrupt), http.StatusConflict, server.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", postings.ErrCorrupt), http.StatusConflict, server.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", postings.ErrManifest), http.StatusConflict, server.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", artifact.ErrMismatch), http.StatusConflict, server.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", metadata.ErrInvalid), http.StatusConflict, server.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", catalog.ErrCorrupt), http.StatusConflict, server.CodeIndexCorrupt},
+		{errors.New("a bug"), http.StatusInternalServerError, server.CodeInternal},
+	} {
+		e := server.AsError(tc.err)
+		if e.Status != tc.status || e.Code != tc.code {
+			t.Errorf("AsError(%v) = %d %s, want %d %s", tc.err, e.Status, e.Code, tc.status, tc.code)
+		}
+	}
+	for _, c := range []string{server.CodeSourceInvalid, server.CodeIndexCorrupt, server.CodeStorageUnavailable} {
+		if !strings.Contains(string(server.OpenAPI), "- "+c+" ") {
+			t.Errorf("error code %s is not in the OpenAPI document", c)
+		}
+	}
+}
