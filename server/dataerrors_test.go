@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -151,6 +152,96 @@ func TestAsErrorDataProblems(t *testing.T) {
 	for _, c := range []string{server.CodeSourceInvalid, server.CodeIndexCorrupt, server.CodeStorageUnavailable} {
 		if !strings.Contains(string(server.OpenAPI), "- "+c+" ") {
 			t.Errorf("error code %s is not in the OpenAPI document", c)
+		}
+	}
+}
+
+// TestDamagedIndexIsNot500 damages one warehouse file of an index in turn
+// (deleted, truncated, or with bytes flipped in its middle) and searches
+// it over HTTP: every answer is a stable data code, never 500 internal.
+func TestDamagedIndexIsNot500(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(4, 4))
+	rows := make([]dataRow, 300)
+	for i := range rows {
+		v := make([]float32, 8)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		rows[i] = dataRow{ID: int64(i), Embedding: v}
+	}
+	src := filepath.Join(t.TempDir(), "src.parquet")
+	writeUncompressed(t, src, rows)
+	// build indexes the source in a fresh warehouse and returns its files
+	// by role: the key with the UUIDs and random suffixes replaced by "*".
+	ids := regexp.MustCompile(`[0-9a-f-]{16,}`)
+	build := func() (query.Env, map[string]string) {
+		t.Helper()
+		env := newLocalEnv(t)
+		_, err := indexer.Create(ctx, indexer.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, indexer.Options{
+			Name: "ix", Source: src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 4,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		infos, err := env.Warehouse.List(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		roles := map[string]string{}
+		for _, in := range infos {
+			if !strings.HasPrefix(in.Key, "catalog.db") {
+				roles[ids.ReplaceAllString(in.Key, "*")] = in.Key
+			}
+		}
+		return env, roles
+	}
+	_, roles := build()
+	if len(roles) < 7 {
+		t.Fatalf("index files by role: %v", roles)
+	}
+	damages := []struct {
+		name string
+		do   func(path string) error
+	}{
+		{"deleted", os.Remove},
+		{"truncated", func(p string) error {
+			st, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			return os.Truncate(p, st.Size()/2)
+		}},
+		{"flipped", func(p string) error {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for i := len(data) / 3; i < len(data)/3+16 && i < len(data); i++ {
+				data[i] ^= 0xA5
+			}
+			return os.WriteFile(p, data, 0o644)
+		}},
+	}
+	for role := range roles {
+		for _, d := range damages {
+			t.Run(d.name+" "+role, func(t *testing.T) {
+				env, mine := build()
+				key, ok := mine[role]
+				if !ok {
+					t.Fatalf("no file of role %s in %v", role, mine)
+				}
+				if err := d.do(filepath.Join(env.Warehouse.String(), filepath.FromSlash(key))); err != nil {
+					t.Fatal(err)
+				}
+				_, url := startServer(t, env, server.Config{})
+				f := &fixture{env: env, url: url}
+				status, m := f.post(t, "/v1/indexes/ix/search", map[string]any{"vector": vec64(rows[7].Embedding), "k": 5, "nprobe": 4})
+				t.Logf("%d %s", status, errCode(m))
+				if status == http.StatusInternalServerError || errCode(m) == server.CodeInternal {
+					t.Errorf("status %d %v", status, m)
+				}
+			})
 		}
 	}
 }
