@@ -42,9 +42,9 @@ func (k *KeyHashes) hash(b []byte) uint64 {
 }
 
 // CheckUniqueKeys enforces the source contract's unique-key rule: it
-// returns an *Error with rule ErrDuplicateKey for the first row (in file
-// and row order) whose key an earlier row already has, naming both rows
-// (file and row within the file) and the key.
+// returns an *Error with rule ErrDuplicateKey for a row whose key an
+// earlier row (in file and row order) already has, naming both rows (file
+// and row within the file) and the key; nil when every key is unique.
 //
 // Rows of the files for which old returns true are rows an index already
 // holds: they are compared with every other row but not with each other
