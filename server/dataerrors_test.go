@@ -18,6 +18,7 @@ import (
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/source"
+	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/query"
@@ -133,7 +134,9 @@ func TestAsErrorDataProblems(t *testing.T) {
 		{srcErr(source.ErrNaN, nil), http.StatusConflict, server.CodeSourceInvalid},
 		{srcErr(source.ErrCorrupt, errors.New("bad page header")), http.StatusConflict, server.CodeSourceInvalid},
 		{srcErr(source.ErrCorrupt, storageErr(storage.ErrNotExist)), http.StatusConflict, server.CodeStaleIndex},
-		{srcErr(source.ErrCorrupt, storageErr(errors.New("object changed since it was opened"))), http.StatusServiceUnavailable, server.CodeStorageUnavailable},
+		{srcErr(source.ErrCorrupt, storageErr(storage.ErrChanged)), http.StatusConflict, server.CodeStaleIndex},
+		{srcErr(source.ErrCorrupt, storageErr(errors.New("connection refused"))), http.StatusServiceUnavailable, server.CodeStorageUnavailable},
+		{fmt.Errorf("read postings: %w", storageErr(storage.ErrChanged)), http.StatusConflict, server.CodeIndexCorrupt},
 		{fmt.Errorf("read postings: %w", storageErr(errors.New("connection reset"))), http.StatusServiceUnavailable, server.CodeStorageUnavailable},
 		{fmt.Errorf("open postings file: %w", storageErr(storage.ErrNotExist)), http.StatusConflict, server.CodeIndexCorrupt},
 		{fmt.Errorf("x: %w", query.ErrCorrupt), http.StatusConflict, server.CodeIndexCorrupt},
@@ -243,5 +246,81 @@ func TestDamagedIndexIsNot500(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSourceChangedUnderOpenIndex serves an index over a source on the real
+// S3 server, then replaces or deletes the source object while the index is
+// open: the next search that reads it answers 409 stale_index, not 500.
+func TestSourceChangedUnderOpenIndex(t *testing.T) {
+	for _, change := range []string{"replaced", "deleted"} {
+		t.Run(change, func(t *testing.T) {
+			ctx := context.Background()
+			srv := testenv.S3(t)
+			t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+			t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+			t.Setenv("AWS_REGION", srv.Region)
+			t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
+			bucket := srv.NewBucket(t)
+			src, err := storage.Open(ctx, "s3://"+bucket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(5, 5))
+			// Larger than the tail the source reads with the footer, so
+			// that the rows are read from the object afterwards.
+			rows := make([]dataRow, 5000)
+			for i := range rows {
+				v := make([]float32, 8)
+				for j := range v {
+					v[j] = float32(rng.NormFloat64())
+				}
+				rows[i] = dataRow{ID: int64(i), Embedding: v}
+			}
+			file := filepath.Join(t.TempDir(), "src.parquet")
+			writeUncompressed(t, file, rows)
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := storage.WriteAll(ctx, src, "data/src.parquet", data); err != nil {
+				t.Fatal(err)
+			}
+			env := newLocalEnv(t)
+			_, err = indexer.Create(ctx, indexer.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, indexer.Options{
+				Name: "ix", Source: "s3://" + bucket + "/data/", VectorField: "embedding", KeyFields: []string{"id"}, NList: 4,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, url := startServer(t, env, server.Config{})
+			f := &fixture{env: env, url: url}
+			body := map[string]any{"vector": vec64(rows[7].Embedding), "k": 5, "nprobe": 4, "columns": []string{"id"}}
+			if status, m := f.post(t, "/v1/indexes/ix/search", body); status != http.StatusOK {
+				t.Fatalf("search before the change: %d %v", status, m)
+			}
+			switch change {
+			case "replaced":
+				rows[7].Embedding[0]++
+				writeUncompressed(t, file, rows)
+				data, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := storage.WriteAll(ctx, src, "data/src.parquet", data); err != nil {
+					t.Fatal(err)
+				}
+			case "deleted":
+				if err := src.Delete(ctx, "data/src.parquet"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Other columns: rows not in the row cache, read from the source.
+			body["columns"] = []string{"id", "embedding"}
+			status, m := f.post(t, "/v1/indexes/ix/search", body)
+			if status != http.StatusConflict || errCode(m) != server.CodeStaleIndex {
+				t.Fatalf("search after the source was %s: %d %v, want 409 %s", change, status, m, server.CodeStaleIndex)
+			}
+		})
 	}
 }

@@ -112,9 +112,12 @@ func dataError(err error, msg string) *Error {
 	switch {
 	case errors.Is(err, query.ErrSourceInvalid):
 		return &Error{http.StatusConflict, CodeSourceInvalid, msg, err}
-	case errors.Is(err, query.ErrSourceUnreadable) && errors.Is(err, storage.ErrNotExist):
-		// A source file was removed after the index was opened.
+	case errors.Is(err, query.ErrSourceUnreadable) && (errors.Is(err, storage.ErrNotExist) || errors.Is(err, storage.ErrChanged)):
+		// A source file was removed or replaced after the index was opened.
 		return &Error{http.StatusConflict, CodeStaleIndex, msg, err}
+	case errors.Is(err, storage.ErrChanged):
+		// Index files are immutable: a replaced one was tampered with.
+		return &Error{http.StatusConflict, CodeIndexCorrupt, msg, err}
 	case errors.As(err, &se) && !errors.Is(err, storage.ErrNotExist) && !errors.Is(err, context.Canceled):
 		return &Error{http.StatusServiceUnavailable, CodeStorageUnavailable, msg, err}
 	case errors.Is(err, query.ErrSourceUnreadable):

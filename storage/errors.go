@@ -19,6 +19,9 @@ var (
 	ErrInjected = errors.New("injected fault")
 	// ErrUnsupported means Open was given a URL scheme it does not know.
 	ErrUnsupported = errors.New("unsupported warehouse URL")
+	// ErrChanged means an Object's content was replaced after Open: a read
+	// would mix two versions, so it fails instead.
+	ErrChanged = errors.New("object changed since it was opened")
 )
 
 // Error records a failed operation on one key (or list prefix) of a bucket.
