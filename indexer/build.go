@@ -198,8 +198,9 @@ func (b *builder) cleanup() {
 	}
 }
 
-// scanSource opens the source, checks its schema and contract row by row,
-// and takes the seeded training sample in the same pass.
+// scanSource opens the source, checks its schema and contract row by row
+// (unique keys included), and takes the seeded training sample in the same
+// pass.
 func (b *builder) scanSource(ctx context.Context) error {
 	if b.table == nil {
 		t, canon, err := source.OpenLocation(ctx, b.opts.Source)
@@ -243,7 +244,9 @@ func (b *builder) scanSource(ctx context.Context) error {
 	p.Start(StageScan, n)
 	var pos int64
 	next := 0
+	keys := source.NewKeyHashes()
 	err = t.Scan(ctx, l, 0, func(batch *source.Batch) error {
+		keys.Add(batch)
 		for i := 0; i < batch.N; i++ {
 			if next < len(picks) && picks[next] == pos {
 				b.sample = append(b.sample, batch.Vector(i)...)
@@ -260,7 +263,9 @@ func (b *builder) scanSource(ctx context.Context) error {
 	if pos != n {
 		return fmt.Errorf("source %s: scanned %d rows, footers say %d", b.srcLoc, pos, n)
 	}
-	return nil
+	// Keys are unique (ivf-index-schema §8): a duplicate would make every
+	// join ambiguous, so it fails the build before anything is written.
+	return source.CheckUniqueKeys(ctx, t, l, nil, keys)
 }
 
 // samplePositions returns k distinct row positions in [0, n), ascending,

@@ -196,8 +196,8 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 }
 
 // prepareIncremental checks the current source against the binding, loads
-// the base snapshot's centroids and postings manifest, and narrows the scan
-// to the appended files.
+// the base snapshot's centroids and postings manifest, narrows the scan to
+// the appended files and checks that their keys are new.
 func (b *builder) prepareIncremental(ctx context.Context, added []string) error {
 	t := b.table
 	l, err := t.Check(ctx, source.Binding{VectorField: b.opts.VectorField, KeyFields: b.opts.KeyFields, Metric: b.opts.Metric, Dim: b.dimOfBase()})
@@ -230,7 +230,13 @@ func (b *builder) prepareIncremental(ctx context.Context, added []string) error 
 		return fmt.Errorf("incremental refresh: none of the added files %s is in the source", strings.Join(added, ", "))
 	}
 	b.scanLayout, err = b.scanTable.Check(ctx, source.Binding{VectorField: b.opts.VectorField, KeyFields: b.opts.KeyFields, Metric: b.opts.Metric, Dim: l.Dim})
-	return err
+	if err != nil {
+		return err
+	}
+	// The appended keys must be unique among themselves and against the
+	// rows the index already holds (the unchanged files): this reads the
+	// key columns of every file, not the vectors.
+	return source.CheckUniqueKeys(ctx, t, l, func(f source.File) bool { return !set[f.Key] }, nil)
 }
 
 func (b *builder) dimOfBase() int {

@@ -2,11 +2,15 @@ package indexer
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
@@ -53,6 +57,31 @@ func TestS3SourceAndWarehouse(t *testing.T) {
 	if _, err := Create(ctx, env, Options{Name: "v", Source: "s3://" + srcBucket + "/data/", VectorField: "embedding", KeyFields: []string{"id"}, NList: 12}); err != nil {
 		t.Fatal(err)
 	}
+	// An appended part that repeats indexed ids is refused; nothing moves.
+	keys := func() []string {
+		infos, err := wh.List(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, in := range infos {
+			out = append(out, in.Key)
+		}
+		return out
+	}
+	before, e0 := keys(), mustLoad(t, cat, "v")
+	put("p1.parquet", 1450, 100, 2)
+	_, err = Refresh(ctx, env, "v", RefreshOptions{})
+	if !errors.Is(err, source.ErrDuplicateKey) || !strings.Contains(err.Error(), `p1.parquet": row 0 (key id=1450)`) ||
+		!strings.Contains(err.Error(), `row 1450 of file`) || !strings.Contains(err.Error(), `which the index already holds`) {
+		t.Fatalf("refresh over repeated ids: %v", err)
+	}
+	if after := keys(); !slices.Equal(after, before) {
+		t.Fatalf("failed refresh changed the warehouse:\n%v\n%v", before, after)
+	}
+	if e1 := mustLoad(t, cat, "v"); e1.MetadataLocation != e0.MetadataLocation {
+		t.Fatalf("failed refresh moved the catalog to %s", e1.MetadataLocation)
+	}
 	put("p1.parquet", 10000, 100, 2)
 	r, err := Refresh(ctx, env, "v", RefreshOptions{})
 	if err != nil || r.Action != ActionIncremental {
@@ -77,4 +106,13 @@ func TestS3SourceAndWarehouse(t *testing.T) {
 	if got := res.Hits[0].Row["id"]; got != int64(10007) || res.Hits[0].Distance != 0 {
 		t.Fatalf("first hit %v at %v, want the row itself at 0", got, res.Hits[0].Distance)
 	}
+}
+
+func mustLoad(t *testing.T, cat catalog.Catalog, name string) catalog.Entry {
+	t.Helper()
+	e, err := cat.Load(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

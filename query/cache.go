@@ -82,7 +82,8 @@ func (ix *Index) sourceOrds(ctx context.Context, l *list) ([]int64, error) {
 		for i := range ords {
 			loc, ok := ki.Lookup(l.batch.Key(i))
 			if !ok {
-				l.ordsErr = fmt.Errorf("%w: postings key %x of cid %d has no source row", ErrCorrupt, l.batch.Key(i), l.cid)
+				l.ordsErr = fmt.Errorf("index %q: %w: list %d holds key %s, which no row of source %s has: the source was changed in place (its files kept their sizes and versions) or the index is damaged; run `parqdb index verify %s`",
+					ix.name, ErrCorrupt, l.cid, ix.formatKey(l.batch.Key(i)), ix.snap.SourceTable.Properties["location"], ix.name)
 				return
 			}
 			ords[i] = ix.fileStart[loc.File] + loc.Row

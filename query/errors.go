@@ -3,6 +3,8 @@ package query
 import (
 	"errors"
 	"fmt"
+
+	"github.com/parqdb/parqdb/internal/source"
 )
 
 // Sentinel errors, tested with errors.Is.
@@ -18,6 +20,18 @@ var (
 	ErrBadQuery = errors.New("invalid query")
 	// ErrKeyNotFound means --near-key named no source row.
 	ErrKeyNotFound = errors.New("key not found in the source")
+	// ErrSourceInvalid means a search found source rows that break the
+	// source contract (ivf-index-schema §8): a duplicate or null key, a bad
+	// vector. Builds refuse such sources, so the source was changed in place
+	// (keeping its files' sizes and versions) or the index was built by a
+	// release that did not check keys; the fix is to correct the source and
+	// run `parqdb index refresh`. It is the source package's contract
+	// sentinel, so every contract rule matches it.
+	ErrSourceInvalid = source.ErrContract
+	// ErrSourceUnreadable means a search could not read or decode a source
+	// file: it was changed or removed after the index was opened, is
+	// damaged, or its storage did not answer.
+	ErrSourceUnreadable = source.ErrCorrupt
 )
 
 // StaleError reports a source whose state differs from the snapshot's.

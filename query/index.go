@@ -346,8 +346,23 @@ func (ix *Index) keys(ctx context.Context) (*source.KeyIndex, error) {
 	ix.keyOnce.Do(func() {
 		// The index outlives this caller's context: build it to the end.
 		ix.keyIndex, ix.keyErr = source.BuildKeyIndex(context.WithoutCancel(ctx), ix.table, ix.layout)
+		if errors.Is(ix.keyErr, source.ErrDuplicateKey) {
+			// Builds refuse duplicate keys: say how this index got one.
+			ix.keyErr = fmt.Errorf("%w; the source was changed in place or the index was built by a release that did not check keys: make the keys unique, then run `parqdb index refresh %s`",
+				ix.keyErr, ix.name)
+		}
 	})
 	return ix.keyIndex, ix.keyErr
+}
+
+// formatKey formats a canonical key encoding for messages ("id=42"), or
+// as hex when it does not decode.
+func (ix *Index) formatKey(enc []byte) string {
+	vals, err := source.DecodeKey(ix.layout.Keys, enc)
+	if err != nil {
+		return fmt.Sprintf("%x", enc)
+	}
+	return source.FormatKey(ix.layout.Keys, vals)
 }
 
 // SourceSchema returns the Parquet schema of the source table (its first

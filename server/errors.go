@@ -6,8 +6,14 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/parqdb/parqdb/artifact"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/ivf"
+	"github.com/parqdb/parqdb/location"
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/storage"
 )
 
 // Error codes. They are part of the API contract (openapi.yaml, Error
@@ -35,6 +41,14 @@ const (
 	CodeUnavailable          = "unavailable"            // 503: not ready, or shutting down
 )
 
+// Error codes of data problems found while answering: the request is
+// valid, but what the index reads is not (see dataError).
+const (
+	CodeSourceInvalid      = "source_invalid"      // 409: source rows break the source contract (duplicate or null key, bad vector) or a source file does not decode
+	CodeIndexCorrupt       = "index_corrupt"       // 409: an index file is missing or disagrees with the metadata
+	CodeStorageUnavailable = "storage_unavailable" // 503: reading the warehouse or the source failed
+)
+
 // Error is an API error: an HTTP status, a stable Code and a message for
 // people. It is what every failed request answers, as
 // {"error": {"code": …, "message": …}}.
@@ -54,8 +68,9 @@ func errorf(status int, code, format string, args ...any) *Error {
 }
 
 // AsError maps any error from the search pipeline to an *Error: catalog
-// and query sentinels to their 4xx codes, context deadlines to timeout and
-// everything else to internal.
+// and query sentinels to their 4xx codes, context deadlines to timeout,
+// data problems (a bad source, a damaged index, failed storage reads) to
+// their 409 and 503 codes, and everything else to internal.
 func AsError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -82,7 +97,40 @@ func AsError(err error) *Error {
 	case errors.Is(err, ErrClosed):
 		return &Error{http.StatusServiceUnavailable, CodeUnavailable, msg, err}
 	}
+	if e := dataError(err, msg); e != nil {
+		return e
+	}
 	return &Error{http.StatusInternalServerError, CodeInternal, msg, err}
+}
+
+// dataError classifies the errors caused by the data a search reads — the
+// source or the index's own files — rather than by the request or a bug:
+// none of them is a 500, and each code names what an operator must look
+// at. It returns nil for any other error.
+func dataError(err error, msg string) *Error {
+	var se *storage.Error
+	switch {
+	case errors.Is(err, query.ErrSourceInvalid):
+		return &Error{http.StatusConflict, CodeSourceInvalid, msg, err}
+	case errors.Is(err, query.ErrSourceUnreadable) && (errors.Is(err, storage.ErrNotExist) || errors.Is(err, storage.ErrChanged)):
+		// A source file was removed or replaced after the index was opened.
+		return &Error{http.StatusConflict, CodeStaleIndex, msg, err}
+	case errors.Is(err, storage.ErrChanged):
+		// Index files are immutable: a replaced one was tampered with.
+		return &Error{http.StatusConflict, CodeIndexCorrupt, msg, err}
+	case errors.As(err, &se) && !errors.Is(err, storage.ErrNotExist) && !errors.Is(err, context.Canceled):
+		return &Error{http.StatusServiceUnavailable, CodeStorageUnavailable, msg, err}
+	case errors.Is(err, query.ErrSourceUnreadable):
+		return &Error{http.StatusConflict, CodeSourceInvalid, msg, err}
+	case errors.Is(err, query.ErrCorrupt), errors.Is(err, storage.ErrNotExist),
+		errors.Is(err, postings.ErrCorrupt), errors.Is(err, postings.ErrManifest),
+		errors.Is(err, postings.ErrSchema), errors.Is(err, postings.ErrProperties),
+		errors.Is(err, artifact.ErrMismatch), errors.Is(err, ivf.ErrInvalidCentroids),
+		errors.Is(err, metadata.ErrInvalid), errors.Is(err, location.ErrInvalid),
+		errors.Is(err, catalog.ErrCorrupt):
+		return &Error{http.StatusConflict, CodeIndexCorrupt, msg, err}
+	}
+	return nil
 }
 
 // ErrClosed means the pool was closed (the server is shutting down).

@@ -22,6 +22,9 @@ var (
 	// ErrNotLeftover means RemoveLeftover was given something that is not
 	// an unfinished write; nothing was removed.
 	ErrNotLeftover = errors.New("not an unfinished write")
+	// ErrChanged means an Object's content was replaced after Open: a read
+	// would mix two versions, so it fails instead.
+	ErrChanged = errors.New("object changed since it was opened")
 )
 
 // Error records a failed operation on one key (or list prefix) of a bucket.

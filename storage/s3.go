@@ -313,7 +313,7 @@ func (o *s3Object) ReadAt(p []byte, off int64) (int, error) {
 	out, err := o.s.client.GetObject(o.ctx, in)
 	if err != nil {
 		if s3Lost(err) {
-			err = fmt.Errorf("object changed since it was opened: %w", err)
+			err = fmt.Errorf("%w: %w", ErrChanged, err)
 		}
 		return 0, o.s.fail("read", o.key, err)
 	}

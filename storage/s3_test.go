@@ -221,8 +221,8 @@ func TestS3ReadChangedObject(t *testing.T) {
 	if err := storage.WriteAll(ctx, s, "k", []byte("version two")); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := o.ReadAt(make([]byte, 4), 0); err == nil {
-		t.Fatalf("ReadAt after replacement = %d, nil; want an error", n)
+	if n, err := o.ReadAt(make([]byte, 4), 0); !errors.Is(err, storage.ErrChanged) {
+		t.Fatalf("ReadAt after replacement = %d, %v; want storage.ErrChanged", n, err)
 	}
 }
 

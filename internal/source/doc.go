@@ -4,8 +4,10 @@
 // The flow is Open (footers only) → Check (schema rules, returns a Layout)
 // → Scan (streams every row in file order, converting and validating the
 // vector and key of each row against the source contract of
-// ivf-index-schema §8) and, for queries, ReadRows / ReadVectors (random
-// access by RowLoc) and BuildKeyIndex (source key → RowLoc).
+// ivf-index-schema §8), CheckUniqueKeys (the unique-key rule, which one
+// row cannot show: builds feed it the key hashes their Scan collects) and,
+// for queries, ReadRows / ReadVectors (random access by RowLoc) and
+// BuildKeyIndex (source key → RowLoc).
 //
 // # Vector shapes
 //

@@ -252,8 +252,11 @@ func (t *Table) scanParallel(ctx context.Context, l *Layout, units []unit, opt S
 
 // rgReader decodes one row group into batches.
 type rgReader struct {
-	vec  vecCursor
-	keys []keyCursor
+	// keysOnly reads and checks only the key columns: batches carry no
+	// vectors (scanKeys).
+	keysOnly bool
+	vec      vecCursor
+	keys     []keyCursor
 	// first violation in the current batch
 	errRow  int
 	errRule error
@@ -266,8 +269,10 @@ func (r *rgReader) run(ctx context.Context, t *Table, l *Layout, u unit, batchRo
 	fl := &l.files[u.file]
 	rg := f.pf.RowGroups()[u.rg]
 	chunks := rg.ColumnChunks()
-	r.vec.reset(&fl.vec, chunks[fl.vec.col].Pages())
-	defer r.vec.close()
+	if !r.keysOnly {
+		r.vec.reset(&fl.vec, chunks[fl.vec.col].Pages())
+		defer r.vec.close()
+	}
 	if len(r.keys) != len(fl.keys) {
 		r.keys = make([]keyCursor, len(fl.keys))
 	}
@@ -339,7 +344,7 @@ func (r *rgReader) fill(t *Table, l *Layout, f *tableFile, b *Batch, n int) erro
 		}
 	}
 	D := l.Dim
-	for i := 0; i < n && i < r.errRow; i++ {
+	for i := 0; i < n && i < r.errRow && !r.keysOnly; i++ {
 		dst := b.Vectors[i*D : (i+1)*D]
 		rs, err := r.vec.readRow(dst)
 		if err != nil {
