@@ -54,7 +54,8 @@ type searchPlan struct {
 }
 
 // decodeJSON reads one JSON value from r.Body into v, strictly: unknown
-// fields, trailing data and bodies over limit are errors.
+// fields (names match exactly, case included), a field given twice (at
+// any depth), trailing data and bodies over limit are errors.
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -72,6 +73,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return errorf(http.StatusBadRequest, CodeMalformedJSON, "the body is empty: send a JSON object")
+	}
+	if err := checkMembers(body, v); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
