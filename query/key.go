@@ -18,7 +18,10 @@ import (
 // ParseKey parses one text value per source key field into Parquet values:
 // booleans as true/false, integers in base 10, strings as given, binary and
 // fixed values as hex with a 0x prefix (or the raw text), dates as
-// YYYY-MM-DD.
+// YYYY-MM-DD. For string, binary and fixed fields, a text that is a JSON
+// object must be the lossless form {"base64": "…"} that JSON output gives
+// binary and non-UTF-8 values (ParseBinaryJSON); it is how a key whose
+// bytes are not UTF-8 (or a text that itself starts with "{") is given.
 func (ix *Index) ParseKey(texts []string) ([]parquet.Value, error) {
 	keys := ix.layout.Keys
 	if len(texts) != len(keys) {
@@ -66,8 +69,19 @@ func parseKeyValue(k source.KeyType, s string) (source.KeyValue, error) {
 		kv.Int = t.Unix() / 86400
 	case source.KindString:
 		kv.Bytes = []byte(s)
+		if b, ok, err := ParseBinaryJSON(s); ok {
+			if err != nil {
+				return kv, err
+			}
+			kv.Bytes = b
+		}
 	default:
-		if h, ok := strings.CutPrefix(s, "0x"); ok {
+		if b, ok, err := ParseBinaryJSON(s); ok {
+			if err != nil {
+				return kv, err
+			}
+			kv.Bytes = b
+		} else if h, ok := strings.CutPrefix(s, "0x"); ok {
 			b, err := hex.DecodeString(h)
 			if err != nil {
 				return kv, fmt.Errorf("%q is not hex", s)

@@ -27,7 +27,8 @@ type SearchRequest struct {
 	Vectors [][]float64 `json:"vectors,omitempty"`
 	// Key searches near the source row with this key: one JSON scalar
 	// per key field (a bare scalar for a one-field key), written as
-	// `parqdb search --near-key` takes them.
+	// `parqdb search --near-key` takes them; a binary or non-UTF-8 value
+	// as {"base64": "…"}, the form search answers give it.
 	Key json.RawMessage `json:"key,omitempty"`
 	// K, NProbe and Refine are query.Options' fields; nil selects the
 	// defaults 10, 8 and 0.
@@ -213,8 +214,16 @@ func keyTexts(raw json.RawMessage) ([]string, error) {
 			out[i] = x.String()
 		case bool:
 			out[i] = strconv.FormatBool(x)
+		case map[string]any:
+			// The lossless form of binary and non-UTF-8 values, as JSON
+			// output writes them; ParseKey decodes it.
+			text := string(bytes.TrimSpace(v))
+			if _, ok, err := query.ParseBinaryJSON(text); !ok || err != nil {
+				return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, `key value %d: an object must be {"base64": "<standard base64>"}, got %s`, i, text)
+			}
+			out[i] = text
 		default:
-			return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "key value %d: want a string, number or boolean", i)
+			return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, `key value %d: want a string, number, boolean or {"base64": "…"}`, i)
 		}
 	}
 	return out, nil
