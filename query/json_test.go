@@ -54,8 +54,8 @@ func TestParseBinaryJSON(t *testing.T) {
 		want string // bytes, or a fragment of the error after "err:"
 	}{
 		{"king", false, ""},
-		{"{x}", false, ""},                // a string key that starts with "{"
-		{`{"name": "a"}`, false, ""},      // not the form: an ordinary text
+		{"{x}", false, ""},           // a string key that starts with "{"
+		{`{"name": "a"}`, false, ""}, // not the form: an ordinary text
 		{`{"base64": "AP94"}`, true, "\x00\xffx"},
 		{` { "base64" : "" } `, true, ""},
 		{`{"base64": "!!"}`, true, "err:not standard base64"},
