@@ -23,7 +23,7 @@ import (
 // and docs/reliability.md.
 const (
 	attackRequests  = 8
-	attackTimeout   = 6 * time.Second         // the server's --timeout
+	attackTimeout   = 5 * time.Second         // the server's --timeout
 	attackAskFor    = 3 * time.Second         // timeout_ms of the refine-100 round
 	attackSlack     = 1500 * time.Millisecond // one in-flight query, encoding, scheduling on a loaded machine
 	attackRSSBound  = 1 << 30                 // VmHWM of the server process, bytes
