@@ -471,7 +471,8 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 	if err != nil {
 		return err
 	}
-	release() // the answer is encoded: writing it needs no search slot
+	// The slot is held while writing too: the encoded answer is part of
+	// the memory that MaxConcurrent bounds.
 	return writeBody(ctx, w, rc, body)
 }
 
