@@ -274,3 +274,13 @@ func TestSQLAdmission(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchKeyBase64: ivf_search_key takes the lossless {"base64": …}
+// key form that JSON output gives binary and non-UTF-8 values.
+func TestSearchKeyBase64(t *testing.T) {
+	e, _ := newEngine(t)
+	_, got := rows(t, e, `SELECT word FROM ivf_search_key('words', '{"base64": "a2luZw=="}', 1)`) // "king"
+	if len(got) != 1 || got[0]["word"] != `"king"` {
+		t.Fatalf("got %v, want the row of king", got)
+	}
+}
