@@ -18,10 +18,12 @@ import (
 // ParseKey parses one text value per source key field into Parquet values:
 // booleans as true/false, integers in base 10, strings as given, binary and
 // fixed values as hex with a 0x prefix (or the raw text), dates as
-// YYYY-MM-DD. For string, binary and fixed fields, a text that is a JSON
-// object must be the lossless form {"base64": "…"} that JSON output gives
-// binary and non-UTF-8 values (ParseBinaryJSON); it is how a key whose
-// bytes are not UTF-8 (or a text that itself starts with "{") is given.
+// YYYY-MM-DD. For string, binary and fixed fields, a text that starts as
+// a JSON object with the member "base64" is the lossless form
+// {"base64": "…"} that JSON output gives binary and non-UTF-8 values
+// (ParseBinaryJSON), and must be exactly that; it is how a key whose bytes
+// are not UTF-8 (or a string key that itself looks like that form) is
+// given.
 func (ix *Index) ParseKey(texts []string) ([]parquet.Value, error) {
 	keys := ix.layout.Keys
 	if len(texts) != len(keys) {

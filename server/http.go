@@ -434,13 +434,18 @@ func (s *Server) describe(w http.ResponseWriter, r *http.Request, name string) e
 // search answers POST /v1/indexes/{name}/search. Its time limit runs
 // from the moment the handler starts and covers reading the body, waiting
 // for a running slot, the search, the join, encoding and writing the
-// answer; see searchDeadline.
+// answer (withTimeLimit; docs/serve.md, "Limits").
 func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) error {
 	start := time.Now()
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(start.Add(s.cfg.Limits.Timeout))
 	var req SearchRequest
 	if err := decodeJSON(w, r, s.cfg.Limits.MaxBodyBytes, &req); err != nil {
+		if time.Since(start) >= s.cfg.Limits.Timeout {
+			ctx, cancel := withTimeLimit(r.Context(), start, s.cfg.Limits.Timeout)
+			defer cancel()
+			return timeoutError(ctx, "reading the body")
+		}
 		return err
 	}
 	plan, err := req.plan(s.cfg.Limits)

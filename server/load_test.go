@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,5 +112,32 @@ func TestRowLimit(t *testing.T) {
 func TestLoadLimitsValidate(t *testing.T) {
 	if _, err := server.New(server.Config{Env: newLocalEnv(t), Load: server.LoadLimits{MaxConcurrent: -1, MaxRows: -2}}); err == nil {
 		t.Fatal("negative load limits accepted")
+	}
+}
+
+// TestSlowBody: the time limit covers reading the body: a client that
+// sends its headers and then trickles the body is answered 504 timeout at
+// the limit (it held the connection for the read timeout, limit + 10 s,
+// and got 400).
+func TestSlowBody(t *testing.T) {
+	f := newFixture(t, server.Config{Limits: server.Limits{Timeout: 300 * time.Millisecond}})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	if _, err := io.WriteString(conn, "POST /v1/indexes/words/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"key\": "); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if took := time.Since(start); resp.StatusCode != http.StatusGatewayTimeout || !strings.Contains(string(body), `"timeout"`) || took > 3*time.Second {
+		t.Fatalf("slow body: %d %s after %v, want 504 timeout after about 300ms", resp.StatusCode, body, took)
 	}
 }
