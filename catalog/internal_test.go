@@ -26,7 +26,12 @@ func TestCheckName(t *testing.T) {
 		{".x", "starts with '.'"},
 		{"-x", "starts with '-'"},
 		{"a/b", "byte 1 is '/'"},
-		{"ü", "byte 0 is"},
+		{"ü", "byte 0 is 0xC3 (the first byte of 'ü', U+00FC)"},
+		{"ÄÖ", "byte 0 is 0xC3 (the first byte of 'Ä', U+00C4)"},
+		{"a\xff", "byte 1 is 0xFF"},
+		{"a\x00", "byte 1 is 0x00"},
+		{"a\tb", "byte 1 is 0x09"},
+		{"日本", "byte 0 is 0xE6 (the first byte of '日', U+65E5)"},
 		{"a b", "byte 1 is ' '"},
 	}
 	for _, tc := range tests {

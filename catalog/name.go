@@ -3,6 +3,7 @@ package catalog
 import (
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // MaxNameLen is the longest index name, in bytes.
@@ -28,10 +29,25 @@ func CheckName(name string) error {
 	}
 	for i := 0; i < len(name); i++ {
 		if !nameByte(name[i]) {
-			return bad(fmt.Sprintf("byte %d is %q", i, name[i]))
+			return bad(describeByte(name, i))
 		}
 	}
 	return nil
+}
+
+// describeByte names the byte at i of name for an error: printable ASCII
+// as a quoted character, anything else in hex, with the character it
+// starts when it begins a valid UTF-8 sequence (so "Ä" reads
+// "byte 0 is 0xC3 (the first byte of 'Ä')", not the mojibake 'Ã').
+func describeByte(name string, i int) string {
+	c := name[i]
+	if c >= 0x20 && c < 0x7f {
+		return fmt.Sprintf("byte %d is %q", i, c)
+	}
+	if r, n := utf8.DecodeRuneInString(name[i:]); r != utf8.RuneError && n > 1 {
+		return fmt.Sprintf("byte %d is 0x%02X (the first byte of %s, U+%04X)", i, c, strconv.QuoteRune(r), r)
+	}
+	return fmt.Sprintf("byte %d is 0x%02X", i, c)
 }
 
 func nameByte(c byte) bool {

@@ -20,7 +20,12 @@ import (
 // ParseKey parses one text value per source key field into Parquet values:
 // booleans as true/false, integers in base 10, strings as given, binary and
 // fixed values as hex with a 0x prefix (or the raw text), dates as
-// YYYY-MM-DD.
+// YYYY-MM-DD. For string, binary and fixed fields, a text that starts as
+// a JSON object with the member "base64" is the lossless form
+// {"base64": "…"} that JSON output gives binary and non-UTF-8 values
+// (ParseBinaryJSON), and must be exactly that; it is how a key whose bytes
+// are not UTF-8 (or a string key that itself looks like that form) is
+// given.
 func (ix *Index) ParseKey(texts []string) ([]parquet.Value, error) {
 	keys := ix.layout.Keys
 	if len(texts) != len(keys) {
@@ -68,8 +73,19 @@ func parseKeyValue(k source.KeyType, s string) (source.KeyValue, error) {
 		kv.Int = t.Unix() / 86400
 	case source.KindString:
 		kv.Bytes = []byte(s)
+		if b, ok, err := ParseBinaryJSON(s); ok {
+			if err != nil {
+				return kv, err
+			}
+			kv.Bytes = b
+		}
 	default:
-		if h, ok := strings.CutPrefix(s, "0x"); ok {
+		if b, ok, err := ParseBinaryJSON(s); ok {
+			if err != nil {
+				return kv, err
+			}
+			kv.Bytes = b
+		} else if h, ok := strings.CutPrefix(s, "0x"); ok {
 			b, err := hex.DecodeString(h)
 			if err != nil {
 				return kv, fmt.Errorf("%q is not hex", s)
@@ -125,8 +141,16 @@ func KeyTextsJSON(raw []byte) ([]string, error) {
 			out[i] = x.String()
 		case bool:
 			out[i] = strconv.FormatBool(x)
+		case map[string]any:
+			// The lossless form of binary and non-UTF-8 values, as JSON
+			// output writes them; ParseKey decodes it.
+			text := string(bytes.TrimSpace(v))
+			if _, ok, err := ParseBinaryJSON(text); !ok || err != nil {
+				return nil, fmt.Errorf(`%w: key value %d: an object must be {"base64": "<standard base64>"}, got %s`, ErrBadQuery, i, text)
+			}
+			out[i] = text
 		default:
-			return nil, fmt.Errorf("%w: key value %d: want a string, number or boolean", ErrBadQuery, i)
+			return nil, fmt.Errorf(`%w: key value %d: want a string, number, boolean or {"base64": "…"}`, ErrBadQuery, i)
 		}
 	}
 	return out, nil

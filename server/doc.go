@@ -11,7 +11,12 @@
 //   - http.go: routes, JSON errors with stable codes (errors.go), limits
 //     (limits.go), access logs (log/slog) and Prometheus metrics
 //     (metrics.go).
-//   - request.go: decoding and validating a search request.
+//   - request.go: decoding and validating a search request;
+//     strictjson.go: no field given twice, names matched exactly.
+//   - load.go: admission (a bounded number of running and queued
+//     searches, shared with SQL; 503 overloaded beyond), the rows-per-answer
+//     limit, the shared query slots, and the time limit that covers the
+//     whole request, encoding and writing the answer included (504).
 //   - pool.go: the opened indexes. Pool opens an index on first use, polls
 //     the catalog for newly committed snapshots, opens a new snapshot in the
 //     background while the old one keeps serving, swaps them atomically

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +33,9 @@ type Config struct {
 	Token Token
 	// Limits bound requests (zero fields: DefaultLimits).
 	Limits Limits
+	// Load bounds concurrent searches and rows per answer (zero fields:
+	// defaults, see LoadLimits).
+	Load LoadLimits
 	// Pool tunes the opened indexes and their refresh.
 	Pool PoolOptions
 	// Logger receives access and event logs (default slog.Default()).
@@ -53,6 +55,7 @@ type Server struct {
 	log     *slog.Logger
 	pool    *Pool
 	metrics *metrics
+	admit   *Admitter
 	handler http.Handler
 	ready   atomic.Bool
 
@@ -69,9 +72,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Env.Warehouse == nil || cfg.Env.Catalog == nil {
 		return nil, errors.New("server: Config.Env needs a warehouse and a catalog")
 	}
-	if err := cfg.Limits.Validate(); err != nil {
+	if err := errors.Join(cfg.Limits.Validate(), cfg.Load.Validate()); err != nil {
 		return nil, err
 	}
+	cfg.Load = cfg.Load.withDefaults()
 	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -84,8 +88,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Pool.Logger == nil {
 		cfg.Pool.Logger = cfg.Logger
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, pool: NewPool(env, cfg.Pool)}
-	s.metrics = newMetrics(s.pool, st)
+	s := &Server{cfg: cfg, log: cfg.Logger, pool: NewPool(env, cfg.Pool), admit: NewAdmitter(cfg.Load)}
+	s.metrics = newMetrics(s.pool, st, s.admit)
 	s.handler = http.HandlerFunc(s.serveHTTP)
 	s.ready.Store(!cfg.Preload)
 	return s, nil
@@ -96,6 +100,10 @@ func (s *Server) Pool() *Pool { return s.pool }
 
 // Limits returns the server's effective limits.
 func (s *Server) Limits() Limits { return s.cfg.Limits }
+
+// Admitter returns the server's admission control, shared with the
+// Flight SQL front end.
+func (s *Server) Admitter() *Admitter { return s.admit }
 
 // Token returns the server's token.
 func (s *Server) Token() Token { return s.cfg.Token }
@@ -211,6 +219,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets http.ResponseController reach the connection (deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *statusWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
@@ -249,7 +260,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var ae *Error
 	if err != nil {
-		ae = AsError(err)
+		ae = httpTimeout(AsError(err))
 		if sw.status == 0 {
 			writeError(sw, ae)
 		}
@@ -420,25 +431,54 @@ func (s *Server) describe(w http.ResponseWriter, r *http.Request, name string) e
 	return writeJSON(w, http.StatusOK, Describe(l.Index()))
 }
 
+// search answers POST /v1/indexes/{name}/search. Its time limit runs
+// from the moment the handler starts and covers reading the body, waiting
+// for a running slot, the search, the join, encoding and writing the
+// answer (withTimeLimit; docs/serve.md, "Limits").
 func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) error {
+	start := time.Now()
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(start.Add(s.cfg.Limits.Timeout))
 	var req SearchRequest
 	if err := decodeJSON(w, r, s.cfg.Limits.MaxBodyBytes, &req); err != nil {
+		if time.Since(start) >= s.cfg.Limits.Timeout {
+			ctx, cancel := withTimeLimit(r.Context(), start, s.cfg.Limits.Timeout)
+			defer cancel()
+			return timeoutError(ctx, "reading the body")
+		}
 		return err
 	}
 	plan, err := req.plan(s.cfg.Limits)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), plan.timeout)
+	if err := s.admit.Limits().CheckRows(plan.opts.K, plan.queries()); err != nil {
+		return err
+	}
+	ctx, cancel := withTimeLimit(r.Context(), start, plan.timeout)
 	defer cancel()
-	resp, err := s.runSearch(ctx, name, plan)
+	release, err := s.admit.Admit(ctx)
 	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			return &Error{http.StatusRequestTimeout, CodeTimeout, fmt.Sprintf("the search took longer than %v", plan.timeout), err}
+		if AsError(err).Code == CodeOverloaded {
+			w.Header().Set("Retry-After", retryAfter)
 		}
 		return err
 	}
-	return writeJSON(w, http.StatusOK, resp)
+	defer release()
+	resp, err := s.runSearch(ctx, name, plan)
+	if err != nil {
+		if ctx.Err() != nil {
+			return timeoutError(ctx, "searching")
+		}
+		return err
+	}
+	body, err := encodeResponse(ctx, resp)
+	if err != nil {
+		return err
+	}
+	// The slot is held while writing too: the encoded answer is part of
+	// the memory that MaxConcurrent bounds.
+	return writeBody(ctx, w, rc, body)
 }
 
 func (s *Server) runSearch(ctx context.Context, name string, plan *searchPlan) (*SearchResponse, error) {
@@ -465,7 +505,7 @@ func (s *Server) runSearch(ctx context.Context, name string, plan *searchPlan) (
 	} else if qs, err = plan.queryVectors(ix); err != nil {
 		return nil, err
 	}
-	results, err := ix.SearchBatch(ctx, qs, plan.opts, min(len(qs), runtime.GOMAXPROCS(0)))
+	results, err := s.admit.searchBatch(ctx, ix, qs, plan.opts)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ type metrics struct {
 	SQLLatency prometheus.Histogram
 }
 
-func newMetrics(pool *Pool, st *storage.Stats) *metrics {
+func newMetrics(pool *Pool, st *storage.Stats, adm *Admitter) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "parqdb_http_requests_total", Help: "HTTP requests by route, method and status code.",
@@ -73,6 +73,12 @@ func newMetrics(pool *Pool, st *storage.Stats) *metrics {
 			func() float64 { return float64(st.Snapshot().Requests) }),
 		counter("parqdb_storage_read_bytes_total", "Bytes read from the warehouse.",
 			func() float64 { return float64(st.Snapshot().BytesRead) }),
+		gauge("parqdb_search_running", "Search requests running now (at most --max-concurrent).",
+			func() float64 { return float64(adm.Stats().Running) }),
+		gauge("parqdb_search_waiting", "Search requests waiting for a running slot (at most --max-queue).",
+			func() float64 { return float64(adm.Stats().Waiting) }),
+		counter("parqdb_search_rejected_total", "Search requests answered 503 overloaded (queue full).",
+			func() float64 { return float64(adm.Stats().Rejected) }),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -85,7 +85,10 @@ func TestRefreshUnderLoad(t *testing.T) {
 	buildGlove(t, env, "words4", "lvq4")
 	f := &fixture{env: env}
 	buildGlove(t, env, "words", "lvq8")
-	f.srv, f.url = startServer(t, env, server.Config{Pool: server.PoolOptions{RefreshInterval: 20 * time.Millisecond}})
+	// 8 clients: room for all of them (2 running, 6 queued) on any
+	// GOMAXPROCS, so that no answer is 503 overloaded.
+	f.srv, f.url = startServer(t, env, server.Config{Pool: server.PoolOptions{RefreshInterval: 20 * time.Millisecond},
+		Load: server.LoadLimits{MaxConcurrent: 2, MaxQueue: 6}})
 	var (
 		requests, failures atomic.Int64
 		seen               [3]atomic.Int64

@@ -26,7 +26,8 @@ type SearchRequest struct {
 	Vectors [][]float64 `json:"vectors,omitempty"`
 	// Key searches near the source row with this key: one JSON scalar
 	// per key field (a bare scalar for a one-field key), the form
-	// `parqdb search --near-key-json` takes (query.KeyTextsJSON).
+	// `parqdb search --near-key-json` takes (query.KeyTextsJSON); a binary
+	// or non-UTF-8 value as {"base64": "…"}, the form search answers give it.
 	Key json.RawMessage `json:"key,omitempty"`
 	// K, NProbe and Refine are query.Options' fields; nil selects the
 	// defaults 10, 8 and 0.
@@ -53,7 +54,8 @@ type searchPlan struct {
 }
 
 // decodeJSON reads one JSON value from r.Body into v, strictly: unknown
-// fields, trailing data and bodies over limit are errors.
+// fields (names match exactly, case included), a field given twice (at
+// any depth), trailing data and bodies over limit are errors.
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -71,6 +73,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return errorf(http.StatusBadRequest, CodeMalformedJSON, "the body is empty: send a JSON object")
+	}
+	if err := checkMembers(body, v); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -480,7 +480,7 @@ func TestOpenAPIDocumentsAPI(t *testing.T) {
 		server.CodeOutOfRange, server.CodeUnknownColumn, server.CodeSQLError, server.CodeUnauthenticated,
 		server.CodeSourceNotBound, server.CodeIndexNotFound, server.CodeSnapshotNotFound, server.CodeKeyNotFound,
 		server.CodeNotFound, server.CodeMethodNotAllowed, server.CodeTimeout, server.CodeStaleIndex,
-		server.CodeBodyTooLarge, server.CodeUnsupportedMediaType, server.CodeInternal, server.CodeUnavailable,
+		server.CodeBodyTooLarge, server.CodeUnsupportedMediaType, server.CodeInternal, server.CodeUnavailable, server.CodeOverloaded,
 	} {
 		if !strings.Contains(doc, "- "+c+" ") {
 			t.Errorf("error code %s is not documented", c)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -28,6 +29,8 @@ type serveFlags struct {
 	refresh, timeout          time.Duration
 	shutdown                  time.Duration
 	maxK, maxBatch, maxNProbe int
+	maxConcurrent, maxQueue   int
+	maxRows                   int
 	maxBody                   int64
 	cacheBytes, vectorBytes   int64
 	logFormat, logLevel       string
@@ -82,6 +85,9 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 	fl.IntVar(&f.maxBatch, "max-batch", d.MaxBatch, "most query vectors in one request")
 	fl.IntVar(&f.maxNProbe, "max-nprobe", d.MaxNProbe, "largest nprobe a request may ask for")
 	fl.Int64Var(&f.maxBody, "max-body-bytes", d.MaxBodyBytes, "largest request body")
+	fl.IntVar(&f.maxConcurrent, "max-concurrent", runtime.GOMAXPROCS(0), "search requests (HTTP and SQL) running at once")
+	fl.IntVar(&f.maxQueue, "max-queue", -1, "search requests waiting for a running slot; beyond, 503 overloaded with Retry-After (-1: 4 × --max-concurrent; 0: no queue)")
+	fl.IntVar(&f.maxRows, "max-rows", server.DefaultMaxRows, "most rows one answer may hold (k × query vectors)")
 	fl.Int64Var(&f.cacheBytes, "cache-bytes", 0, "postings cache budget per open snapshot (0: default 1 GiB)")
 	fl.Int64Var(&f.vectorBytes, "vector-cache-bytes", 0, "source vector cache budget per open snapshot (0: default 1 GiB)")
 	fl.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
@@ -94,9 +100,32 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 	intRange(fl, "max-batch", 1, query.MaxBatch, "")
 	intRange(fl, "max-nprobe", query.MinNProbe, query.MaxNProbe, "")
 	intRange(fl, "max-body-bytes", 1<<10, math.MaxInt64, "")
+	intRange(fl, "max-concurrent", 1, 1<<16, "GOMAXPROCS")
+	intRange(fl, "max-queue", -1, 1<<20, "4 × --max-concurrent; -1 also selects that, 0 is no queue")
+	intRange(fl, "max-rows", 1, query.MaxK*query.MaxBatch, "")
 	intRange(fl, "cache-bytes", -1, math.MaxInt64, "1 GiB; -1 disables the cache")
 	intRange(fl, "vector-cache-bytes", -1, math.MaxInt64, "1 GiB; -1 disables the cache")
 	return cmd
+}
+
+// loadLimits checks --max-concurrent, --max-queue and --max-rows.
+func (f serveFlags) loadLimits() (server.LoadLimits, error) {
+	switch {
+	case f.maxConcurrent < 1:
+		return server.LoadLimits{}, usagef("--max-concurrent %d: want at least 1", f.maxConcurrent)
+	case f.maxQueue < -1:
+		return server.LoadLimits{}, usagef("--max-queue %d: want -1 (4 × --max-concurrent), 0 (no queue) or more", f.maxQueue)
+	case f.maxRows < 1:
+		return server.LoadLimits{}, usagef("--max-rows %d: want at least 1", f.maxRows)
+	}
+	l := server.LoadLimits{MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue, MaxRows: f.maxRows}
+	switch f.maxQueue {
+	case -1:
+		l.MaxQueue = 4 * f.maxConcurrent
+	case 0:
+		l.MaxQueue = -1 // LoadLimits: negative is no queue
+	}
+	return l, nil
 }
 
 func newLogger(format, level string) (*slog.Logger, error) {
@@ -132,6 +161,10 @@ func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) erro
 	if err := server.CheckListen(f.listen, tok); err != nil {
 		return usageError{err}
 	}
+	load, err := f.loadLimits()
+	if err != nil {
+		return err
+	}
 	if f.flight != "" {
 		if !flightsql.Available {
 			if flightSet {
@@ -154,6 +187,7 @@ func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) erro
 		Token: tok,
 		Limits: server.Limits{MaxBodyBytes: f.maxBody, MaxK: f.maxK, MaxNProbe: f.maxNProbe,
 			MaxBatch: f.maxBatch, Timeout: f.timeout},
+		Load: load,
 		Pool: server.PoolOptions{RefreshInterval: f.refresh, CacheBytes: f.cacheBytes,
 			VectorCacheBytes: f.vectorBytes, Logger: log},
 		Logger: log, ShutdownTimeout: f.shutdown, Preload: !f.noPreload,

@@ -139,3 +139,19 @@ func TestServeRefusesOpenListenWithoutToken(t *testing.T) {
 		t.Fatalf("empty token file: exit %d: %s", code, out)
 	}
 }
+
+// TestServeLoadFlags: the admission and row-limit flags are range-checked
+// as usage errors that name the flag.
+func TestServeLoadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--max-concurrent", "0"},
+		{"--max-concurrent", "-3"},
+		{"--max-queue", "-2"},
+		{"--max-rows", "0"},
+	} {
+		out, code := runCLI(t, append([]string{"--warehouse", t.TempDir(), "serve", "--flight", ""}, args...)...)
+		if code != exitUsage || !bytes.Contains([]byte(out), []byte(args[0])) {
+			t.Errorf("serve %v: exit %d %s; want a usage error naming %s", args, code, out, args[0])
+		}
+	}
+}

@@ -49,7 +49,7 @@ type pending struct {
 // Serve serves Flight SQL on ln over srv's pool, token and limits until
 // ctx ends, then stops gracefully.
 func Serve(ctx context.Context, ln net.Listener, srv *server.Server) error {
-	eng, err := sqlengine.New(srv.Pool(), sqlengine.Options{Limits: srv.Limits()})
+	eng, err := sqlengine.New(srv.Pool(), sqlengine.Options{Limits: srv.Limits(), Admitter: srv.Admitter()})
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func toStatus(err error) error {
 		c = codes.PermissionDenied
 	case 404:
 		c = codes.NotFound
-	case 408:
+	case 408, 504:
 		c = codes.DeadlineExceeded
 	case 409:
 		c = codes.FailedPrecondition

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -23,6 +24,11 @@ import (
 )
 
 func newEngine(t *testing.T) (*sqlengine.Engine, *query.Index) {
+	t.Helper()
+	return newEngineWith(t, sqlengine.Options{})
+}
+
+func newEngineWith(t *testing.T, opts sqlengine.Options) (*sqlengine.Engine, *query.Index) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -44,7 +50,7 @@ func newEngine(t *testing.T) (*sqlengine.Engine, *query.Index) {
 	env := query.Env{Warehouse: wh, Catalog: cat}
 	pool := server.NewPool(env, server.PoolOptions{RefreshInterval: -1})
 	t.Cleanup(func() { pool.Close() })
-	e, err := sqlengine.New(pool, sqlengine.Options{})
+	e, err := sqlengine.New(pool, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,4 +223,64 @@ func TestPrint(t *testing.T) {
 		}
 	}
 	_ = array.RecordReader(nil)
+}
+
+// queryErr runs a statement to its end and returns its error.
+func queryErr(e *sqlengine.Engine, stmt string) error {
+	rr, err := e.Query(context.Background(), stmt)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	for rr.Next() {
+	}
+	return rr.Err()
+}
+
+// TestSQLAdmission: the table functions go through the server's
+// Admitter: with its one running slot taken, a search waits in the queue
+// until the time limit (timeout) or, the queue full, is refused at once
+// (overloaded); once the slot frees, it runs.
+func TestSQLAdmission(t *testing.T) {
+	const stmt = "SELECT * FROM ivf_search_key('words', 'king', 5)"
+	for _, tc := range []struct {
+		name  string
+		queue int
+		code  string
+	}{
+		{"queue full", -1, server.CodeOverloaded},
+		{"deadline while queued", 1, server.CodeTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			adm := server.NewAdmitter(server.LoadLimits{MaxConcurrent: 1, MaxQueue: tc.queue})
+			e, _ := newEngineWith(t, sqlengine.Options{Admitter: adm, Limits: server.Limits{Timeout: 300 * time.Millisecond}})
+			release, err := adm.Admit(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			err = queryErr(e, stmt)
+			var ae *server.Error
+			if !errors.As(err, &ae) || ae.Code != tc.code {
+				t.Fatalf("got %v, want code %s", err, tc.code)
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Fatalf("answered after %v", took)
+			}
+			release()
+			if err := queryErr(e, stmt); err != nil {
+				t.Fatalf("with the slot free: %v", err)
+			}
+		})
+	}
+}
+
+// TestSearchKeyBase64: ivf_search_key takes the lossless {"base64": …}
+// key form that JSON output gives binary and non-UTF-8 values.
+func TestSearchKeyBase64(t *testing.T) {
+	e, _ := newEngine(t)
+	_, got := rows(t, e, `SELECT word FROM ivf_search_key('words', '{"base64": "a2luZw=="}', 1)`) // "king"
+	if len(got) != 1 || got[0]["word"] != `"king"` {
+		t.Fatalf("got %v, want the row of king", got)
+	}
 }

@@ -167,6 +167,19 @@ func (e *Engine) bind(ctx context.Context, byKey bool, args []any) (duckdb.RowTa
 }
 
 func (e *Engine) search(ctx context.Context, index, arg string, byKey bool, snapshot int64, opts query.Options) (*query.Result, error) {
+	timeout := e.opts.Limits.Timeout
+	if timeout == 0 {
+		timeout = server.DefaultLimits.Timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if e.opts.Admitter != nil {
+		release, err := e.opts.Admitter.Admit(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
 	lease, err := e.pool.Acquire(ctx, index, snapshot)
 	if err != nil {
 		return nil, err
@@ -198,12 +211,6 @@ func (e *Engine) search(ctx context.Context, index, arg string, byKey bool, snap
 	} else if q, err = parseVector(arg, ix); err != nil {
 		return nil, err
 	}
-	timeout := e.opts.Limits.Timeout
-	if timeout == 0 {
-		timeout = server.DefaultLimits.Timeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	res, err := ix.Search(ctx, q, opts)
 	if err != nil {
 		return nil, err

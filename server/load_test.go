@@ -1,0 +1,143 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parqdb/parqdb/server"
+)
+
+// postSearch posts a JSON body and returns the status, the error code (if
+// any) and the Retry-After header.
+func postSearch(t *testing.T, url string, body any) (int, string, string) {
+	t.Helper()
+	data, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(url+"/v1/indexes/words/search", "application/json", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e struct{ Error struct{ Code string } }
+	_ = json.Unmarshal(b, &e)
+	return resp.StatusCode, e.Error.Code, resp.Header.Get("Retry-After")
+}
+
+// TestAdmission: with every running slot taken, a request waits in the
+// queue until its deadline (504 timeout) or a slot frees (200); with the
+// queue full too, it is answered at once 503 overloaded with Retry-After.
+func TestAdmission(t *testing.T) {
+	f := newFixture(t, server.Config{Load: server.LoadLimits{MaxConcurrent: 1, MaxQueue: 1}})
+	adm := f.srv.Admitter()
+	release, err := adm.Admit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	status, code, _ := postSearch(t, f.url, map[string]any{"key": "king", "timeout_ms": 300})
+	if took := time.Since(start); status != http.StatusGatewayTimeout || code != server.CodeTimeout || took < 300*time.Millisecond || took > 2*time.Second {
+		t.Fatalf("queued past its deadline: %d %q after %v, want 504 timeout after about 300ms", status, code, took)
+	}
+
+	type answer struct {
+		status int
+		code   string
+	}
+	queued := make(chan answer, 1)
+	go func() {
+		s, c, _ := postSearch(t, f.url, map[string]any{"key": "king"})
+		queued <- answer{s, c}
+	}()
+	for deadline := time.Now().Add(10 * time.Second); adm.Stats().Waiting != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the request never queued: %+v", adm.Stats())
+		}
+	}
+	status, code, retry := postSearch(t, f.url, map[string]any{"key": "king"})
+	if status != http.StatusServiceUnavailable || code != server.CodeOverloaded || retry == "" {
+		t.Fatalf("queue full: %d %q Retry-After %q, want 503 overloaded with Retry-After", status, code, retry)
+	}
+	if st := adm.Stats(); st.Rejected != 1 || st.Running != 1 {
+		t.Fatalf("stats %+v, want 1 running, 1 rejected", st)
+	}
+	release()
+	if a := <-queued; a.status != http.StatusOK {
+		t.Fatalf("queued request after the slot freed: %d %q, want 200", a.status, a.code)
+	}
+	if st := adm.Stats(); st.Running != 0 || st.Waiting != 0 {
+		t.Fatalf("stats after all answered: %+v", st)
+	}
+}
+
+// TestRowLimit: k × query vectors beyond MaxRows is refused before any
+// search work, with out_of_range naming both numbers.
+func TestRowLimit(t *testing.T) {
+	f := newFixture(t, server.Config{Load: server.LoadLimits{MaxRows: 50}})
+	king := vec64(f.king)
+	five := [][]float64{king, king, king, king, king}
+	for _, tc := range []struct {
+		name   string
+		body   map[string]any
+		status int
+		code   string
+	}{
+		{"at the limit", map[string]any{"vectors": five, "k": 10}, 200, ""},
+		{"one row over", map[string]any{"vectors": five, "k": 11}, 400, server.CodeOutOfRange},
+		{"key search, k over", map[string]any{"key": "king", "k": 51}, 400, server.CodeOutOfRange},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, m := f.post(t, "/v1/indexes/words/search", tc.body)
+			if status != tc.status || errCode(m) != tc.code {
+				t.Fatalf("got %d %q, want %d %q: %v", status, errCode(m), tc.status, tc.code, m)
+			}
+		})
+	}
+}
+
+func TestLoadLimitsValidate(t *testing.T) {
+	if _, err := server.New(server.Config{Env: newLocalEnv(t), Load: server.LoadLimits{MaxConcurrent: -1, MaxRows: -2}}); err == nil {
+		t.Fatal("negative load limits accepted")
+	}
+}
+
+// TestSlowBody: the time limit covers reading the body: a client that
+// sends its headers and then trickles the body is answered 504 timeout at
+// the limit (it held the connection for the read timeout, limit + 10 s,
+// and got 400).
+func TestSlowBody(t *testing.T) {
+	f := newFixture(t, server.Config{Limits: server.Limits{Timeout: 300 * time.Millisecond}})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	if _, err := io.WriteString(conn, "POST /v1/indexes/words/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"key\": "); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if took := time.Since(start); resp.StatusCode != http.StatusGatewayTimeout || !strings.Contains(string(body), `"timeout"`) || took > 3*time.Second {
+		t.Fatalf("slow body: %d %s after %v, want 504 timeout after about 300ms", resp.StatusCode, body, took)
+	}
+}

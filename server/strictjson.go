@@ -1,0 +1,100 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// checkMembers holds a request body to the same rule as metadata files:
+// every object member name is given once, at any depth, and the body's
+// top-level names are exactly (case included) the JSON names of the
+// fields of *v. encoding/json alone would let the last of two equal
+// names win and match names case-insensitively ("K" as "k").
+//
+// Syntax errors are left to the decoder, which reports them with their
+// offset; checkMembers returns nil for them.
+func checkMembers(body []byte, v any) *Error {
+	if _, err := jsontext.NewDecoder(bytes.NewReader(body)).ReadValue(); err != nil {
+		var se *jsontext.SyntacticError
+		if errors.As(err, &se) && errors.Is(err, jsontext.ErrDuplicateName) {
+			return errorf(http.StatusBadRequest, CodeInvalidArgument,
+				"field %s is given more than once: give each field once", pointerPath(se.JSONPointer))
+		}
+		return nil
+	}
+	t := reflect.TypeOf(v)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	names := jsonNames(t.Elem())
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil // not an object: the decoder says so
+	}
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil
+		}
+		name := tok.String()
+		if !names[name] {
+			for n := range names {
+				if strings.EqualFold(n, name) {
+					return errorf(http.StatusBadRequest, CodeInvalidArgument,
+						"unknown field %q: field names are case-sensitive; did you mean %q?", name, n)
+				}
+			}
+			return errorf(http.StatusBadRequest, CodeInvalidArgument, "unknown field %q", name)
+		}
+		if err := dec.SkipValue(); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// jsonNames returns the JSON member names of struct type t's exported
+// fields, as encoding/json names them.
+func jsonNames(t reflect.Type) map[string]bool {
+	names := map[string]bool{}
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		names[name] = true
+	}
+	return names
+}
+
+// pointerPath writes a JSON pointer as the request's field path:
+// /key/0/base64 as key[0].base64.
+func pointerPath(p jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(strconv.Quote(tok)[1 : len(strconv.Quote(tok))-1])
+	}
+	if b.Len() == 0 {
+		return "(the body)"
+	}
+	return strconv.Quote(b.String())
+}
