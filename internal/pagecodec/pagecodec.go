@@ -2,6 +2,7 @@ package pagecodec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -130,7 +131,7 @@ func decodeZstd(dst, src []byte, limit int) ([]byte, error) {
 		return nil, err
 	}
 	out, err := d.DecodeAll(src, reserve(dst, limit)[:0:limit])
-	if err == zstd.ErrDecoderSizeExceeded {
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
 		return nil, oversize(limit)
 	}
 	return out, err

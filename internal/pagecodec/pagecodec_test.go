@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -122,4 +123,37 @@ func TestUndeclared(t *testing.T) {
 			t.Errorf("%s: empty input gave %d bytes", orig, len(got))
 		}
 	}
+}
+
+// TestConcurrent decodes with every codec from many goroutines at once, as
+// parquet-go does when row groups are read in parallel (run with -race):
+// the pooled readers and the shared zstd decoder must not mix inputs.
+func TestConcurrent(t *testing.T) {
+	src := payload(256 << 10)
+	var wg sync.WaitGroup
+	for _, orig := range originals {
+		enc, err := orig.Encode(nil, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		codec := parquet.LookupCompressionCodec(orig.CompressionCodec())
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range 8 {
+					declared := len(src)
+					if (g+i)%2 == 1 {
+						declared-- // every other call fails
+					}
+					got, err := codec.Decode(make([]byte, declared), enc)
+					switch {
+					case declared == len(src) && (err != nil || !bytes.Equal(got, src)):
+						t.Errorf("%s: %d bytes, %v", orig, len(got), err)
+					case declared < len(src) && !errors.Is(err, ErrOversize):
+						t.Errorf("%s: short page: %v", orig, err)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
 }
