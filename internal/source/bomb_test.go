@@ -174,26 +174,14 @@ func TestCompressedPageBomb(t *testing.T) {
 	ctx := context.Background()
 	for _, codec := range bombCodecs {
 		clean := bombSource(t, codec)
-		cases := []struct {
+		type bombCase struct {
 			name string
 			col  int // leaf column: 0 id, 1 embedding, 2 text
 			edit func(int, *format.PageHeader, []byte)
-		}{
-			{"embedding lies", 1, lieAboutSize},
-			{"text lies", 2, lieAboutSize},
 		}
+		cases := []bombCase{{"embedding lies", 1, lieAboutSize}, {"text lies", 2, lieAboutSize}}
 		if codec == &parquet.Lz4Raw {
-			cases = append(cases,
-				struct {
-					name string
-					col  int
-					edit func(int, *format.PageHeader, []byte)
-				}{"embedding corrupt", 1, corruptBody},
-				struct {
-					name string
-					col  int
-					edit func(int, *format.PageHeader, []byte)
-				}{"text corrupt", 2, corruptBody})
+			cases = append(cases, bombCase{"embedding corrupt", 1, corruptBody}, bombCase{"text corrupt", 2, corruptBody})
 		}
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s/%s", codec, c.name), func(t *testing.T) {
