@@ -19,3 +19,6 @@
 // that two key tuples are equal exactly when their encodings are equal and
 // compare in the spec's order byte for byte.
 package postings
+
+// Every page this package reads is decompressed within its declared size.
+import _ "github.com/parqdb/parqdb/internal/pagecodec"

@@ -36,3 +36,6 @@
 // and field where known, and wrapping one sentinel from errors.go;
 // source-contract violations also wrap ErrContract.
 package source
+
+// Every page this package reads is decompressed within its declared size.
+import _ "github.com/parqdb/parqdb/internal/pagecodec"

@@ -141,6 +141,8 @@ type Table struct {
 	DataPageV1 bool
 	// KeyValue is file key/value metadata.
 	KeyValue map[string]string
+	// Codec compresses every page (nil = SNAPPY).
+	Codec compress.Codec
 }
 
 // Schema returns the table's Parquet schema.
@@ -151,7 +153,11 @@ func (t *Table) Schema() *parquet.Schema {
 // Write writes the table as one Parquet file.
 func (t *Table) Write(w io.Writer) error {
 	schema := t.Schema()
-	opts := []parquet.WriterOption{schema, parquet.Compression(&parquet.Snappy)}
+	var codec compress.Codec = &parquet.Snappy
+	if t.Codec != nil {
+		codec = t.Codec
+	}
+	opts := []parquet.WriterOption{schema, parquet.Compression(codec)}
 	if t.PageBufferSize > 0 {
 		opts = append(opts, parquet.PageBufferSize(t.PageBufferSize))
 	}

@@ -1,0 +1,111 @@
+package query
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/parqdb/parqdb/internal/vecmath"
+	"github.com/parqdb/parqdb/lvq"
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
+)
+
+// lvq8Batch returns n random LVQ8 rows of dimension dim.
+func lvq8Batch(r *rand.Rand, n, dim int) postings.Batch {
+	b := postings.Batch{CodeLen: dim}
+	for i := range n {
+		b.CIDs = append(b.CIDs, 3)
+		b.Keys = append(b.Keys, byte(i))
+		b.KeyEnds = append(b.KeyEnds, len(b.Keys))
+		b.Offsets = append(b.Offsets, float32(r.NormFloat64()))
+		b.Scales = append(b.Scales, float32(r.Float64()/100))
+		for range dim {
+			b.Codes = append(b.Codes, byte(r.IntN(256)))
+		}
+	}
+	return b
+}
+
+// TestLVQ8ScanLayout checks the LVQ8 scan layout at dimensions that are and
+// are not multiples of the kernel block: each row's code, then zeros up to
+// the stride, and scoreLVQ8 over it gives the lvq package's distance for
+// every row.
+func TestLVQ8ScanLayout(t *testing.T) {
+	for _, dim := range []int{1, 7, 16, 50, 129} {
+		r := rand.New(rand.NewPCG(uint64(dim), 1))
+		const n = 37
+		b := lvq8Batch(r, n, dim)
+		codes := b.Codes
+		l := newList(3, b, metadata.EncodingLVQ8, dim)
+		w := stride(dim)
+		if len(l.codes) != n*w {
+			t.Fatalf("dim %d: %d code bytes, want %d rows of %d", dim, len(l.codes), n, w)
+		}
+		for i := range n {
+			row := l.codes[i*w : (i+1)*w]
+			for j, c := range row {
+				if j < dim && c != codes[i*dim+j] || j >= dim && c != 0 {
+					t.Fatalf("dim %d row %d byte %d: %d", dim, i, j, c)
+				}
+			}
+		}
+		q := make([]float32, dim)
+		for j := range q {
+			q[j] = float32(r.NormFloat64())
+		}
+		// as prepareQuery leaves it: q, and q zero-padded to the stride
+		s := &scratch{q: q, qp: append(append([]float32(nil), q...), make([]float32, w-dim)...), lists: []*list{l}}
+		s.top.reset(n)
+		(&Index{}).scoreLVQ8(s, false, &Stats{})
+		if len(s.top.h) != n {
+			t.Fatalf("dim %d: %d candidates, want %d", dim, len(s.top.h), n)
+		}
+		lq := lvq.NewQuery(q)
+		for _, c := range s.top.h {
+			i := int(c.i)
+			want := lq.L2Sq8(codes[i*dim:(i+1)*dim], l.batch.Offsets[i], l.batch.Scales[i])
+			if math.Abs(float64(c.dist-want)) > 1e-5*math.Max(1, float64(want)) {
+				t.Errorf("dim %d row %d: distance %v, lvq says %v", dim, i, c.dist, want)
+			}
+		}
+	}
+}
+
+// BenchmarkLVQ8ScanLayout compares the LVQ8 scan kernel over 1,000 rows
+// padded to the stride (the layout newList builds) with the same rows
+// unpadded. Padding stays while the unpadded form is slower: vecmath's LVQ8
+// kernels finish the last D mod 16 codes of each row in Go.
+func BenchmarkLVQ8ScanLayout(b *testing.B) {
+	for _, d := range []int{50, 100, 784} {
+		const n = 1000
+		r := rand.New(rand.NewPCG(1, 2))
+		w := stride(d)
+		q := make([]float32, d)
+		qp := make([]float32, w)
+		for i := range q {
+			q[i] = float32(r.NormFloat64())
+			qp[i] = q[i]
+		}
+		codes := make([]byte, n*d)
+		for i := range codes {
+			codes[i] = byte(r.IntN(256))
+		}
+		padded := make([]byte, n*w)
+		for i := range n {
+			copy(padded[i*w:], codes[i*d:(i+1)*d])
+		}
+		out := make([]float32, n)
+		b.Run(fmt.Sprintf("D=%d/padded", d), func(b *testing.B) {
+			for b.Loop() {
+				vecmath.DotU8Batch(qp, padded, w, out)
+			}
+		})
+		b.Run(fmt.Sprintf("D=%d/unpadded", d), func(b *testing.B) {
+			for b.Loop() {
+				vecmath.DotU8Batch(q, codes, d, out)
+			}
+		})
+	}
+}
