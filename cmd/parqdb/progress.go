@@ -102,7 +102,8 @@ func (s *stageState) counts() string {
 // check mark, its counts and its duration; a stopped one a cross.
 type ttyProgress struct {
 	w     io.Writer
-	width int // columns; lines are cut to width-1 so they never wrap
+	width int              // columns; lines are cut to width-1 so they never wrap
+	now   func() time.Time // the clock (tests set it)
 
 	mu     sync.Mutex
 	cur    *stageState
@@ -113,7 +114,7 @@ type ttyProgress struct {
 }
 
 func newTTYProgress(w io.Writer, width int) *ttyProgress {
-	p := &ttyProgress{w: w, width: width, stop: make(chan struct{}), done: make(chan struct{})}
+	p := &ttyProgress{w: w, width: width, now: time.Now, stop: make(chan struct{}), done: make(chan struct{})}
 	go p.loop()
 	return p
 }
@@ -150,10 +151,10 @@ func (p *ttyProgress) loop() {
 // newline. The caller holds mu.
 func (p *ttyProgress) draw(final bool, mark string) {
 	s := p.cur
-	el := time.Since(s.start)
+	el := p.now().Sub(s.start)
 	var line string
 	if final {
-		line = fmt.Sprintf("%s %-7s %s", mark, s.name, joinNonEmpty(s.counts(), formatDuration(el)))
+		line = fmt.Sprintf("%s %-7s  %s", mark, s.name, joinNonEmpty(s.counts(), formatDuration(el)))
 		if mark == markStopped {
 			line += " (stopped)"
 		}
@@ -167,7 +168,7 @@ func (p *ttyProgress) draw(final bool, mark string) {
 			eta := time.Duration(float64(el) * float64(s.total-s.done) / float64(s.done))
 			parts = append(parts, "ETA "+formatDuration(eta))
 		}
-		line = fmt.Sprintf("%s %-7s %s", spinner[p.frame%len(spinner)], s.name, joinNonEmpty(parts...))
+		line = fmt.Sprintf("%s %-7s  %s", spinner[p.frame%len(spinner)], s.name, joinNonEmpty(parts...))
 	}
 	if p.width > 1 {
 		if r := []rune(line); len(r) > p.width-1 {
@@ -189,7 +190,7 @@ func (p *ttyProgress) Start(stage string, total int64) {
 	if p.cur != nil { // a stage without End: close its line first
 		p.draw(true, markDone)
 	}
-	p.cur = &stageState{name: stage, total: total, start: time.Now()}
+	p.cur = &stageState{name: stage, total: total, start: p.now()}
 	p.draw(false, "")
 }
 
@@ -217,12 +218,12 @@ func (p *ttyProgress) End(stage string, d time.Duration) {
 	}
 	if p.cur == nil || p.cur.name != stage {
 		// Ended without a start (training skipped: centroids reused).
-		p.cur = &stageState{name: stage, start: time.Now().Add(-d)}
+		p.cur = &stageState{name: stage}
 	}
 	if p.cur.total > 0 {
 		p.cur.done = p.cur.total
 	}
-	p.cur.start = time.Now().Add(-d)
+	p.cur.start = p.now().Add(-d)
 	p.draw(true, markDone)
 	p.cur = nil
 }

@@ -293,50 +293,6 @@ func (s *session) wait(t *testing.T, limit time.Duration) (int, []string) {
 	return s.code, screen(t, s.output())
 }
 
-// screen renders terminal output into its lines as a terminal shows them:
-// "\r" returns to the first column, "\n" starts a new line, ESC [ K erases
-// to the end of the line. Any other control sequence fails the test (the
-// progress display promises to use no other).
-func screen(t *testing.T, out string) []string {
-	t.Helper()
-	var lines [][]rune
-	var cur []rune
-	col := 0
-	rs := []rune(out)
-	for i := 0; i < len(rs); i++ {
-		switch r := rs[i]; r {
-		case '\r':
-			col = 0
-		case '\n':
-			lines = append(lines, cur)
-			cur, col = nil, 0
-		case 0x1b:
-			if i+2 < len(rs) && rs[i+1] == '[' && rs[i+2] == 'K' {
-				cur = cur[:min(col, len(cur))]
-				i += 2
-				continue
-			}
-			t.Fatalf("unexpected control sequence %q in output:\n%q", string(rs[i:min(i+8, len(rs))]), out)
-		default:
-			if col < len(cur) {
-				cur[col] = r
-			} else {
-				cur = append(cur, r)
-			}
-			col++
-		}
-	}
-	lines = append(lines, cur)
-	var text []string
-	for _, l := range lines {
-		text = append(text, strings.TrimRight(string(l), " "))
-	}
-	for len(text) > 0 && text[len(text)-1] == "" {
-		text = text[:len(text)-1]
-	}
-	return text
-}
-
 // lastLine is the last non-empty line of the screen.
 func lastLine(lines []string) string {
 	if len(lines) == 0 {
@@ -497,39 +453,64 @@ func TestPTYInterrupt(t *testing.T) {
 	}
 }
 
-// TestPTYFinishedStages checks the screen after a successful build on a
-// terminal: every stage line ends with a check mark, its duration and no
-// spinner glyph, and no sub-second stage shows an ETA.
+// TestPTYFinishedStages checks the screen after each long command
+// succeeded on a terminal: every stage line ends with a check mark, its
+// counts and its duration, no spinner glyph or ETA is left, training shows
+// iterations and bench one line per setting.
 func TestPTYFinishedStages(t *testing.T) {
-	f := newPTYFixture(t)
-	s := f.start(t, true, nil, "index", "create", "w", "--source", f.src, "--vector-field", "embedding", "--key-fields", "id",
-		"--nlist", "40", "--reuse-centroids", "never")
-	code, lines := s.wait(t, time.Minute)
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, strings.Join(lines, "\n"))
-	}
-	var stages []string
-	for _, l := range lines {
-		for _, g := range spinner {
-			if strings.Contains(l, g) {
-				t.Fatalf("spinner glyph left on the screen: %q\n%s", l, strings.Join(lines, "\n"))
+	for _, tc := range []struct {
+		name   string
+		args   func(f ptyFixture) []string
+		stages []string
+		units  map[string]string // stage → unit its line shows
+	}{
+		{"create", func(f ptyFixture) []string {
+			return []string{"index", "create", "w", "--source", f.src, "--vector-field", "embedding", "--key-fields", "id",
+				"--nlist", "40", "--reuse-centroids", "never"}
+		}, []string{"scan", "train", "assign", "write", "commit"}, map[string]string{"scan": "rows", "train": "iterations", "write": "buckets"}},
+		{"refresh", func(f ptyFixture) []string { return []string{"index", "refresh", "v", "--retrain"} },
+			[]string{"scan", "train", "assign", "write", "commit"}, map[string]string{"train": "iterations"}},
+		{"optimize", func(f ptyFixture) []string { return []string{"index", "optimize", "v", "--force"} },
+			[]string{"write", "commit"}, map[string]string{"write": "buckets"}},
+		{"bench", func(f ptyFixture) []string {
+			return []string{"bench", "v", "--queries", f.queries, "--nprobe", "1,4", "--refine", "0,4", "--cold-queries", "5"}
+		}, []string{"truth", "nprobe 1 refine 0", "nprobe 4 refine 0", "nprobe 1 refine 4", "nprobe 4 refine 4"},
+			map[string]string{"nprobe 1 refine 0": "605 / 605 searches", "nprobe 4 refine 4": "605 / 605 searches"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newPTYFixture(t)
+			s := f.start(t, true, nil, tc.args(f)...)
+			code, lines := s.wait(t, time.Minute)
+			text := strings.Join(lines, "\n")
+			if code != 0 {
+				t.Fatalf("exit %d:\n%s", code, text)
 			}
-		}
-		if strings.Contains(l, "ETA") {
-			t.Fatalf("ETA left on the screen: %q", l)
-		}
-		if name, ok := strings.CutPrefix(l, markDone+" "); ok {
-			stages = append(stages, strings.Fields(name)[0])
-			if !strings.HasSuffix(l, "s") {
-				t.Fatalf("finished stage without a duration: %q", l)
+			var stages []string
+			for _, l := range lines {
+				for _, g := range spinner {
+					if strings.Contains(l, g) {
+						t.Fatalf("spinner glyph left on the screen: %q\n%s", l, text)
+					}
+				}
+				if strings.Contains(l, "ETA") || strings.Contains(l, markStopped) {
+					t.Fatalf("ETA or stop mark left on the screen: %q", l)
+				}
+				rest, ok := strings.CutPrefix(l, markDone+" ")
+				if !ok {
+					continue
+				}
+				name, _, _ := strings.Cut(rest, "  ")
+				stages = append(stages, strings.TrimSpace(name))
+				if !strings.HasSuffix(l, "s") {
+					t.Fatalf("finished stage without a duration: %q", l)
+				}
+				if u := tc.units[strings.TrimSpace(name)]; !strings.Contains(l, u) {
+					t.Fatalf("stage line %q lacks %q", l, u)
+				}
 			}
-		}
-	}
-	if want := []string{"scan", "train", "assign", "write", "commit"}; !slices.Equal(stages, want) {
-		t.Fatalf("finished stages %v, want %v; screen:\n%s", stages, want, strings.Join(lines, "\n"))
-	}
-	train := lines[slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, markDone+" train") })]
-	if !strings.Contains(train, "iterations") {
-		t.Fatalf("train line shows no iterations: %q", train)
+			if !slices.Equal(stages, tc.stages) {
+				t.Fatalf("finished stages %q, want %q; screen:\n%s", stages, tc.stages, text)
+			}
+		})
 	}
 }
