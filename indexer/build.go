@@ -314,15 +314,24 @@ func (b *builder) train(ctx context.Context) error {
 		}
 	}
 	p := b.opts.Progress
-	p.Start(StageTrain, 0)
-	c, rep, err := ivf.Train(ctx, b.sample, b.layout.Dim, ivf.TrainConfig{
+	cfg := ivf.TrainConfig{
 		NList:      b.nlist,
 		Roots:      b.opts.Roots,
 		Seed:       b.opts.Seed,
 		Iterations: b.opts.Iterations,
 		Workers:    b.opts.Workers,
-		Progress:   func(done, total int) { p.Add(1) },
-	})
+	}
+	// Progress counts Lloyd iterations against the training budget.
+	last, lastTotal := 0, cfg.ProgressTotal()
+	p.Start(StageTrain, int64(lastTotal))
+	cfg.Progress = func(done, total int) {
+		if t, ok := p.(ProgressTotaler); ok && total != lastTotal {
+			t.SetTotal(int64(total))
+		}
+		p.Add(int64(done - last))
+		last, lastTotal = done, total
+	}
+	c, rep, err := ivf.Train(ctx, b.sample, b.layout.Dim, cfg)
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}

@@ -60,8 +60,8 @@ func writeKeyRows(t *testing.T, path string, rows []keyRow) {
 	}
 }
 
-// warehouseFiles lists every warehouse object but the SQLite catalog.
-func warehouseFiles(t *testing.T, env Env) []string {
+// warehouseKeys lists every warehouse object but the SQLite catalog.
+func warehouseKeys(t *testing.T, env Env) []string {
 	t.Helper()
 	infos, err := env.Warehouse.List(context.Background(), "")
 	if err != nil {
@@ -175,7 +175,7 @@ func TestDuplicateKeysRefused(t *testing.T) {
 				}
 				before = e.MetadataLocation
 			}
-			filesBefore := warehouseFiles(t, env)
+			filesBefore := warehouseKeys(t, env)
 			for name, rows := range tc.files {
 				writeKeyRows(t, filepath.Join(src, name), rows)
 			}
@@ -213,7 +213,7 @@ func TestDuplicateKeysRefused(t *testing.T) {
 			} else if e, _ := env.Catalog.Load(ctx, "dup"); e.MetadataLocation != before {
 				t.Errorf("catalog moved from %s to %s", before, e.MetadataLocation)
 			}
-			if after := warehouseFiles(t, env); !slices.Equal(after, filesBefore) {
+			if after := warehouseKeys(t, env); !slices.Equal(after, filesBefore) {
 				t.Errorf("warehouse files changed:\nbefore %v\nafter  %v", filesBefore, after)
 			}
 		})

@@ -11,11 +11,16 @@ const (
 	StageCommit = "commit" // write metadata, commit to the catalog
 )
 
-// Progress receives a build's progress. Calls come from one goroutine at a
-// time, in stage order: Start, any number of Add, then End.
+// Progress receives a build's progress, in stage order: per stage Start,
+// any number of Add, then End. A stage that fails or is cancelled gets no
+// End: the build returns its error instead. Add may be called from several
+// goroutines at once (the write stage writes buckets in parallel); the
+// other methods come from one goroutine. A stage may be ended without
+// having been started (train, when the centroids are reused).
 type Progress interface {
-	// Start begins a stage whose work is total units (rows, iterations or
-	// bytes; 0 if unknown).
+	// Start begins a stage whose work is total units (0 if unknown): rows
+	// for scan and assign, Lloyd iterations for train, root buckets for
+	// write.
 	Start(stage string, total int64)
 	// Add reports n more units done in the current stage.
 	Add(n int64)
@@ -23,6 +28,14 @@ type Progress interface {
 	End(stage string, d time.Duration)
 	// Warn reports a warning the user should see.
 	Warn(msg string)
+}
+
+// ProgressTotaler is an optional extension of Progress: when the total of
+// the current stage grows while it runs (training's empty-root recovery or
+// flat fallback adds iterations), the build calls SetTotal with the new
+// total on a Progress that implements it.
+type ProgressTotaler interface {
+	SetTotal(total int64)
 }
 
 type nopProgress struct{}

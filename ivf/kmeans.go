@@ -24,7 +24,7 @@ type kmeans struct {
 	seed    uint64
 	stream  uint64
 	workers int
-	tick    func() // called once per Lloyd iteration, may be nil
+	tick    func(n int) // called with 1 after each Lloyd iteration (with the unused rest of the budget on an early stop); may be nil
 
 	centroids []float32 // k*dim
 	labels    []int32
@@ -92,17 +92,24 @@ func (km *kmeans) run(ctx context.Context) error {
 // nothing was re-seeded. labels, counts and dist must match centroids on
 // entry and do again on return.
 func (km *kmeans) lloyd(ctx context.Context, iters int) error {
-	for range iters {
+	for it := range iters {
 		km.update()
 		reseeded := km.reseedEmpty()
 		changed, err := km.assign(ctx)
 		if err != nil {
 			return err
 		}
+		stop := !changed && !reseeded
 		if km.tick != nil {
-			km.tick()
+			// An early stop counts the unused iterations as done, so
+			// that progress moves evenly towards its total.
+			n := 1
+			if stop {
+				n = iters - it
+			}
+			km.tick(n)
 		}
-		if !changed && !reseeded {
+		if stop {
 			break
 		}
 	}

@@ -46,10 +46,21 @@ type TrainConfig struct {
 	// goroutine only). It changes speed, never the result.
 	Workers int
 	// Progress, if non-nil, is called after every Lloyd iteration with the
-	// iterations done and an upper bound on the total (calls are
-	// serialised; done never decreases; total grows once if the flat
-	// fallback runs). A final call has done == total.
+	// iterations done and the total (calls are serialised; done never
+	// decreases and never exceeds total). A k-means run that converges
+	// early counts its unused iterations as done. The first total is
+	// ProgressTotal(); it grows if empty-root recovery or the flat
+	// fallback runs more iterations. A final call has done == total.
 	Progress func(done, total int)
+}
+
+// ProgressTotal is the iteration budget Train reports as its first
+// Progress total: Iterations (default DefaultIterations) Lloyd iterations
+// for the root k-means and for each root's leaf k-means. A caller can size
+// a progress display with it before training starts.
+func (cfg TrainConfig) ProgressTotal() int {
+	roots := min(cmp0(cfg.Roots, DefaultRoots(cfg.NList)), cfg.NList)
+	return cmp0(cfg.Iterations, DefaultIterations) * (roots + 1)
 }
 
 // DefaultRoots returns the default root count for nlist leaves:
@@ -141,7 +152,7 @@ func Train(ctx context.Context, sample []float32, dim int, cfg TrainConfig) (*Ce
 	t.iters = cmp0(cfg.Iterations, DefaultIterations)
 	t.workers = max(cfg.Workers, 1)
 	t.nroots = min(cmp0(cfg.Roots, DefaultRoots(cfg.NList)), cfg.NList)
-	t.total = t.iters * (t.nroots + 1)
+	t.total = cfg.ProgressTotal()
 	c, err := t.train(&rep)
 	if err != nil {
 		return nil, rep, err
@@ -182,13 +193,13 @@ type trainer struct {
 	done, total int
 }
 
-func (t *trainer) tick() {
+func (t *trainer) tick(n int) {
 	if t.cfg.Progress == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.done++
+	t.done += n
 	t.total = max(t.total, t.done)
 	t.cfg.Progress(t.done, t.total)
 }

@@ -321,19 +321,36 @@ func TestTrainErrors(t *testing.T) {
 	}
 }
 
+// TestTrainProgress checks the contract of TrainConfig.Progress: the first
+// total is ProgressTotal, done never decreases nor passes total, and runs
+// that converge early count their unused iterations, so that the last
+// iteration (before the final call) already reaches the total.
 func TestTrainProgress(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	sample := clustered(rng, 1000, 4, 5, 0.3)
-	var calls, last, lastTotal int
-	_, _ = trainOrFatal(t, sample, 4, TrainConfig{NList: 16, Seed: 1, Workers: 2, Progress: func(done, total int) {
-		calls++
-		if done < last || done > total {
-			t.Errorf("progress %d/%d after %d", done, total, last)
+	for _, cfg := range []TrainConfig{
+		{NList: 16, Seed: 1, Workers: 2},
+		{NList: 30, Roots: 3, Seed: 2, Workers: 1, Iterations: 7},
+	} {
+		var dones, totals []int
+		cfg.Progress = func(done, total int) {
+			if n := len(dones); done > total || (n > 0 && done < dones[n-1]) {
+				t.Errorf("progress %d/%d after %v", done, total, dones)
+			}
+			dones, totals = append(dones, done), append(totals, total)
 		}
-		last, lastTotal = done, total
-	}})
-	if calls == 0 || last != lastTotal {
-		t.Fatalf("%d progress calls, last %d/%d", calls, last, lastTotal)
+		_, _ = trainOrFatal(t, sample, 4, cfg)
+		n := len(dones)
+		if n < 2 {
+			t.Fatalf("%+v: %d progress calls", cfg, n)
+		}
+		if totals[0] != cfg.ProgressTotal() {
+			t.Errorf("%+v: first total %d, ProgressTotal %d", cfg, totals[0], cfg.ProgressTotal())
+		}
+		if dones[n-1] != totals[n-1] || dones[n-2] != totals[n-2] {
+			t.Errorf("%+v: last calls %d/%d then %d/%d: unused iterations of converged runs not counted",
+				cfg, dones[n-2], totals[n-2], dones[n-1], totals[n-1])
+		}
 	}
 }
 

@@ -34,7 +34,7 @@ type benchFlags struct {
 	threads, maxQueries, coldQueries  int
 	snapshot                          int64
 	format                            string
-	join                              bool
+	join, quiet                       bool
 	columns                           []string
 }
 
@@ -76,6 +76,7 @@ QPS as a PNG.`,
 	fl.StringVar(&f.format, "format", "table", "output format: table or json (one line per setting)")
 	fl.BoolVar(&f.join, "join", false, "also time a joined pass (qps_join) per setting")
 	fl.StringSliceVar(&f.columns, "columns", nil, "source columns joined by --join (default all)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	intRange(fl, "k", query.MinK, query.MaxK, "")
 	intRange(fl, "threads", 1, maxWorkers, "")
 	intRange(fl, "max-queries", 1, math.MaxInt32, "all queries")
@@ -138,7 +139,14 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 	if f.maxQueries > 0 && len(qs) > f.maxQueries {
 		qs = qs[:f.maxQueries]
 	}
-	ctx := cmd.Context()
+	return runLong(cmd, f.quiet, func(ctx context.Context, p progressReporter) error {
+		return benchIndex(ctx, cmd, g, name, f, qs, nprobes, refines, p)
+	})
+}
+
+// benchIndex measures every setting; p shows a stage per setting.
+func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string, f benchFlags, qs [][]float32,
+	nprobes, refines []int, p progressReporter) error {
 	e, err := openEnv(ctx, g)
 	if err != nil {
 		return err
@@ -160,10 +168,13 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 	}
 	defer cold.Close()
 
+	start := time.Now()
+	p.Start("truth", 0)
 	truth, err := benchTruth(ctx, ix, qs, f)
 	if err != nil {
 		return err
 	}
+	p.End("truth", time.Since(start))
 	stderr := cmd.ErrOrStderr()
 	snap := ix.Snapshot()
 	fmt.Fprintf(stderr, "bench %s: %d queries, k %d, nlist %d, %s, %s, kernels %s, %d threads\n",
@@ -177,10 +188,20 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 		}
 		for _, np := range nprobes {
 			opts.NProbe = np
-			r, err := benchSetting(ctx, ix, cold, qs, truth, opts, f)
+			// One stage per setting, counting searches: the cold queries,
+			// then the warm-up, one-thread, all-thread and joined passes.
+			stage := fmt.Sprintf("nprobe %d refine %d", np, rf)
+			passes := 3
+			if f.join {
+				passes++
+			}
+			start := time.Now()
+			p.Start(stage, int64(min(f.coldQueries, len(qs))+passes*len(qs)))
+			r, err := benchSetting(ctx, ix, cold, qs, truth, opts, f, p)
 			if err != nil {
 				return err
 			}
+			p.End(stage, time.Since(start))
 			rows = append(rows, r)
 			if f.format == "json" {
 				b, _ := json.Marshal(r)
@@ -237,7 +258,8 @@ func benchTruth(ctx context.Context, ix *query.Index, qs [][]float32, f benchFla
 	return out, nil
 }
 
-func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, truth [][]string, opts query.Options, f benchFlags) (benchRow, error) {
+// benchSetting measures one setting; p counts the searches done.
+func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, truth [][]string, opts query.Options, f benchFlags, p progressReporter) (benchRow, error) {
 	r := benchRow{NProbe: opts.NProbe, Refine: opts.Refine, Threads: f.threads}
 	// Cold: bytes and requests per query with no cache.
 	nc := min(f.coldQueries, len(qs))
@@ -248,6 +270,7 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 			return r, err
 		}
 		cst.Add(res.Stats)
+		p.Add(1)
 	}
 	if nc > 0 {
 		r.ColdBytes = float64(cst.BytesRead) / float64(nc)
@@ -257,6 +280,7 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 	if _, err := ix.SearchBatch(ctx, qs, opts, f.threads); err != nil {
 		return r, err
 	}
+	p.Add(int64(len(qs)))
 	results := make([]*query.Result, len(qs))
 	start := time.Now()
 	cpu, err := threadCPU(func() error {
@@ -266,6 +290,7 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 				return fmt.Errorf("query %d: %w", i, err)
 			}
 			results[i] = res
+			p.Add(1)
 		}
 		return nil
 	})
@@ -282,6 +307,7 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 		return r, err
 	}
 	r.QPSN = float64(len(qs)) / time.Since(start).Seconds()
+	p.Add(int64(len(qs)))
 	if f.join {
 		jopts := opts
 		jopts.NoRows, jopts.Columns = false, f.columns
@@ -290,6 +316,7 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 			if _, err := ix.Search(ctx, q, jopts); err != nil {
 				return r, fmt.Errorf("query %d: %w", i, err)
 			}
+			p.Add(1)
 		}
 		r.QPSJoin = float64(len(qs)) / time.Since(start).Seconds()
 	}

@@ -1,13 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -64,17 +63,14 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 			if err := o.Validate(); err != nil {
 				return usageError{err}
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			return withEnv(ctx, g, func(e *env) error {
+			return runLongEnv(cmd, g, quiet, func(ctx context.Context, e *env, p progressReporter) error {
 				limitBuildMemory()
-				p := newProgress(os.Stderr, quiet)
 				o.Progress = p
 				res, err := indexer.Create(ctx, indexer.Env{Warehouse: e.wh, Catalog: e.cat}, o)
-				p.Wait()
 				if err != nil {
 					return err
 				}
+				p.Close()
 				printBuildSummary(cmd.OutOrStdout(), res)
 				return nil
 			})

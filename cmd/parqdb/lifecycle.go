@@ -1,13 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"math"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -49,17 +48,14 @@ The successor is committed by catalog compare-and-swap; a concurrent refresh
 that committed first makes this one fail with a clear error (run it again).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			return withEnv(ctx, g, func(e *env) error {
+			return runLongEnv(cmd, g, quiet, func(ctx context.Context, e *env, p progressReporter) error {
 				limitBuildMemory()
-				p := newProgress(os.Stderr, quiet)
 				ro.Progress = p
 				res, err := indexer.Refresh(ctx, indexer.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], ro)
-				p.Wait()
 				if err != nil {
 					return err
 				}
+				p.Close()
 				out := cmd.OutOrStdout()
 				verb := map[string]string{indexer.ActionNone: "nothing to do", indexer.ActionIncremental: "incremental refresh", indexer.ActionRebuild: "full rebuild"}[res.Action]
 				if ro.DryRun && res.Action != indexer.ActionNone {
@@ -90,18 +86,20 @@ that committed first makes this one fail with a clear error (run it again).`,
 
 func newIndexOptimizeCmd(g *globals) *cobra.Command {
 	var oo indexer.OptimizeOptions
+	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "optimize NAME",
 		Short: "Rewrite postings split over many files by refreshes into the compact layout",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			return withEnv(ctx, g, func(e *env) error {
+			return runLongEnv(cmd, g, quiet, func(ctx context.Context, e *env, p progressReporter) error {
 				limitBuildMemory()
+				oo.Progress = p
 				res, err := indexer.Optimize(ctx, indexer.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], oo)
 				if err != nil {
 					return err
 				}
+				p.Close()
 				out := cmd.OutOrStdout()
 				if !res.Done {
 					fmt.Fprintf(out, "nothing to do: the postings are already compact (%d files, %d row groups)\n", res.FilesBefore, res.RowGroupsBefore)
@@ -114,6 +112,7 @@ func newIndexOptimizeCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&oo.Force, "force", false, "rewrite even a compact layout")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress output")
 	return cmd
 }
 

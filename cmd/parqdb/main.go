@@ -1,7 +1,8 @@
 // Command parqdb builds, searches and serves vector indexes over Parquet
 // tables. Each subcommand lives in its own file; this file holds the root
 // command, the global settings and the exit-code contract:
-// 0 success, 1 the command ran and found a problem, 2 usage error.
+// 0 success, 1 the command ran and found a problem, 2 usage error,
+// 130 (143) a long command stopped by SIGINT (SIGTERM), see signal.go.
 package main
 
 import (
@@ -125,9 +126,12 @@ func run(args []string) int {
 // exitCode is the exit status for a command's error (nil: exitOK).
 func exitCode(err error) int {
 	var ue usageError
+	var ie interruptedError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &ie):
+		return ie.exitCode()
 	case errors.As(err, &ue) || isCobraUsage(err) || isBadSetting(err):
 		return exitUsage
 	}
