@@ -151,7 +151,7 @@ func isBadSetting(err error) bool {
 func isCobraUsage(err error) bool {
 	msg := err.Error()
 	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "invalid argument"} {
-		if strings.Contains(msg, p) {
+		if strings.HasPrefix(msg, p) {
 			return true
 		}
 	}

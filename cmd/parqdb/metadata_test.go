@@ -203,3 +203,22 @@ func TestBadSettingsAreUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestExitCodeDataTextIsNotUsage: an error whose text merely contains
+// words of cobra's usage errors (a duplicate key "it accepts 2", the
+// system's "invalid argument") is a problem (exit 1), not a usage error.
+func TestExitCodeDataTextIsNotUsage(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{errors.New(`file "a.parquet": row 3 (key word="it accepts 2"): duplicate source key`), exitProblem},
+		{errors.New(`read "wh/x": invalid argument`), exitProblem},
+		{errors.New(`unknown command "serach" for "parqdb"`), exitUsage},
+		{errors.New(`accepts 1 arg(s), received 2`), exitUsage},
+	} {
+		if got := exitCode(tc.err); got != tc.want {
+			t.Errorf("exitCode(%q) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
