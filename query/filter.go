@@ -196,6 +196,20 @@ func (ix *Index) buildFilter(ctx context.Context, p *filter.Predicate, e *filter
 	return nil
 }
 
+// warmFilter computes opts.Filter's bitmap and, when the exact plan will
+// answer opts' searches, its list of matching rows.
+func (ix *Index) warmFilter(ctx context.Context, opts Options) error {
+	e, err := ix.filterRows(ctx, opts.Filter)
+	if err != nil {
+		return err
+	}
+	o := opts.withDefaults(ix.NList())
+	if e.info.Rows > 0 && exactRows(e.info.Rows, e.info.SourceRows, o.NProbe, ix.NList()) {
+		_, err = ix.exactList(ctx, e)
+	}
+	return err
+}
+
 // exactList returns the matching rows as a list (keys and ordinals) for
 // the exact plan, built once per entry.
 func (ix *Index) exactList(ctx context.Context, e *filterEntry) (*list, error) {

@@ -31,6 +31,7 @@ type searchFlags struct {
 	format, output                        string
 	stats                                 bool
 	workers                               int
+	where                                 string
 }
 
 func newSearchCmd(g *globals) *cobra.Command {
@@ -47,10 +48,14 @@ columns (all, or --columns) and add _distance: squared L2 for l2_squared;
 --near-key searches with the vector of the source row that has that key (the
 row itself comes first). --queries reads a .fvecs, .npy or Parquet file (with
 --query-column); with --format json the output is JSON Lines, one line per
-query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.`,
+query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.
+
+--where returns the k nearest rows among those for which the predicate is
+true (never fewer than k when k rows match); see docs/search.md.`,
 		Example: `  parqdb search words --near-key king -k 5
   parqdb search words --vector '[0.1, …]' --columns word --format json
-  parqdb search vecs --queries queries.fvecs --nprobe 16 --refine 4 --format csv --output out.csv --stats`,
+  parqdb search vecs --queries queries.fvecs --nprobe 16 --refine 4 --format csv --output out.csv --stats
+  parqdb search words --near-key king --where "rank > 1000 AND word LIKE 'p%'"`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSearch(cmd, g, args[0], f) },
 	}
@@ -68,6 +73,7 @@ query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.`,
 	fl.StringVarP(&f.output, "output", "o", "", "write results to this file instead of standard output")
 	fl.BoolVar(&f.stats, "stats", false, "print one JSON line of search statistics to standard error")
 	fl.IntVar(&f.workers, "workers", 0, "queries searched at once for --queries (default all cores)")
+	fl.StringVar(&f.where, "where", "", whereHelp)
 	return cmd
 }
 
@@ -88,6 +94,10 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 	}
 	if f.queryColumn != "" && f.queries == "" {
 		return usagef("--query-column goes with --queries")
+	}
+	where, err := parseWhere(f.where)
+	if err != nil {
+		return err
 	}
 	var qs [][]float32
 	if f.vector != "" {
@@ -120,10 +130,15 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 			return err
 		}
 	}
-	opts := query.Options{K: f.k, NProbe: f.nprobe, Refine: f.refine, Columns: f.columns}
-	// Build what the searches need beyond the postings (key map, vectors)
-	// before the clock starts: it is part of opening, done once per index.
+	opts := query.Options{K: f.k, NProbe: f.nprobe, Refine: f.refine, Columns: f.columns, Filter: where}
+	// Build what the searches need beyond the postings (key map, vectors,
+	// the --where bitmap) before the clock starts: it is part of opening,
+	// done once per index.
 	warmStart := time.Now()
+	finfo, err := prepareWhere(ctx, ix, where)
+	if err != nil {
+		return err
+	}
 	if err := ix.Warm(ctx, opts); err != nil {
 		return err
 	}
@@ -158,6 +173,7 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 			PostingsBytes: st.BytesRead, PostingsRequests: st.Requests,
 			SourceBytes: src1.BytesRead - src0.BytesRead, SourceRequests: src1.Requests - src0.Requests,
 			PrepareSeconds: warm.Seconds(), Kernels: query.KernelImpl(),
+			filterStats: newFilterStats(where, finfo, st),
 		})
 		fmt.Fprintln(cmd.ErrOrStderr(), string(line))
 	}
@@ -210,6 +226,7 @@ type searchStats struct {
 	SourceRequests   int64   `json:"source_requests"`
 	PrepareSeconds   float64 `json:"prepare_seconds"`
 	Kernels          string  `json:"kernels"`
+	filterStats
 }
 
 func writeJSON(w io.Writer, results []*query.Result) error {
