@@ -21,6 +21,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/query"
 )
 
@@ -36,6 +37,7 @@ type benchFlags struct {
 	format                            string
 	join                              bool
 	columns                           []string
+	where                             string
 }
 
 func newBenchCmd(g *globals) *cobra.Command {
@@ -76,6 +78,7 @@ QPS as a PNG.`,
 	fl.StringVar(&f.format, "format", "table", "output format: table or json (one line per setting)")
 	fl.BoolVar(&f.join, "join", false, "also time a joined pass (qps_join) per setting")
 	fl.StringSliceVar(&f.columns, "columns", nil, "source columns joined by --join (default all)")
+	fl.StringVar(&f.where, "where", "", whereHelp+"; recall is measured against brute force over the matching rows")
 	return cmd
 }
 
@@ -122,6 +125,13 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 	if f.threads < 1 {
 		return usagef("--threads must be at least 1")
 	}
+	where, err := parseWhere(f.where)
+	if err != nil {
+		return err
+	}
+	if where != nil && f.groundTruth != "" {
+		return usagef("--ground-truth is unfiltered; with --where the ground truth is brute force over the matching rows")
+	}
 	nprobes, err := parseInts("nprobe", f.nprobes, 1)
 	if err != nil {
 		return err
@@ -156,7 +166,11 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 	}
 	defer cold.Close()
 
-	truth, err := benchTruth(ctx, ix, qs, f)
+	finfo, err := prepareWhere(ctx, ix, where)
+	if err != nil {
+		return err
+	}
+	truth, err := benchTruth(ctx, ix, qs, f, where)
 	if err != nil {
 		return err
 	}
@@ -164,10 +178,15 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 	snap := ix.Snapshot()
 	fmt.Fprintf(stderr, "bench %s: %d queries, k %d, nlist %d, %s, %s, kernels %s, %d threads\n",
 		name, len(qs), f.k, ix.NList(), snap.Metric, snap.Parameters["posting_encoding"], query.KernelImpl(), f.threads)
+	if where != nil {
+		fmt.Fprintf(stderr, "where %s: %d of %d rows match (%.3f%%); bitmap built in %.3f s, %d row groups read, %d skipped\n",
+			where, finfo.Rows, finfo.SourceRows, 100*float64(finfo.Rows)/float64(max(finfo.SourceRows, 1)),
+			finfo.Build.Seconds(), finfo.RowGroupsRead, finfo.RowGroupsSkipped)
+	}
 
 	var rows []benchRow
 	for _, rf := range refines {
-		opts := query.Options{K: f.k, Refine: rf, NoRows: true}
+		opts := query.Options{K: f.k, Refine: rf, NoRows: true, Filter: where}
 		if err := ix.Warm(ctx, opts); err != nil {
 			return err
 		}
@@ -197,7 +216,7 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 }
 
 // benchTruth returns the encoded keys of each query's exact k nearest rows.
-func benchTruth(ctx context.Context, ix *query.Index, qs [][]float32, f benchFlags) ([][]string, error) {
+func benchTruth(ctx context.Context, ix *query.Index, qs [][]float32, f benchFlags, where *filter.Predicate) ([][]string, error) {
 	out := make([][]string, len(qs))
 	if f.groundTruth != "" {
 		ids, err := readIvecs(f.groundTruth)
@@ -221,7 +240,13 @@ func benchTruth(ctx context.Context, ix *query.Index, qs [][]float32, f benchFla
 		}
 		return out, nil
 	}
-	hits, err := ix.ExactBatch(ctx, qs, f.k, f.threads)
+	var hits [][]query.Hit
+	var err error
+	if where != nil {
+		hits, err = ix.ExactFilteredBatch(ctx, qs, f.k, f.threads, where)
+	} else {
+		hits, err = ix.ExactBatch(ctx, qs, f.k, f.threads)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ground truth by brute force: %w (give --ground-truth)", err)
 	}

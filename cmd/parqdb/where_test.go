@@ -68,3 +68,36 @@ func TestSearchWhere(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchWhere checks bench --where: recall against brute force over the
+// matching rows, 1 with every list probed and refine; the stderr line
+// reports the selectivity; --ground-truth is refused with --where.
+func TestBenchWhere(t *testing.T) {
+	wh := gloveWarehouse(t)
+	dir := t.TempDir()
+	qf := filepath.Join(dir, "q.fvecs")
+	writeFvecs(t, qf, gloveQueries(20))
+	out, errs, code := runSplit(t, "--warehouse", wh, "bench", "words", "--queries", qf, "-k", "5",
+		"--nprobe", "2,50", "--refine", "3", "--format", "json", "--threads", "1", "--cold-queries", "3", "--where", "rank > 2000")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, `where "rank" > 2000: 8000 of 10000 rows match`) {
+		t.Errorf("stderr lacks the filter line: %s", errs)
+	}
+	var rows []benchRow
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r benchRow
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("%v: %q", err, l)
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) != 2 || rows[1].Recall != 1.0 || rows[0].Recall <= 0 || rows[0].QPS1 <= 0 {
+		t.Fatalf("rows %+v: want 2 settings, recall 1 at nprobe 50", rows)
+	}
+	_, errs, code = runSplit(t, "--warehouse", wh, "bench", "words", "--queries", qf, "--where", "rank > 1", "--ground-truth", qf)
+	if code != exitUsage || !strings.Contains(errs, "--ground-truth is unfiltered") {
+		t.Errorf("--ground-truth with --where: exit %d: %s", code, errs)
+	}
+}
