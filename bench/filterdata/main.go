@@ -7,10 +7,12 @@
 // bench/mkdata writes them; OUT has the same columns plus u, an int32
 // drawn uniformly from [0, 1000) with a fixed seed, so that `u < 500`,
 // `u < 100`, `u < 10` and `u < 1` select 50 %, 10 %, 1 % and 0.1 % of the
-// rows.
+// rows. It also writes OUT.u.i32, the u values as little-endian int32 in
+// row order, for bench/faiss_filter.py.
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -48,8 +50,13 @@ func run(args []string) error {
 	}
 	r := rand.New(rand.NewPCG(2026, 12))
 	out := make([]outRow, len(rows))
+	us := make([]byte, 0, 4*len(rows))
 	for i, x := range rows {
 		out[i] = outRow{ID: x.ID, Label: x.Label, U: int32(r.IntN(1000)), Vec: x.Vec}
+		us = binary.LittleEndian.AppendUint32(us, uint32(out[i].U))
+	}
+	if err := os.WriteFile(args[1]+".u.i32", us, 0o644); err != nil {
+		return err
 	}
 	f, err := os.Create(args[1])
 	if err != nil {
