@@ -52,16 +52,28 @@ const DefaultFilterCacheBytes = 256 << 20
 const exactMinRows = 256
 
 // exactRows reports whether a filtered search with m matching rows of n
-// scans them exactly. Scanning lists at selectivity σ = m/n scores about
-// nprobe·(n/nlist)/σ codes; the exact scan scores m = σ·n vectors, each
-// costing about 4× a code (float32 against 8-bit codes). The exact scan is
-// cheaper when σ² ≤ nprobe/(4·nlist), and it is exact.
-func exactRows(m, n int64, nprobe, nlist int) bool {
+// scans them exactly. Scanning lists at selectivity σ = m/n probes
+// min(nprobe/σ, nlist) lists of about n/nlist candidates; the exact scan
+// scores m vectors, each costing ratio candidates (4 for LVQ codes: float32
+// against 8-bit codes; 1 when the lists hold source vectors). The exact
+// scan runs when it costs no more (roughly σ² ≤ nprobe/(ratio·nlist)), and
+// it is exact.
+func exactRows(m, n int64, nprobe, nlist int, ratio float64) bool {
 	if m <= exactMinRows {
 		return true
 	}
 	sigma := float64(m) / float64(n)
-	return sigma*sigma <= float64(nprobe)/(4*float64(nlist))
+	lists := min(float64(nprobe)/sigma, float64(nlist))
+	return ratio*float64(m) <= lists*float64(n)/float64(nlist)
+}
+
+// exactCost is the cost of scoring one exact vector in units of one
+// candidate of the lists (see exactRows).
+func (ix *Index) exactCost() float64 {
+	if ix.schema.Encoding == metadata.EncodingSource {
+		return 1
+	}
+	return 4
 }
 
 // FilterInfo describes the matching rows of a predicate on an index.
@@ -204,7 +216,7 @@ func (ix *Index) warmFilter(ctx context.Context, opts Options) error {
 		return err
 	}
 	o := opts.withDefaults(ix.NList())
-	if e.info.Rows > 0 && exactRows(e.info.Rows, e.info.SourceRows, o.NProbe, ix.NList()) {
+	if e.info.Rows > 0 && exactRows(e.info.Rows, e.info.SourceRows, o.NProbe, ix.NList(), ix.exactCost()) {
 		_, err = ix.exactList(ctx, e)
 	}
 	return err
@@ -261,7 +273,7 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 	}
 	half := ix.snap.Metric == metadata.MetricCosine
 	nlist := ix.NList()
-	if exactRows(e.info.Rows, e.info.SourceRows, opts.NProbe, nlist) {
+	if exactRows(e.info.Rows, e.info.SourceRows, opts.NProbe, nlist, ix.exactCost()) {
 		l, err := ix.exactList(ctx, e)
 		if err != nil {
 			return nil, err
