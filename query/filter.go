@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -39,9 +40,10 @@ import (
 //     top k only if its row matches. The initial nprobe is NProbe scaled
 //     by 1/selectivity (so that about as many matching candidates are
 //     scored as an unfiltered search scores candidates), and it doubles
-//     while the probed lists hold fewer than the candidates the search
-//     keeps (K, or K·Refine), up to every list: so a search that probed
-//     every list has seen every matching row.
+//     while the probed lists hold fewer matching rows than the candidates
+//     the search keeps (K, or K·Refine) or than half the candidates an
+//     unfiltered search scores (nprobe·n/nlist), up to every list: so a
+//     search that probed every list has seen every matching row.
 
 // DefaultFilterCacheBytes bounds the memory of cached filter bitmaps per
 // index (least recently built evicted first).
@@ -96,6 +98,34 @@ type filterEntry struct {
 	exactOnce sync.Once // the matching rows as a list, for the exact plan
 	exact     *list
 	exactErr  error
+
+	countsOnce sync.Once
+	counts     []atomic.Int32 // matching rows per CID, -1 until counted
+}
+
+// listMatches returns how many rows of l match, counted once per list
+// (l.ords must be resolved).
+func (e *filterEntry) listMatches(l *list, nlist int) int {
+	e.countsOnce.Do(func() {
+		e.counts = make([]atomic.Int32, nlist)
+		for i := range e.counts {
+			e.counts[i].Store(-1)
+		}
+	})
+	if l.cid < 0 || int(l.cid) >= len(e.counts) {
+		return 0
+	}
+	if c := e.counts[l.cid].Load(); c >= 0 {
+		return int(c)
+	}
+	c := 0
+	for _, o := range l.ords {
+		if e.rows.Contains(uint32(o)) {
+			c++
+		}
+	}
+	e.counts[l.cid].Store(int32(c))
+	return c
 }
 
 // filterCache maps canonical predicates to their entries, bounded by bytes.
@@ -304,6 +334,12 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 	scaled := math.Ceil(float64(opts.NProbe) * float64(e.info.SourceRows) / float64(e.info.Rows))
 	np := int(min(scaled, float64(nlist)))
 	probed := make(map[int32]bool, np)
+	// An unfiltered search at nprobe scores about this many candidates;
+	// the filtered one widens until the probed lists hold at least half as
+	// many matching rows (a predicate correlated with the vectors leaves
+	// the lists near the query with few), and at least keep.
+	target := float64(opts.NProbe) * float64(e.info.SourceRows) / float64(nlist) / 2
+	matched := 0
 	var routed []int32
 	for round := 0; ; round++ {
 		var n int
@@ -329,12 +365,13 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 				if _, err := ix.sourceOrds(ctx, l); err != nil {
 					return nil, err
 				}
+				matched += e.listMatches(l, nlist)
 			}
 		}
 		if err := ix.scoreMore(ctx, s, half, &st); err != nil {
 			return nil, err
 		}
-		if len(s.top.h) >= keep || len(probed) >= nlist || np >= nlist {
+		if (len(s.top.h) >= keep && float64(matched) >= target) || len(probed) >= nlist || np >= nlist {
 			break
 		}
 		np = min(2*np, nlist)
