@@ -46,7 +46,9 @@ import (
 //     search that probed every list has seen every matching row.
 
 // DefaultFilterCacheBytes bounds the memory of cached filter bitmaps per
-// index (least recently built evicted first).
+// index (least recently built evicted first). The per-predicate lists of
+// the exact plan (keys of at most a few percent of the rows) and per-list
+// match counts are not counted.
 const DefaultFilterCacheBytes = 256 << 20
 
 // exactMinRows is the number of matching rows up to which a filtered
@@ -169,6 +171,14 @@ func (ix *Index) filterRows(ctx context.Context, p *filter.Predicate) (*filterEn
 		e.err = ix.buildFilter(context.WithoutCancel(ctx), p, e)
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		if e.err != nil {
+			// Not cached: a later call retries (a read error may pass).
+			delete(c.mu.m, key)
+			if i := slices.Index(c.mu.order, key); i >= 0 {
+				c.mu.order = slices.Delete(c.mu.order, i, i+1)
+			}
+			return
+		}
 		c.mu.size += e.size
 		for c.mu.size > DefaultFilterCacheBytes && len(c.mu.order) > 1 {
 			old := c.mu.order[0]
@@ -279,7 +289,6 @@ func (ix *Index) exactList(ctx context.Context, e *filterEntry) (*list, error) {
 		}
 		l.ordsOnce.Do(func() {}) // ords are set
 		e.exact = l
-		e.size += int64(len(l.batch.Keys) + 16*n)
 	})
 	return e.exact, e.exactErr
 }
