@@ -115,7 +115,7 @@ type Stats struct {
 	// were close enough to enter the top k but did not match; FilterExact
 	// counts queries answered by an exact scan of the matching rows, and
 	// FilterWidenings the extra probing rounds taken because the probed
-	// lists held fewer than k matching rows.
+	// lists held too few matching rows (see filter.go).
 	FilterRows      int64
 	FilterRejected  int64
 	FilterExact     int64
