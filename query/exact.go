@@ -22,11 +22,12 @@ var ErrTooLarge = errors.New("source vectors exceed the vector cache budget")
 
 // Warm prepares, once, what searches with opts need beyond the postings:
 // the key → row map (for joins, refine and the source encoding) and the
-// in-memory source vectors (for refine and the source encoding). Searches
+// in-memory source vectors (for refine, the source encoding and filters),
+// and for opts.Filter its matching rows (Filter). Searches
 // do this lazily on first use; Warm lets a caller pay for it up front, so
 // that a query's storage rounds are only its own. Safe for concurrent use.
 func (ix *Index) Warm(ctx context.Context, opts Options) error {
-	needVectors := opts.Refine > 0 || ix.schema.Encoding == metadata.EncodingSource
+	needVectors := opts.Refine > 0 || ix.schema.Encoding == metadata.EncodingSource || opts.Filter != nil
 	needKeys := needVectors || !(opts.KeysOnly || opts.NoRows)
 	if needKeys {
 		if _, err := ix.keys(ctx); err != nil {
@@ -37,6 +38,9 @@ func (ix *Index) Warm(ctx context.Context, opts Options) error {
 		if _, err := ix.allVectors(ctx); err != nil {
 			return err
 		}
+	}
+	if opts.Filter != nil {
+		return ix.warmFilter(ctx, opts)
 	}
 	return nil
 }

@@ -89,6 +89,8 @@ type Index struct {
 	vecOnce   sync.Once
 	vecAll    []float32 // canonical source vectors by ordinal, if they fit
 	vecErr    error
+
+	filters filterCache // bitmaps of filter predicates (filter.go)
 }
 
 // Open opens index name from the catalog: it reads and validates the

@@ -11,8 +11,10 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/internal/vecmath"
 	"github.com/parqdb/parqdb/lvq"
@@ -61,6 +63,11 @@ type Options struct {
 	// fields and _distance). It is the cheapest form, for benchmarks and
 	// callers that join by key themselves.
 	NoRows bool
+	// Filter, when set, restricts the search to the source rows for which
+	// the predicate is true (filtered search; see filter.go for the plan).
+	// Parse it once with filter.Parse and reuse it: the matching rows are
+	// computed on first use and cached per index.
+	Filter *filter.Predicate
 }
 
 func (o Options) withDefaults(nlist int) Options {
@@ -121,6 +128,16 @@ type Stats struct {
 	Rounds int64
 	// CachedLists counts probed lists served from the cache.
 	CachedLists int64
+	// Filtered search (Options.Filter): FilterRows is the number of source
+	// rows that match the predicate; FilterRejected counts candidates that
+	// were close enough to enter the top k but did not match; FilterExact
+	// counts queries answered by an exact scan of the matching rows, and
+	// FilterWidenings the extra probing rounds taken because the probed
+	// lists held too few matching rows (see filter.go).
+	FilterRows      int64
+	FilterRejected  int64
+	FilterExact     int64
+	FilterWidenings int64
 }
 
 // Add accumulates s2 into s.
@@ -133,6 +150,10 @@ func (s *Stats) Add(s2 Stats) {
 	s.BytesRead += s2.BytesRead
 	s.Rounds += s2.Rounds
 	s.CachedLists += s2.CachedLists
+	s.FilterRows += s2.FilterRows
+	s.FilterRejected += s2.FilterRejected
+	s.FilterExact += s2.FilterExact
+	s.FilterWidenings += s2.FilterWidenings
 }
 
 // scratch is the per-query working memory, pooled so that a warm query
@@ -146,6 +167,7 @@ type scratch struct {
 	dists   []float32
 	top     topK
 	route   routeScratch
+	allow   *roaring.Bitmap // filtered search: source ordinals that may be returned
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -163,6 +185,9 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 	opts = opts.withDefaults(ix.NList())
 	if err := opts.validate(); err != nil {
 		return nil, err
+	}
+	if opts.Filter != nil {
+		return ix.searchFiltered(ctx, q, opts, extra)
 	}
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
@@ -499,6 +524,10 @@ func (ix *Index) scoreLVQ8(s *scratch, half bool, st *Stats) {
 			if d > thr {
 				continue
 			}
+			if s.allow != nil && !s.allow.Contains(uint32(l.ords[i])) {
+				st.FilterRejected++
+				continue
+			}
 			t.push(cand{dist: d, i: int32(i), l: l})
 			thr = t.threshold()
 		}
@@ -525,6 +554,10 @@ func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
 				d *= 0.5
 			}
 			if len(t.h) == t.k && d > t.h[0].dist {
+				continue
+			}
+			if s.allow != nil && !s.allow.Contains(uint32(l.ords[i])) {
+				st.FilterRejected++
 				continue
 			}
 			t.push(cand{dist: d, i: int32(i), l: l})
@@ -568,6 +601,10 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 				d *= 0.5
 			}
 			if len(t.h) == t.k && d > t.h[0].dist {
+				continue
+			}
+			if s.allow != nil && !s.allow.Contains(uint32(ords[i])) {
+				st.FilterRejected++
 				continue
 			}
 			t.push(cand{dist: d, i: int32(i), l: l})

@@ -12,6 +12,7 @@ import (
 	"github.com/parqdb/parqdb/location"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
+	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
 )
@@ -25,6 +26,9 @@ const (
 	CodeInvalidVector        = "invalid_vector"         // 400: NaN, infinity, float32 overflow or (cosine) zero norm
 	CodeOutOfRange           = "out_of_range"           // 400: k, nprobe, refine, batch size or timeout outside its limits
 	CodeUnknownColumn        = "unknown_column"         // 400: a requested column is not a source column
+	CodeFilterSyntax         = "filter_syntax"          // 400: "where" is not a valid predicate
+	CodeFilterColumn         = "filter_unknown_column"  // 400: "where" names a column the source does not have
+	CodeFilterType           = "filter_type_mismatch"   // 400: "where" compares a column with a literal of another type, or filters an unsupported column
 	CodeSQLError             = "sql_error"              // 400: the SQL statement failed to parse, bind or run
 	CodeUnauthenticated      = "unauthenticated"        // 401: missing or wrong token
 	CodeSourceNotBound       = "source_not_bound"       // 403: the snapshot reads a source the catalog does not bind
@@ -88,6 +92,12 @@ func AsError(err error) *Error {
 		return &Error{http.StatusNotFound, CodeKeyNotFound, msg, err}
 	case errors.Is(err, query.ErrStale):
 		return &Error{http.StatusConflict, CodeStaleIndex, msg, err}
+	case errors.Is(err, filter.ErrSyntax):
+		return &Error{http.StatusBadRequest, CodeFilterSyntax, msg, err}
+	case errors.Is(err, filter.ErrUnknownColumn):
+		return &Error{http.StatusBadRequest, CodeFilterColumn, msg, err}
+	case errors.Is(err, filter.ErrType):
+		return &Error{http.StatusBadRequest, CodeFilterType, msg, err}
 	case errors.Is(err, query.ErrBadQuery):
 		return &Error{http.StatusBadRequest, CodeInvalidArgument, msg, err}
 	case errors.Is(err, context.DeadlineExceeded):

@@ -25,6 +25,11 @@ type searchStats struct {
 	Refined    int64 `json:"refined"`
 	Requests   int64 `json:"requests"`
 	BytesRead  int64 `json:"bytes_read"`
+	// Filtered search ("where") only: see query.Stats.
+	FilterRows      int64 `json:"filter_rows,omitempty"`
+	FilterRejected  int64 `json:"filter_rejected,omitempty"`
+	FilterExact     int64 `json:"filter_exact_plans,omitempty"`
+	FilterWidenings int64 `json:"filter_widenings,omitempty"`
 }
 
 func newSearchResponse(ix *query.Index, results []*query.Result) *SearchResponse {
@@ -37,6 +42,7 @@ func newSearchResponse(ix *query.Index, results []*query.Result) *SearchResponse
 		resp.Results[i] = r.JSONRows()
 		st.Add(r.Stats)
 	}
-	resp.Stats = searchStats{st.Lists, st.Candidates, st.Refined, st.Requests, st.BytesRead}
+	resp.Stats = searchStats{st.Lists, st.Candidates, st.Refined, st.Requests, st.BytesRead,
+		st.FilterRows, st.FilterRejected, st.FilterExact, st.FilterWidenings}
 	return resp
 }

@@ -20,7 +20,7 @@ func TestEncodeResponse(t *testing.T) {
 		}
 		r := &query.Result{Columns: cols, Hits: hits}
 		return &SearchResponse{Index: "words", SnapshotID: 3, Columns: cols,
-			Results: [][]query.JSONRow{r.JSONRows(), {}, r.JSONRows()[:1]}, Stats: searchStats{1, 2, 3, 4, 5}}
+			Results: [][]query.JSONRow{r.JSONRows(), {}, r.JSONRows()[:1]}, Stats: searchStats{Lists: 1, Candidates: 2, Refined: 3, Requests: 4, BytesRead: 5}}
 	}
 	rec := httptest.NewRecorder()
 	if err := writeJSON(rec, 200, mk()); err != nil {

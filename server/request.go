@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 )
@@ -42,6 +43,9 @@ type SearchRequest struct {
 	Snapshot *int64 `json:"snapshot,omitempty"`
 	// TimeoutMS lowers the request's time limit below the server's.
 	TimeoutMS *int64 `json:"timeout_ms,omitempty"`
+	// Where restricts the search to source rows for which this predicate
+	// is true (parqdb search --where; docs/search.md).
+	Where string `json:"where,omitempty"`
 }
 
 // searchPlan is a decoded, checked request, ready to run on an index.
@@ -168,6 +172,11 @@ func (req *SearchRequest) plan(l Limits) (*searchPlan, error) {
 		opts.Columns = slices.Clone(req.Columns)
 	}
 	opts.KeysOnly = req.KeysOnly
+	if req.Where != "" {
+		if opts.Filter, err = filter.Parse(req.Where); err != nil {
+			return nil, AsError(err)
+		}
+	}
 	p.opts = opts
 	if req.Snapshot != nil {
 		if *req.Snapshot < 0 {

@@ -21,6 +21,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/query"
 )
 
@@ -36,6 +37,7 @@ type benchFlags struct {
 	format                            string
 	join, quiet                       bool
 	columns                           []string
+	where                             string
 }
 
 func newBenchCmd(g *globals) *cobra.Command {
@@ -82,6 +84,7 @@ QPS as a PNG.`,
 	intRange(fl, "max-queries", 1, math.MaxInt32, "all queries")
 	intRange(fl, "cold-queries", 1, math.MaxInt32, "")
 	intRange(fl, "snapshot", 1, math.MaxInt64, "the current snapshot")
+	fl.StringVar(&f.where, "where", "", whereHelp+"; recall is measured against brute force over the matching rows")
 	return cmd
 }
 
@@ -124,6 +127,13 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 	default:
 		return usagef("--format must be table or json, not %q", f.format)
 	}
+	where, err := parseWhere(f.where)
+	if err != nil {
+		return err
+	}
+	if where != nil && f.groundTruth != "" {
+		return usagef("--ground-truth is unfiltered; with --where the ground truth is brute force over the matching rows")
+	}
 	nprobes, err := parseInts("nprobe", f.nprobes, query.MinNProbe, query.MaxNProbe)
 	if err != nil {
 		return err
@@ -140,12 +150,12 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 		qs = qs[:f.maxQueries]
 	}
 	return runLong(cmd, f.quiet, func(ctx context.Context, p progressReporter) error {
-		return benchIndex(ctx, cmd, g, name, f, qs, nprobes, refines, p)
+		return benchIndex(ctx, cmd, g, name, f, where, qs, nprobes, refines, p)
 	})
 }
 
 // benchIndex measures every setting; p shows a stage per setting.
-func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string, f benchFlags, qs [][]float32,
+func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string, f benchFlags, where *filter.Predicate, qs [][]float32,
 	nprobes, refines []int, p progressReporter) error {
 	e, err := openEnv(ctx, g)
 	if err != nil {
@@ -168,9 +178,13 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 	}
 	defer cold.Close()
 
+	finfo, err := prepareWhere(ctx, ix, where)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	p.Start("truth", 0)
-	truth, err := benchTruth(ctx, ix, qs, f)
+	truth, err := benchTruth(ctx, ix, qs, f, where)
 	if err != nil {
 		return err
 	}
@@ -179,10 +193,15 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 	snap := ix.Snapshot()
 	fmt.Fprintf(stderr, "bench %s: %d queries, k %d, nlist %d, %s, %s, kernels %s, %d threads\n",
 		name, len(qs), f.k, ix.NList(), snap.Metric, snap.Parameters["posting_encoding"], query.KernelImpl(), f.threads)
+	if where != nil {
+		fmt.Fprintf(stderr, "where %s: %d of %d rows match (%.3f%%); bitmap built in %.3f s, %d row groups read, %d skipped\n",
+			where, finfo.Rows, finfo.SourceRows, 100*float64(finfo.Rows)/float64(max(finfo.SourceRows, 1)),
+			finfo.Build.Seconds(), finfo.RowGroupsRead, finfo.RowGroupsSkipped)
+	}
 
 	var rows []benchRow
 	for _, rf := range refines {
-		opts := query.Options{K: f.k, Refine: rf, NoRows: true}
+		opts := query.Options{K: f.k, Refine: rf, NoRows: true, Filter: where}
 		if err := ix.Warm(ctx, opts); err != nil {
 			return err
 		}
@@ -222,7 +241,7 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 }
 
 // benchTruth returns the encoded keys of each query's exact k nearest rows.
-func benchTruth(ctx context.Context, ix *query.Index, qs [][]float32, f benchFlags) ([][]string, error) {
+func benchTruth(ctx context.Context, ix *query.Index, qs [][]float32, f benchFlags, where *filter.Predicate) ([][]string, error) {
 	out := make([][]string, len(qs))
 	if f.groundTruth != "" {
 		ids, err := readIvecs(f.groundTruth)
@@ -246,7 +265,13 @@ func benchTruth(ctx context.Context, ix *query.Index, qs [][]float32, f benchFla
 		}
 		return out, nil
 	}
-	hits, err := ix.ExactBatch(ctx, qs, f.k, f.threads)
+	var hits [][]query.Hit
+	var err error
+	if where != nil {
+		hits, err = ix.ExactFilteredBatch(ctx, qs, f.k, f.threads, where)
+	} else {
+		hits, err = ix.ExactBatch(ctx, qs, f.k, f.threads)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ground truth by brute force: %w (give --ground-truth)", err)
 	}

@@ -39,6 +39,7 @@ type searchFlags struct {
 	format, output               string
 	stats                        bool
 	workers                      int
+	where                        string
 }
 
 func newSearchCmd(g *globals) *cobra.Command {
@@ -57,10 +58,14 @@ row itself comes first); the value is taken verbatim, commas included. A
 composite key is given field by field with repeated --key COL=VALUE, or as a
 JSON array with --near-key-json '["a", 2]' (the HTTP API's "key" form). --queries reads a .fvecs, .npy or Parquet file (with
 --query-column); with --format json the output is JSON Lines, one line per
-query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.`,
+query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.
+
+--where returns the k nearest rows among those for which the predicate is
+true (never fewer than k when k rows match); see docs/search.md.`,
 		Example: `  parqdb search words --near-key king -k 5
   parqdb search words --vector '[0.1, …]' --columns word --format json
-  parqdb search vecs --queries queries.fvecs --nprobe 16 --refine 4 --format csv --output out.csv --stats`,
+  parqdb search vecs --queries queries.fvecs --nprobe 16 --refine 4 --format csv --output out.csv --stats
+  parqdb search words --near-key king --where "rank > 1000 AND word LIKE 'p%'"`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSearch(cmd, g, args[0], f) },
 	}
@@ -85,6 +90,7 @@ query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.`,
 	intRange(fl, "refine", query.MinRefine, query.MaxRefine, "")
 	intRange(fl, "snapshot", 1, math.MaxInt64, "the current snapshot")
 	intRange(fl, "workers", 1, maxWorkers, "all cores")
+	fl.StringVar(&f.where, "where", "", whereHelp)
 	return cmd
 }
 
@@ -110,6 +116,10 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 	}
 	if f.queryColumn != "" && f.queries == "" {
 		return usagef("--query-column goes with --queries")
+	}
+	where, err := parseWhere(f.where)
+	if err != nil {
+		return err
 	}
 	var qs [][]float32
 	if f.vector != "" {
@@ -147,10 +157,15 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 			return usageError{err}
 		}
 	}
-	opts := query.Options{K: f.k, NProbe: f.nprobe, Refine: f.refine, Columns: f.columns}
-	// Build what the searches need beyond the postings (key map, vectors)
-	// before the clock starts: it is part of opening, done once per index.
+	opts := query.Options{K: f.k, NProbe: f.nprobe, Refine: f.refine, Columns: f.columns, Filter: where}
+	// Build what the searches need beyond the postings (key map, vectors,
+	// the --where bitmap) before the clock starts: it is part of opening,
+	// done once per index.
 	warmStart := time.Now()
+	finfo, err := prepareWhere(ctx, ix, where)
+	if err != nil {
+		return err
+	}
 	if err := ix.Warm(ctx, opts); err != nil {
 		return err
 	}
@@ -185,6 +200,7 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 			PostingsBytes: st.BytesRead, PostingsRequests: st.Requests,
 			SourceBytes: src1.BytesRead - src0.BytesRead, SourceRequests: src1.Requests - src0.Requests,
 			PrepareSeconds: warm.Seconds(), Kernels: query.KernelImpl(),
+			filterStats: newFilterStats(where, finfo, st),
 		})
 		fmt.Fprintln(cmd.ErrOrStderr(), string(line))
 	}
@@ -327,6 +343,7 @@ type searchStats struct {
 	SourceRequests   int64   `json:"source_requests"`
 	PrepareSeconds   float64 `json:"prepare_seconds"`
 	Kernels          string  `json:"kernels"`
+	filterStats
 }
 
 func writeJSON(w io.Writer, results []*query.Result) error {

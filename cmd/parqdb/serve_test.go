@@ -71,6 +71,9 @@ func TestServeEqualsSearch(t *testing.T) {
 		{"near key", []string{"--near-key", "king", "-k", "10"}, map[string]any{"key": "king", "k": 10}},
 		{"vector with options", []string{"--vector", king, "-k", "7", "--nprobe", "16", "--refine", "3", "--columns", "rank,word"},
 			map[string]any{"vector": json.RawMessage(king), "k": 7, "nprobe": 16, "refine": 3, "columns": []string{"rank", "word"}}},
+		{"where, lists", []string{"--near-key", "king", "-k", "10", "--where", "rank > 2000"}, map[string]any{"key": "king", "k": 10, "where": "rank > 2000"}},
+		{"where, exact", []string{"--vector", king, "-k", "5", "--where", "word LIKE 'qu%' AND rank < 9000"},
+			map[string]any{"vector": json.RawMessage(king), "k": 5, "where": "word LIKE 'qu%' AND rank < 9000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, code := runCLI(t, append([]string{wh, "search", "words", "--format", "json"}, tc.cli...)...)

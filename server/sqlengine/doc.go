@@ -12,6 +12,12 @@
 // searches near the source row with that key (comma-separated for
 // composite keys), like `parqdb search --near-key`.
 //
+// ivf_search_where(index, query_vector, k, where [, nprobe, refine,
+// snapshot]) and ivf_search_key_where(index, key, k, where [, …]) are
+// filtered searches (`parqdb search --where`): the k nearest rows among
+// those for which the predicate is true. A SQL WHERE on ivf_search filters
+// after the top-k instead: Go table functions get no filter push-down.
+//
 // DuckDB is linked with cgo, so the engine builds only with
 // -tags duckdb,duckdb_arrow; without them New returns ErrUnavailable.
 // All arguments of the table functions must be constants.

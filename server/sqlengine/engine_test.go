@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
@@ -118,6 +119,10 @@ func TestIVFSearchEqualsQuery(t *testing.T) {
 		{"by vector with options", fmt.Sprintf("SELECT * FROM ivf_search('words', '%s', 7, 16, 3)", vectorText(king)),
 			query.Options{K: 7, NProbe: 16, Refine: 3}},
 		{"snapshot", "SELECT * FROM ivf_search_key('words', 'king', 4, 8, 0, 1)", query.Options{K: 4, NProbe: 8}},
+		{"where by key", "SELECT * FROM ivf_search_key_where('words', 'king', 10, 'rank > 5000 AND word LIKE ''p%''')",
+			query.Options{K: 10, NProbe: 8, Filter: mustParse(t, "rank > 5000 AND word LIKE 'p%'")}},
+		{"where by vector with options", fmt.Sprintf("SELECT * FROM ivf_search_where('words', '%s', 7, 'rank <= 3', 16, 3)", vectorText(king)),
+			query.Options{K: 7, NProbe: 16, Refine: 3, Filter: mustParse(t, "rank <= 3")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cols, got := rows(t, e, tc.sql)
@@ -181,6 +186,10 @@ func TestSQLErrors(t *testing.T) {
 		{"NULL nprobe", "SELECT * FROM ivf_search_key('words', 'king', 5, NULL)", ""},
 		{"internal function", "SELECT * FROM parqdb_internal_ivf_search_x('words', NULL, 5, 1, 1, 1)", server.CodeSQLError},
 		{"settings are locked", "SET enable_external_access = true", server.CodeSQLError},
+		{"where syntax", "SELECT * FROM ivf_search_key_where('words', 'king', 5, 'rank <')", server.CodeFilterSyntax},
+		{"where column", "SELECT * FROM ivf_search_key_where('words', 'king', 5, 'rnk < 5')", server.CodeFilterColumn},
+		{"where type", "SELECT * FROM ivf_search_key_where('words', 'king', 5, 'rank = ''x''')", server.CodeFilterType},
+		{"NULL where", "SELECT * FROM ivf_search_key_where('words', 'king', 5, NULL)", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rr, err := e.Query(context.Background(), tc.sql)
@@ -283,4 +292,13 @@ func TestSearchKeyBase64(t *testing.T) {
 	if len(got) != 1 || got[0]["word"] != `"king"` {
 		t.Fatalf("got %v, want the row of king", got)
 	}
+}
+
+func mustParse(t *testing.T, where string) *filter.Predicate {
+	t.Helper()
+	p, err := filter.Parse(where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

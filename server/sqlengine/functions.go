@@ -16,6 +16,7 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 
+	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
@@ -51,28 +52,45 @@ func randomHex() string {
 	return hex.EncodeToString(b[:])
 }
 
-// macros defines ivf_search and ivf_search_key with 3 to 6 arguments.
+// macros defines ivf_search and ivf_search_key with 3 to 6 arguments, and
+// ivf_search_where and ivf_search_key_where (a filter predicate as the
+// fourth argument) with 4 to 7. The Go functions take (index, query, k,
+// nprobe, refine, snapshot, where).
 var macros = func() string {
 	var b strings.Builder
-	for _, m := range [][2]string{{"ivf_search", fnVector}, {"ivf_search_key", fnKey}} {
-		fmt.Fprintf(&b, "CREATE OR REPLACE TEMP MACRO %s", m[0])
+	for _, m := range []struct {
+		name, fn string
+		where    bool
+	}{{"ivf_search", fnVector, false}, {"ivf_search_key", fnKey, false}, {"ivf_search_where", fnVector, true}, {"ivf_search_key_where", fnKey, true}} {
+		fmt.Fprintf(&b, "CREATE OR REPLACE TEMP MACRO %s", m.name)
 		params := []string{"index_name", "query", "k", "nprobe", "refine", "snapshot"}
-		for n := 3; n <= 6; n++ {
-			if n > 3 {
+		first := 3
+		if m.where {
+			params = []string{"index_name", "query", "k", "where_predicate", "nprobe", "refine", "snapshot"}
+			first = 4
+		}
+		for n := first; n <= len(params); n++ {
+			if n > first {
 				b.WriteString(",")
 			}
-			args := make([]string, 6)
-			for i := range args {
+			given := map[string]bool{}
+			for _, p := range params[:n] {
+				given[p] = true
+			}
+			var args []string
+			for _, p := range []string{"index_name", "query", "k", "nprobe", "refine", "snapshot", "where_predicate"} {
 				switch {
-				case i < 2:
-					args[i] = fmt.Sprintf("coalesce(CAST(%s AS VARCHAR), '%s')", params[i], nullText)
-				case i < n:
-					args[i] = fmt.Sprintf("coalesce(CAST(%s AS BIGINT), %d)", params[i], int64(nullArg))
+				case !given[p] && p == "where_predicate":
+					args = append(args, "'"+nullText+"'")
+				case !given[p]:
+					args = append(args, fmt.Sprint(int64(nullArg)))
+				case p == "index_name" || p == "query" || p == "where_predicate":
+					args = append(args, fmt.Sprintf("coalesce(CAST(%s AS VARCHAR), '%s')", p, nullText))
 				default:
-					args[i] = fmt.Sprint(int64(nullArg))
+					args = append(args, fmt.Sprintf("coalesce(CAST(%s AS BIGINT), %d)", p, int64(nullArg)))
 				}
 			}
-			fmt.Fprintf(&b, " (%s) AS TABLE (SELECT * FROM %s(%s))", strings.Join(params[:n], ", "), m[1], strings.Join(args, ", "))
+			fmt.Fprintf(&b, " (%s) AS TABLE (SELECT * FROM %s(%s))", strings.Join(params[:n], ", "), m.fn, strings.Join(args, ", "))
 		}
 		b.WriteString(";\n")
 	}
@@ -86,7 +104,7 @@ func (e *Engine) register(conn *sql.Conn) error {
 	for _, name := range []string{fnVector, fnKey} {
 		byKey := name == fnKey
 		f := duckdb.RowTableFunction{
-			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar, bigint, bigint, bigint, bigint}},
+			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar, bigint, bigint, bigint, bigint, varchar}},
 			BindArgumentsContext: func(ctx context.Context, _ map[string]any, args ...any) (duckdb.RowTableSource, error) {
 				return e.bind(ctx, byKey, args)
 			},
@@ -143,6 +161,13 @@ func (e *Engine) bind(ctx context.Context, byKey bool, args []any) (duckdb.RowTa
 	opts, err := e.opts.Limits.CheckOptions(&k, nprobe, refine)
 	if err != nil {
 		return nil, record(ctx, err)
+	}
+	if len(args) > 6 {
+		if w, ok := args[6].(string); ok && w != nullText {
+			if opts.Filter, err = filter.Parse(w); err != nil {
+				return nil, record(ctx, server.AsError(err))
+			}
+		}
 	}
 	var snapshot int64
 	if len(args) > 5 && args[5] != nil && args[5] != int64(nullArg) {

@@ -1,0 +1,492 @@
+package filter
+
+import (
+	"bytes"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// tri is a three-valued truth value.
+type tri uint8
+
+const (
+	unknown tri = iota
+	isFalse
+	isTrue
+)
+
+func (t tri) not() tri {
+	switch t {
+	case isTrue:
+		return isFalse
+	case isFalse:
+		return isTrue
+	}
+	return unknown
+}
+
+// Stats are the footer statistics of one column chunk, for MayMatch.
+type Stats struct {
+	Min, Max  parquet.Value // the chunk's smallest and largest non-null values
+	HasMinMax bool          // Min and Max are set
+	Nulls     int64         // null values in the chunk
+	HasNulls  bool          // Nulls is set
+	Rows      int64         // rows in the row group
+}
+
+// eval is a compiled node.
+type eval interface {
+	// eval returns the truth of the node for row i of cols (one slice of
+	// values per program column).
+	eval(cols [][]parquet.Value, i int) tri
+	// may reports whether some row of a chunk with these statistics could
+	// make the node true, and whether some could make it false.
+	may(st []Stats) (mayTrue, mayFalse bool)
+}
+
+// Eval reports whether the predicate is true for the row whose values (one
+// per entry of Columns, NULL as a null parquet.Value) are given.
+func (p *Program) Eval(row []parquet.Value) bool {
+	cols := make([][]parquet.Value, len(row))
+	for i := range row {
+		cols[i] = row[i : i+1]
+	}
+	return p.root.eval(cols, 0) == isTrue
+}
+
+// EvalColumns reports whether the predicate is true for row i, given one
+// slice of values per entry of Columns. It does not allocate.
+func (p *Program) EvalColumns(cols [][]parquet.Value, i int) bool {
+	return p.root.eval(cols, i) == isTrue
+}
+
+// MayMatch reports whether a row group whose column chunks have the given
+// statistics (one per entry of Columns) can hold a row for which the
+// predicate is true. False means no row can match, so the row group can be
+// skipped; missing statistics always give true.
+func (p *Program) MayMatch(st []Stats) bool {
+	t, _ := p.root.may(st)
+	return t
+}
+
+func (p *Program) compile(n node, index map[string]int) (eval, error) {
+	switch n := n.(type) {
+	case *andNode:
+		l, err := p.compile(n.l, index)
+		if err != nil {
+			return nil, err
+		}
+		r, err := p.compile(n.r, index)
+		if err != nil {
+			return nil, err
+		}
+		return &andEval{l, r}, nil
+	case *orNode:
+		l, err := p.compile(n.l, index)
+		if err != nil {
+			return nil, err
+		}
+		r, err := p.compile(n.r, index)
+		if err != nil {
+			return nil, err
+		}
+		return &orEval{l, r}, nil
+	case *notNode:
+		x, err := p.compile(n.x, index)
+		if err != nil {
+			return nil, err
+		}
+		return &notEval{x}, nil
+	case *nullNode:
+		return &nullEval{c: index[n.col.name], not: n.not}, nil
+	}
+	var col colRef
+	switch n := n.(type) {
+	case *cmpNode:
+		col = n.col
+	case *inNode:
+		col = n.col
+	case *betweenNode:
+		col = n.col
+	case *likeNode:
+		col = n.col
+	}
+	c := index[col.name]
+	ct := p.cols[c]
+	conv := func(l literal) (value, error) { return p.pred.convert(ct, l, col.off) }
+	switch n := n.(type) {
+	case *cmpNode:
+		v, err := conv(n.lit)
+		if err != nil {
+			return nil, err
+		}
+		return &cmpEval{c: c, col: ct, op: n.op, v: v}, nil
+	case *inNode:
+		e := &inEval{c: c, col: ct, not: n.not}
+		for _, l := range n.lits {
+			v, err := conv(l)
+			if err != nil {
+				return nil, err
+			}
+			if v.null {
+				e.hasNull = true
+				continue
+			}
+			e.vs = append(e.vs, v)
+		}
+		return e, nil
+	case *betweenNode:
+		lo, err := conv(n.lo)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := conv(n.hi)
+		if err != nil {
+			return nil, err
+		}
+		return &betweenEval{c: c, col: ct, not: n.not, lo: lo, hi: hi}, nil
+	case *likeNode:
+		if ct.typ != typeString {
+			return nil, errAt(p.pred.text, n.off, ErrType, "LIKE needs a string column; column %q is %s", ct.name, ct.typ)
+		}
+		return &likeEval{c: c, col: ct, not: n.not, prefix: []byte(n.prefix), exact: n.exact}, nil
+	}
+	return nil, errAt(p.pred.text, 0, ErrSyntax, "unsupported expression")
+}
+
+// rowValue reads a parquet value as col's type.
+func rowValue(col column, pv parquet.Value) value {
+	switch col.typ {
+	case typeBool:
+		if pv.Boolean() {
+			return value{i: 1}
+		}
+		return value{}
+	case typeFloat:
+		if pv.Kind() == parquet.Float {
+			return value{f: float64(pv.Float()), isF: true}
+		}
+		return value{f: pv.Double(), isF: true}
+	case typeString:
+		return value{s: pv.ByteArray()}
+	}
+	if pv.Kind() == parquet.Int32 {
+		if col.unsigned {
+			return value{i: int64(uint32(pv.Int32()))}
+		}
+		return value{i: int64(pv.Int32())}
+	}
+	return value{i: pv.Int64()}
+}
+
+func cmpResult(op string, c int) bool {
+	if c == 2 { // NaN
+		return op == "!="
+	}
+	switch op {
+	case "=":
+		return c == 0
+	case "!=":
+		return c != 0
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case ">":
+		return c > 0
+	}
+	return c >= 0 // >=
+}
+
+func truth(b bool) tri {
+	if b {
+		return isTrue
+	}
+	return isFalse
+}
+
+type cmpEval struct {
+	c   int
+	col column
+	op  string
+	v   value
+}
+
+func (e *cmpEval) eval(cols [][]parquet.Value, i int) tri {
+	pv := cols[e.c][i]
+	if pv.IsNull() || e.v.null {
+		return unknown
+	}
+	return truth(cmpResult(e.op, compareTo(e.col.typ, rowValue(e.col, pv), e.v)))
+}
+
+// minMax returns the chunk's bounds as values of col, when known.
+func minMax(col column, st Stats) (lo, hi value, ok bool) {
+	if !st.HasMinMax || st.Min.IsNull() || st.Max.IsNull() {
+		return value{}, value{}, false
+	}
+	lo, hi = rowValue(col, st.Min), rowValue(col, st.Max)
+	if col.typ == typeFloat && (lo.f != lo.f || hi.f != hi.f) { // NaN bounds say nothing
+		return value{}, value{}, false
+	}
+	return lo, hi, true
+}
+
+// allNull reports whether statistics prove every value of the chunk null.
+func allNull(st Stats) bool { return st.HasNulls && st.Rows > 0 && st.Nulls >= st.Rows }
+
+// mayCmp reports whether some value in [lo, hi] satisfies `x op v`.
+func mayCmp(t colType, op string, lo, hi, v value) bool {
+	switch op {
+	case "=":
+		return compareTo(t, lo, v) <= 0 && compareTo(t, hi, v) >= 0
+	case "!=":
+		return !(compareTo(t, lo, v) == 0 && compareTo(t, hi, v) == 0)
+	case "<":
+		return compareTo(t, lo, v) < 0
+	case "<=":
+		return compareTo(t, lo, v) <= 0
+	case ">":
+		return compareTo(t, hi, v) > 0
+	}
+	return compareTo(t, hi, v) >= 0
+}
+
+var negOp = map[string]string{"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+func (e *cmpEval) may(st []Stats) (bool, bool) {
+	s := st[e.c]
+	if e.v.null || allNull(s) {
+		return false, false
+	}
+	lo, hi, ok := minMax(e.col, s)
+	if !ok || (e.col.typ == typeFloat) {
+		// Float chunks may hold NaN outside their min/max: only the true
+		// side can be pruned.
+		if ok && e.op != "!=" { // NaN != v is true
+			return mayCmp(e.col.typ, e.op, lo, hi, e.v), true
+		}
+		return true, true
+	}
+	return mayCmp(e.col.typ, e.op, lo, hi, e.v), mayCmp(e.col.typ, negOp[e.op], lo, hi, e.v)
+}
+
+type inEval struct {
+	c       int
+	col     column
+	not     bool
+	vs      []value
+	hasNull bool // the list holds NULL
+}
+
+func (e *inEval) eval(cols [][]parquet.Value, i int) tri {
+	pv := cols[e.c][i]
+	if pv.IsNull() {
+		return unknown
+	}
+	x := rowValue(e.col, pv)
+	r := isFalse
+	for _, v := range e.vs {
+		if compareTo(e.col.typ, x, v) == 0 {
+			r = isTrue
+			break
+		}
+	}
+	if r == isFalse && e.hasNull {
+		r = unknown // x IN (…, NULL) is unknown when no element equals x
+	}
+	if e.not {
+		return r.not()
+	}
+	return r
+}
+
+func (e *inEval) may(st []Stats) (bool, bool) {
+	s := st[e.c]
+	if allNull(s) {
+		return false, false
+	}
+	lo, hi, ok := minMax(e.col, s)
+	if !ok {
+		return true, true
+	}
+	any := false
+	for _, v := range e.vs {
+		if mayCmp(e.col.typ, "=", lo, hi, v) {
+			any = true
+			break
+		}
+	}
+	if e.not {
+		return !e.hasNull, any || e.hasNull
+	}
+	return any, true
+}
+
+type betweenEval struct {
+	c      int
+	col    column
+	not    bool
+	lo, hi value
+}
+
+func (e *betweenEval) eval(cols [][]parquet.Value, i int) tri {
+	pv := cols[e.c][i]
+	if pv.IsNull() {
+		return unknown
+	}
+	x := rowValue(e.col, pv)
+	// x BETWEEN a AND b is x >= a AND x <= b, with NULL bounds unknown.
+	var ge, le tri = unknown, unknown
+	if !e.lo.null {
+		ge = truth(cmpResult(">=", compareTo(e.col.typ, x, e.lo)))
+	}
+	if !e.hi.null {
+		le = truth(cmpResult("<=", compareTo(e.col.typ, x, e.hi)))
+	}
+	r := and3(ge, le)
+	if e.not {
+		return r.not()
+	}
+	return r
+}
+
+func (e *betweenEval) may(st []Stats) (bool, bool) {
+	s := st[e.c]
+	if allNull(s) {
+		return false, false
+	}
+	lo, hi, ok := minMax(e.col, s)
+	if !ok || e.lo.null || e.hi.null {
+		return true, true
+	}
+	t := mayCmp(e.col.typ, ">=", lo, hi, e.lo) && mayCmp(e.col.typ, "<=", lo, hi, e.hi)
+	if e.not {
+		return true, t
+	}
+	return t, true
+}
+
+type likeEval struct {
+	c      int
+	col    column
+	not    bool
+	prefix []byte
+	exact  bool
+}
+
+func (e *likeEval) eval(cols [][]parquet.Value, i int) tri {
+	pv := cols[e.c][i]
+	if pv.IsNull() {
+		return unknown
+	}
+	b := pv.ByteArray()
+	var r bool
+	if e.exact {
+		r = bytes.Equal(b, e.prefix)
+	} else {
+		r = bytes.HasPrefix(b, e.prefix)
+	}
+	if e.not {
+		r = !r
+	}
+	return truth(r)
+}
+
+func (e *likeEval) may(st []Stats) (bool, bool) {
+	s := st[e.c]
+	if allNull(s) {
+		return false, false
+	}
+	lo, hi, ok := minMax(e.col, s)
+	if !ok || e.not {
+		return true, true
+	}
+	// Strings with the prefix are ≥ prefix; they are ≤ hi only if hi is
+	// ≥ prefix. And min ≤ some such string only if min ≤ prefix or min
+	// itself has the prefix.
+	t := bytes.Compare(hi.s, e.prefix) >= 0 && (bytes.Compare(lo.s, e.prefix) <= 0 || bytes.HasPrefix(lo.s, e.prefix))
+	return t, true
+}
+
+type nullEval struct {
+	c   int
+	not bool
+}
+
+func (e *nullEval) eval(cols [][]parquet.Value, i int) tri {
+	return truth(cols[e.c][i].IsNull() != e.not)
+}
+
+func (e *nullEval) may(st []Stats) (bool, bool) {
+	s := st[e.c]
+	if !s.HasNulls {
+		return true, true
+	}
+	someNull, someValue := s.Nulls > 0, s.Nulls < s.Rows
+	if e.not {
+		return someValue, someNull
+	}
+	return someNull, someValue
+}
+
+func and3(a, b tri) tri {
+	switch {
+	case a == isFalse || b == isFalse:
+		return isFalse
+	case a == isTrue && b == isTrue:
+		return isTrue
+	}
+	return unknown
+}
+
+func or3(a, b tri) tri {
+	switch {
+	case a == isTrue || b == isTrue:
+		return isTrue
+	case a == isFalse && b == isFalse:
+		return isFalse
+	}
+	return unknown
+}
+
+type andEval struct{ l, r eval }
+
+func (e *andEval) eval(cols [][]parquet.Value, i int) tri {
+	a := e.l.eval(cols, i)
+	if a == isFalse {
+		return isFalse
+	}
+	return and3(a, e.r.eval(cols, i))
+}
+
+func (e *andEval) may(st []Stats) (bool, bool) {
+	lt, lf := e.l.may(st)
+	rt, rf := e.r.may(st)
+	return lt && rt, lf || rf
+}
+
+type orEval struct{ l, r eval }
+
+func (e *orEval) eval(cols [][]parquet.Value, i int) tri {
+	a := e.l.eval(cols, i)
+	if a == isTrue {
+		return isTrue
+	}
+	return or3(a, e.r.eval(cols, i))
+}
+
+func (e *orEval) may(st []Stats) (bool, bool) {
+	lt, lf := e.l.may(st)
+	rt, rf := e.r.may(st)
+	return lt || rt, lf && rf
+}
+
+type notEval struct{ x eval }
+
+func (e *notEval) eval(cols [][]parquet.Value, i int) tri { return e.x.eval(cols, i).not() }
+
+func (e *notEval) may(st []Stats) (bool, bool) {
+	t, f := e.x.may(st)
+	return f, t
+}

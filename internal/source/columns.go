@@ -1,0 +1,163 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+	"golang.org/x/sync/errgroup"
+)
+
+// ChunkStats are the footer statistics of one column chunk.
+type ChunkStats struct {
+	Min, Max  parquet.Value // smallest and largest non-null values, when HasMinMax
+	HasMinMax bool
+	// Nulls counts the chunk's null values when HasNulls. It is known for
+	// a required column (0) or when the footer reports a positive count;
+	// a zero count of an optional column is treated as unknown, since
+	// writers that omit the field are read as 0.
+	Nulls    int64
+	HasNulls bool
+	Rows     int64 // rows in the row group
+}
+
+// ColumnBatch is the values of the scanned columns in one row group.
+type ColumnBatch struct {
+	File     int               // file index in Files order
+	RowGroup int               // row group within the file
+	FirstRow int64             // row (within the file) of the first value
+	N        int               // rows
+	Values   [][]parquet.Value // per column, N values (nulls as null values); byte arrays are owned by the batch
+}
+
+// scanColumnsWorkers bounds the row groups read at once by ScanColumns.
+const scanColumnsWorkers = 4
+
+// ScanColumns reads only the named top-level scalar columns of the table.
+// For each row group it first calls keep with the columns' footer
+// statistics (in columns order); when keep returns false the row group is
+// skipped without reading its pages. fn receives every kept row group; it
+// may be called concurrently from several goroutines, in any order. A file
+// lacking a column fails with ErrMissingField, a list or group column with
+// ErrFieldType, both naming the file and the column.
+func (t *Table) ScanColumns(ctx context.Context, columns []string, keep func(file, rg int, st []ChunkStats) bool, fn func(*ColumnBatch) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(scanColumnsWorkers)
+	for fi, f := range t.files {
+		leaves := make([]int, len(columns))
+		for j, name := range columns {
+			leaf, ok := f.pf.Schema().Lookup(name)
+			if !ok {
+				return &Error{Source: t.desc, File: f.Key, Row: -1, Field: name, Rule: ErrMissingField,
+					Detail: "the filter reads this column; every source file must have it"}
+			}
+			if leaf.MaxRepetitionLevel > 0 || len(leaf.Path) != 1 {
+				return &Error{Source: t.desc, File: f.Key, Row: -1, Field: name, Rule: ErrFieldType,
+					Detail: "filters read top-level scalar columns only"}
+			}
+			leaves[j] = leaf.ColumnIndex
+		}
+		md := f.pf.Metadata()
+		for ri, rg := range f.pf.RowGroups() {
+			if err := gctx.Err(); err != nil {
+				break
+			}
+			rows := f.rgStart[ri+1] - f.rgStart[ri]
+			st := make([]ChunkStats, len(columns))
+			for j, leaf := range leaves {
+				st[j] = chunkStats(f.pf.Schema(), columns[j], md.RowGroups[ri].Columns[leaf].MetaData.Statistics, rows)
+			}
+			if keep != nil && !keep(fi, ri, st) {
+				continue
+			}
+			g.Go(func() error {
+				b := &ColumnBatch{File: fi, RowGroup: ri, FirstRow: f.rgStart[ri], N: int(rows), Values: make([][]parquet.Value, len(columns))}
+				chunks := rg.ColumnChunks()
+				for j, leaf := range leaves {
+					vals, err := readChunkValues(chunks[leaf], int(rows))
+					if err != nil {
+						return &Error{Source: t.desc, File: f.Key, Row: -1, Field: columns[j], Rule: ErrCorrupt,
+							Detail: fmt.Sprintf("row group %d", ri), Err: err}
+					}
+					b.Values[j] = vals
+				}
+				return fn(b)
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// chunkStats decodes a column chunk's footer statistics (min_value and
+// max_value only: the deprecated min and max may use the wrong order).
+func chunkStats(schema *parquet.Schema, name string, s format.Statistics, rows int64) (cs ChunkStats) {
+	cs.Rows = rows
+	leaf, _ := schema.Lookup(name)
+	if leaf.Node == nil {
+		return cs
+	}
+	if !leaf.Node.Optional() {
+		cs.HasNulls = true
+	} else if s.NullCount > 0 {
+		cs.Nulls, cs.HasNulls = s.NullCount, true
+	}
+	kind := leaf.Node.Type().Kind()
+	if s.MinValue == nil || s.MaxValue == nil {
+		return cs
+	}
+	if kind == parquet.ByteArray && len(s.MaxValue) == 0 {
+		return cs // an absent field may read as empty: do not trust it
+	}
+	_ = safely(func() error {
+		cs.Min, cs.Max = kind.Value(s.MinValue), kind.Value(s.MaxValue)
+		cs.HasMinMax = true
+		return nil
+	})
+	return cs
+}
+
+// readChunkValues reads the n values of a top-level scalar column chunk.
+func readChunkValues(cc parquet.ColumnChunk, n int) (out []parquet.Value, err error) {
+	err = safely(func() error {
+		pages := cc.Pages()
+		defer pages.Close()
+		out = make([]parquet.Value, 0, n)
+		buf := make([]parquet.Value, 1024)
+		for {
+			p, err := pages.ReadPage()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			vr := p.Values()
+			for {
+				k, err := vr.ReadValues(buf)
+				for _, v := range buf[:k] {
+					out = append(out, v.Clone())
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return err
+				}
+				if k == 0 {
+					return fmt.Errorf("page reader made no progress")
+				}
+			}
+			parquet.Release(p)
+		}
+		if len(out) != n {
+			return fmt.Errorf("%d values for %d rows", len(out), n)
+		}
+		return nil
+	})
+	return out, err
+}
