@@ -182,7 +182,8 @@ type runner struct {
 
 	cm      *metadata.CentroidMetadata // strictly parsed, or decoded leniently after a failed parse
 	offsets []int32                    // ivf_roots intervals
-	cent    *ivf.Centroids             // valid leaves and roots
+	roots   []float32                  // ivf_roots centroids, with offsets
+	cent    *ivf.Centroids             // set only once roots and leaves validated (Prepare succeeded)
 
 	man      *postings.Manifest
 	srcFiles *postings.SourceFiles
@@ -570,8 +571,7 @@ func (r *runner) checkRoots(ctx context.Context) error {
 		r.fail(CheckRoots, p)
 		return nil
 	}
-	r.offsets = offsets
-	r.cent = &ivf.Centroids{Dim: int(r.params.Dimension), NList: int(r.params.NList), Roots: roots, CIDOffsets: offsets}
+	r.offsets, r.roots = offsets, roots
 	r.ok(CheckRoots, "%d roots covering [0, %d)", len(offsets)-1, r.params.NList)
 	return nil
 }
@@ -597,7 +597,6 @@ func (r *runner) checkCentroids(ctx context.Context) error {
 	if err != nil {
 		p.add("%s: %v", r.cm.Centroids+postings.CentroidsFile, err)
 		r.fail(CheckCentroids, p)
-		r.cent = nil
 		return nil
 	}
 	if len(cidBucket) != int(r.params.NList) {
@@ -613,17 +612,18 @@ func (r *runner) checkCentroids(ctx context.Context) error {
 	}
 	if p.count() > 0 {
 		r.fail(CheckCentroids, p)
-		r.cent = nil
 		return nil
 	}
-	c := r.cent
-	c.Offsets, c.Scales, c.Codes = offs, scales, codes
+	c := &ivf.Centroids{Dim: dim, NList: int(r.params.NList), Roots: r.roots, CIDOffsets: r.offsets,
+		Offsets: offs, Scales: scales, Codes: codes}
 	if err := c.Prepare(); err != nil { // Validate, then decode the leaves once
-		p.addErr(err)
+		p.add("%s: %v", r.cm.Centroids+postings.CentroidsFile, err)
 		r.fail(CheckCentroids, p)
-		r.cent = nil
 		return nil
 	}
+	// Only a validated artifact reaches the assignment check: an invalid
+	// or missing table makes that check skipped, never a panic in ivf.
+	r.cent = c
 	r.ok(CheckCentroids, "%d leaves, cid_bucket agrees with the root intervals, reconstructions finite", c.NList)
 	return nil
 }

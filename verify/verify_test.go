@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"strings"
@@ -429,4 +430,61 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// TestCorruptCentroidTableUnreadable is issue 10 defect 3: a centroid table
+// that is missing, or named by an invalid location, made Run panic in
+// package ivf (the assignment check used roots without leaves). Every such
+// warehouse is a report: the table's check fails, the assignment check is
+// skipped, and Run returns no error.
+func TestCorruptCentroidTableUnreadable(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, f *fixture, cmLoc, centroids string)
+		check  string
+		detail string
+	}{
+		{"centroids deleted", func(t *testing.T, f *fixture, _, centroids string) {
+			if err := os.Remove(f.path(centroids + postings.CentroidsFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, CheckCentroids, "open " + "%s"},
+		{"centroids location invalid", func(t *testing.T, f *fixture, cmLoc, centroids string) {
+			data := f.read(t, cmLoc)
+			f.overwrite(t, cmLoc, bytes.Replace(data, []byte(`"`+centroids+`"`), []byte(`"../../etc/"`), 1))
+		}, CheckCentroids, `table location "../../etc/"`},
+		{"roots deleted", func(t *testing.T, f *fixture, cmLoc, _ string) {
+			data := f.read(t, cmLoc)
+			var cm metadata.CentroidMetadata
+			if err := json.Unmarshal(data, &cm); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(f.path(cm.Roots + postings.RootsFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, CheckRoots, "open "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, s, _ := corrupt(t)
+			params, err := s.IVF()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmLoc := params.CentroidsLocation
+			var cm metadata.CentroidMetadata
+			if err := json.Unmarshal(f.read(t, cmLoc), &cm); err != nil {
+				t.Fatal(err)
+			}
+			tc.damage(t, f, cmLoc, cm.Centroids)
+			rep := f.verify(t, "idx", Options{})
+			detail := tc.detail
+			if strings.Contains(detail, "%s") {
+				detail = fmt.Sprintf(detail, cm.Centroids+postings.CentroidsFile)
+			}
+			requireFail(t, rep, map[string]string{tc.check: detail})
+			if c, _ := rep.Check(CheckAssignment); c.Status != StatusSkipped {
+				t.Errorf("assignment: %s %q without a valid centroid artifact", c.Status, c.Detail)
+			}
+		})
+	}
 }
