@@ -93,7 +93,11 @@ type Index struct {
 
 // Open opens index name from the catalog: it reads and validates the
 // metadata, the centroid artifact, the postings manifest and the source
-// binding (spec "Source Binding"), all once, and caches them.
+// binding (spec "Source Binding"), all once, and caches them. A snapshot
+// whose index-provider, index-table definitions or source-table name a
+// provider or property this implementation does not know is refused
+// (artifact.CheckProviders; the error wraps postings.ErrProperties) before
+// any table is read.
 func Open(ctx context.Context, env Env, name string, opts OpenOptions) (*Index, error) {
 	m, entry, err := catalog.LoadMetadata(ctx, env.Catalog, env.Warehouse, name)
 	if err != nil {
@@ -124,6 +128,15 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 		return fmt.Errorf("%s: %w", ix.metaLoc, err)
 	}
 	ix.params = p
+	// Providers first: nothing a provider ParqDB does not know lays out is
+	// read, exactly as an unknown index family is refused by the parser.
+	u, err := uuid.Parse(m.IndexUUID)
+	if err != nil {
+		return fmt.Errorf("%s: index-uuid %q: %w", ix.metaLoc, m.IndexUUID, err)
+	}
+	if err := artifact.CheckProviders(ix.snap, u); err != nil {
+		return fmt.Errorf("index %q: %s: %w", ix.name, ix.metaLoc, err)
+	}
 	if ix.art, err = artifact.LoadForSnapshot(ctx, ix.wh, ix.snap); err != nil {
 		return fmt.Errorf("index %q snapshot %d: %w", ix.name, ix.snap.SnapshotID, err)
 	}
