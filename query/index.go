@@ -52,6 +52,7 @@ const DefaultCacheBytes = 1 << 30
 type Index struct {
 	name     string
 	metaLoc  string
+	bound    metadata.TableDefinition // the catalog's source binding
 	meta     *metadata.Metadata
 	snap     *metadata.Snapshot
 	params   metadata.IVFParams
@@ -103,7 +104,7 @@ func Open(ctx context.Context, env Env, name string, opts OpenOptions) (*Index, 
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{name: name, metaLoc: entry.MetadataLocation, meta: m}
+	ix := &Index{name: name, metaLoc: entry.MetadataLocation, meta: m, bound: entry.Source}
 	ix.wh, ix.whStats = storage.WithStats(env.Warehouse)
 	if err := ix.open(ctx, opts); err != nil {
 		ix.Close()
@@ -217,6 +218,14 @@ func (ix *Index) openPostings(ctx context.Context) error {
 func (ix *Index) openSource(ctx context.Context) error {
 	st := ix.snap.SourceTable
 	loc := st.Properties["location"]
+	// catalog.LoadMetadata checked that the catalog binds the current
+	// snapshot's source-table; an older snapshot is read only where it
+	// names the same table, so no metadata file makes Open read a file
+	// or bucket the catalog never bound.
+	if st.Provider != ix.bound.Provider || loc != ix.bound.Properties["location"] {
+		return fmt.Errorf("index %q snapshot %d: %w: its source-table location %q is not the catalog's binding %q",
+			ix.name, ix.snap.SnapshotID, catalog.ErrBindingMismatch, loc, ix.bound.Properties["location"])
+	}
 	t, err := ix.openSourceTable(ctx, loc)
 	if err != nil {
 		return fmt.Errorf("index %q: open source: %w", ix.name, err)

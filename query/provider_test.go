@@ -107,3 +107,63 @@ func TestUnknownProviderRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestOlderSnapshotUnboundSource is issue 10 defect 4 for query.Open: the
+// catalog binds the current snapshot's source, so an older snapshot whose
+// source-table names another location (a metadata file written by
+// someone else) is refused before that location is opened.
+func TestOlderSnapshotUnboundSource(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "src")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeSynth(t, filepath.Join(dir, "a.parquet"), synthRows(1, 0, 300, 8))
+	benv, env := localEnv(t)
+	buildIndex(t, benv, dir, metadata.EncodingLVQ8, 4)
+	writeSynth(t, filepath.Join(dir, "b.parquet"), synthRows(2, 300, 20, 8))
+	if _, err := indexer.Refresh(ctx, benv, "vecs", indexer.RefreshOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m, entry, err := catalog.LoadMetadata(ctx, env.Catalog, env.Warehouse, "vecs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Snapshots) != 2 {
+		t.Fatalf("%d snapshots after refresh, want 2", len(m.Snapshots))
+	}
+	first := m.Snapshots[0].SnapshotID
+
+	// Moving the source is refused for the old snapshot; the current one
+	// still opens.
+	outside := filepath.Join(t.TempDir(), "outside.parquet")
+	writeSynth(t, outside, synthRows(1, 0, 300, 8))
+	data, err := metadata.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := metadata.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.LastUpdatedMs++
+	old, _ := next.Snapshot(first)
+	old.SourceTable.Properties = maps.Clone(old.SourceTable.Properties)
+	old.SourceTable.Properties["location"] = outside
+	loc, err := catalog.WriteMetadata(ctx, env.Warehouse, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Catalog.Commit(ctx, entry.MetadataLocation, catalog.Entry{Name: "vecs", MetadataLocation: loc, Source: entry.Source}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = query.Open(ctx, env, "vecs", query.OpenOptions{SnapshotID: first})
+	if !errors.Is(err, catalog.ErrBindingMismatch) || !strings.Contains(err.Error(), outside) {
+		t.Fatalf("Open of snapshot %d with an unbound source: %v, want ErrBindingMismatch naming %s", first, err, outside)
+	}
+	ix, err := query.Open(ctx, env, "vecs", query.OpenOptions{})
+	if err != nil {
+		t.Fatalf("the current snapshot: %v", err)
+	}
+	ix.Close()
+}

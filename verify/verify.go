@@ -188,6 +188,13 @@ type runner struct {
 	man      *postings.Manifest
 	srcFiles *postings.SourceFiles
 
+	// boundSource is the source location the catalog binds, set by
+	// checkBinding once the snapshot's source-table is known to be that
+	// binding (or, for an older snapshot, to name the same location). The
+	// source is opened only through it: a source-table the catalog never
+	// bound is never read.
+	boundSource string
+
 	table    *source.Table
 	layout   *source.Layout
 	sourceOK bool // the live source is the indexed state and its schema fits
@@ -377,16 +384,24 @@ func (r *runner) checkSnapshot(ctx context.Context) error {
 
 func (r *runner) checkBinding(ctx context.Context) error {
 	r.begin(CheckBinding)
+	bound := r.entry.Source
 	switch {
 	case r.snap == nil:
 		r.skip(CheckBinding, "no valid snapshot")
 	case r.snap.SnapshotID != r.meta.CurrentSnapshotID:
+		// An older snapshot may be checked against the bound source only
+		// where it names the same table: the identity check then reports
+		// the source's changes since.
+		if bound.Provider == r.snap.SourceTable.Provider && bound.Properties["location"] == r.snap.SourceTable.Properties["location"] {
+			r.boundSource = bound.Properties["location"]
+		}
 		r.skip(CheckBinding, "the catalog binds the current snapshot's source, not this one's")
-	case !catalog.SameTable(r.entry.Source, r.snap.SourceTable):
-		r.failf(CheckBinding, "the catalog's source binding %s differs from the snapshot's source-table %s",
-			jsonString(r.entry.Source), jsonString(r.snap.SourceTable))
+	case !catalog.SameTable(bound, r.snap.SourceTable):
+		r.failf(CheckBinding, "catalog source binding does not match: the catalog binds %s, the snapshot's source-table is %s (the metadata file or the catalog was changed outside parqdb)",
+			jsonString(bound), jsonString(r.snap.SourceTable))
 	default:
-		r.ok(CheckBinding, "catalog binding equals source-table %s", r.snap.SourceTable.Properties["location"])
+		r.boundSource = bound.Properties["location"]
+		r.ok(CheckBinding, "catalog binding equals source-table %s", r.boundSource)
 	}
 	return nil
 }
@@ -745,6 +760,13 @@ func (r *runner) checkSource(ctx context.Context) error {
 		return nil
 	}
 	loc := props["location"]
+	if r.boundSource == "" || loc != r.boundSource {
+		// Never open a location the catalog did not bind: a tampered
+		// metadata file must not make verify read (and quote) any file
+		// or bucket it names.
+		r.skip(CheckSource, fmt.Sprintf("source-table location %q is not the source the catalog binds; not read", loc))
+		return nil
+	}
 	t, canon, err := source.OpenLocation(ctx, loc)
 	if err != nil {
 		if ctx.Err() != nil {
