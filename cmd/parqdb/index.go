@@ -209,30 +209,45 @@ func newIndexListCmd(g *globals) *cobra.Command {
 						Error            string `json:"error,omitempty"`
 					}
 					items := []item{}
+					broken := false
 					for _, n := range names {
 						it := item{Name: n}
 						if m, entry, err := catalog.LoadMetadata(ctx, e.cat, e.wh, n); err != nil {
-							it.Error = err.Error()
+							it.Error, broken = err.Error(), true
 						} else {
 							it.MetadataLocation, it.Rows = entry.MetadataLocation, m.CurrentSnapshot().IndexedRows
 						}
 						items = append(items, it)
 					}
-					return json.NewEncoder(out).Encode(items)
+					if err := json.NewEncoder(out).Encode(items); err != nil {
+						return err
+					}
+					if broken { // every index is listed; an unreadable one is a problem (exit 1)
+						return errSilent
+					}
+					return nil
 				}
 				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tROWS\tMETRIC\tENCODING\tNLIST\tSOURCE")
+				broken := false
 				for _, n := range names {
 					m, _, err := catalog.LoadMetadata(ctx, e.cat, e.wh, n)
 					if err != nil {
 						fmt.Fprintf(tw, "%s\t-\t-\t-\t-\terror: %v\n", n, err)
+						broken = true
 						continue
 					}
 					s := m.CurrentSnapshot()
 					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", n, s.IndexedRows, s.Metric,
 						s.Parameters[metadata.ParamPostingEncoding], s.Parameters[metadata.ParamNList], s.SourceTable.Properties["location"])
 				}
-				return tw.Flush()
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				if broken { // every index is listed; an unreadable one is a problem (exit 1)
+					return errSilent
+				}
+				return nil
 			})
 		},
 	}

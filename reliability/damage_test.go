@@ -1,0 +1,231 @@
+package reliability_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// damage is one way to break a warehouse file.
+type damage struct {
+	name  string
+	apply func(path string, data []byte) error
+}
+
+var damages = []damage{
+	{"deleted", func(p string, _ []byte) error { return os.Remove(p) }},
+	{"empty", func(p string, _ []byte) error { return os.WriteFile(p, nil, 0o644) }},
+	{"half", func(p string, data []byte) error { return os.WriteFile(p, data[:len(data)/2], 0o644) }},
+	{"garbage", func(p string, data []byte) error {
+		// Same length, seeded random bytes: the footer, the JSON or the
+		// SQLite header are all gone.
+		rng := rand.New(rand.NewPCG(uint64(len(data)), 10))
+		g := make([]byte, max(len(data), 64))
+		for i := range g {
+			g[i] = byte(rng.UintN(256))
+		}
+		return os.WriteFile(p, g, 0o644)
+	}},
+}
+
+// matrixCommand is one read command of the matrix. reads reports whether
+// the command must read the file of the given kind (and so fail, exit 1,
+// when it is damaged); a command that may or may not read it (search
+// reads only the lists it probes) may succeed, but must still not panic.
+type matrixCommand struct {
+	name  string
+	args  func(wh, meta, queries string) []string
+	reads func(kind string) bool
+}
+
+// The kinds of warehouse file.
+const (
+	kindCatalog     = "catalog db"
+	kindMetadata    = "index metadata"
+	kindCentroidDoc = "centroid metadata"
+	kindCentroids   = "ivf_centroids table"
+	kindRoots       = "ivf_roots table"
+	kindManifest    = "postings manifest"
+	kindSourceFiles = "source-files list"
+	kindPostings    = "postings file"
+)
+
+func fileKind(rel string) string {
+	switch {
+	case rel == "catalog.db":
+		return kindCatalog
+	case strings.HasPrefix(rel, "metadata/") && strings.Count(rel, "/") == 2 && strings.HasSuffix(rel, "/v1.metadata.json"):
+		return kindCentroidDoc
+	case strings.HasPrefix(rel, "metadata/"):
+		return kindMetadata
+	case strings.HasSuffix(rel, "/ivf_centroids/centroids.parquet"):
+		return kindCentroids
+	case strings.HasSuffix(rel, "/ivf_roots/roots.parquet"):
+		return kindRoots
+	case strings.HasSuffix(rel, "/manifest.json"):
+		return kindManifest
+	case strings.HasSuffix(rel, "/source-files.json"):
+		return kindSourceFiles
+	case strings.HasSuffix(rel, ".parquet") && strings.Contains(rel, "/ivf_postings/"):
+		return kindPostings
+	}
+	return ""
+}
+
+func kinds(k ...string) func(string) bool {
+	return func(kind string) bool { return slices.Contains(k, kind) }
+}
+
+// opened: the kinds query.Open reads (catalog, metadata, the artifact,
+// the manifest and every postings file).
+var opened = kinds(kindCatalog, kindMetadata, kindCentroidDoc, kindCentroids, kindRoots, kindManifest, kindPostings)
+
+var matrixCommands = []matrixCommand{
+	{"index describe", func(wh, _, _ string) []string { return []string{"--warehouse", wh, "index", "describe", "v"} },
+		kinds(kindCatalog, kindMetadata)},
+	{"index history", func(wh, _, _ string) []string { return []string{"--warehouse", wh, "index", "history", "v"} },
+		kinds(kindCatalog, kindMetadata)},
+	{"index list", func(wh, _, _ string) []string { return []string{"--warehouse", wh, "index", "list"} },
+		kinds(kindCatalog, kindMetadata)},
+	{"search --vector", func(wh, _, _ string) []string {
+		return []string{"--warehouse", wh, "search", "v", "--vector", "[0,0,0,0,0,0,0,0]", "-k", "3"}
+	}, opened},
+	{"search --near-key", func(wh, _, _ string) []string {
+		return []string{"--warehouse", wh, "search", "v", "--near-key", "7", "-k", "3"}
+	}, opened},
+	{"index verify", func(wh, _, _ string) []string { return []string{"--warehouse", wh, "index", "verify", "v", "-q"} },
+		kinds(kindCatalog, kindMetadata, kindCentroidDoc, kindCentroids, kindRoots, kindManifest, kindSourceFiles, kindPostings)},
+	// The source is unchanged, so refresh decides "nothing to do" from the
+	// metadata alone.
+	{"index refresh --dry-run", func(wh, _, _ string) []string {
+		return []string{"--warehouse", wh, "index", "refresh", "v", "--dry-run", "-q"}
+	}, kinds(kindCatalog, kindMetadata)},
+	{"gc --dry-run", func(wh, _, _ string) []string { return []string{"--warehouse", wh, "gc", "--dry-run"} },
+		kinds(kindCatalog, kindMetadata, kindCentroidDoc)},
+	{"metadata validate", func(_, meta, _ string) []string { return []string{"metadata", "validate", meta} },
+		kinds(kindMetadata)},
+	{"bench", func(wh, _, q string) []string {
+		return []string{"--warehouse", wh, "bench", "v", "--queries", q, "-k", "3", "--nprobe", "1,8", "--cold-queries", "2", "--threads", "1"}
+	}, opened},
+}
+
+// TestDamagedWarehouseMatrix is the acceptance test of issue 10 "no panic
+// reachable from any input": a small index is built, then every file of
+// its warehouse in turn is deleted, emptied, cut in half and replaced by
+// garbage, and every read command runs on the result. No run may panic;
+// a command that must read the damaged file exits 1 naming it; any other
+// run exits 0 or 1, and when it fails it names the file too.
+func TestDamagedWarehouseMatrix(t *testing.T) {
+	parqdbBinary(t)
+	dir := t.TempDir()
+	src := newSource(t)
+	pristine := filepath.Join(dir, "pristine")
+	if r := runParqdb(t, nil, nil, "--warehouse", pristine, "index", "create", "v", "--source", src,
+		"--vector-field", "embedding", "--key-fields", "id", "--nlist", "8", "-q"); r.code != 0 {
+		t.Fatalf("index create: exit %d\n%s", r.code, r.output())
+	}
+	_, vecs := partVectors(0, 4, 1)
+	queries := filepath.Join(dir, "queries.fvecs")
+	writeFvecs(t, queries, vecs)
+
+	var files []string
+	err := filepath.WalkDir(pristine, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(pristine, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var metaRel string
+	for _, f := range files {
+		if fileKind(f) == "" {
+			t.Fatalf("warehouse file %s of no known kind: the matrix must cover it", f)
+		}
+		if fileKind(f) == kindMetadata {
+			metaRel = f
+		}
+	}
+	for _, c := range matrixCommands { // the pristine warehouse passes
+		wh := filepath.Join(dir, "clean")
+		if _, err := os.Stat(wh); err != nil {
+			copyTree(t, pristine, wh)
+		}
+		if r := runParqdb(t, nil, nil, c.args(wh, filepath.Join(wh, metaRel), queries)...); r.code != 0 {
+			t.Fatalf("%s on the undamaged warehouse: exit %d\n%s", c.name, r.code, r.output())
+		}
+	}
+
+	runs, failures := 0, 0
+	for _, f := range files {
+		for _, d := range damages {
+			name := f + " " + d.name
+			t.Run(name, func(t *testing.T) {
+				wh := filepath.Join(t.TempDir(), "wh")
+				copyTree(t, pristine, wh)
+				p := filepath.Join(wh, filepath.FromSlash(f))
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := d.apply(p, data); err != nil {
+					t.Fatal(err)
+				}
+				kind := fileKind(f)
+				for _, c := range matrixCommands {
+					runs++
+					r := runParqdb(t, nil, nil, c.args(wh, filepath.Join(wh, filepath.FromSlash(metaRel)), queries)...)
+					problem := ""
+					switch {
+					case r.panicked():
+						problem = "panicked"
+					case r.code == 2 && c.name == "metadata validate" && d.name == "deleted" && namesFile(r.output(), f):
+						// A path argument that does not exist is a usage
+						// error by that command's contract.
+					case r.code != 0 && r.code != 1:
+						problem = fmt.Sprintf("exit %d", r.code)
+					case r.code == 0 && kind == kindCatalog && (d.name == "deleted" || d.name == "empty") &&
+						(c.name == "index list" || c.name == "gc --dry-run"):
+						// A missing or empty SQLite file is a new, empty
+						// catalog: nothing to list, nothing live. (See
+						// docs/reliability.md on what gc then does.)
+					case c.reads(kind) && r.code != 1:
+						problem = fmt.Sprintf("exit %d, but it reads the %s", r.code, kind)
+					case r.code == 1 && !namesFile(r.output(), f):
+						problem = "its error does not name " + f
+					}
+					if problem != "" {
+						failures++
+						t.Errorf("%s: %s\n%s", c.name, problem, tail(r.output(), 1500))
+					}
+				}
+			})
+		}
+	}
+	t.Logf("damaged-warehouse matrix: %d files × %d damages = %d warehouses, %d command runs, %d failures",
+		len(files), len(damages), len(files)*len(damages), runs, failures)
+}
+
+// namesFile reports whether out names warehouse file rel: its
+// warehouse-relative key, or for the catalog its file name.
+func namesFile(out, rel string) bool {
+	if strings.Contains(out, rel) {
+		return true
+	}
+	// The folder of a table names it too (e.g. "…/ivf_centroids/ holds
+	// nothing", a listing of the postings folder).
+	return strings.Contains(out, filepath.Base(rel)) && rel == "catalog.db"
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
