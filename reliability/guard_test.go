@@ -232,15 +232,11 @@ func TestOutsideOpenGuard(t *testing.T) {
 			if v.olderOnly {
 				snap := fmt.Sprint(first)
 				cmds = []matrixCommand{
-					{"search --snapshot", func(wh, _, _ string) []string {
-						return []string{"--warehouse", wh, "search", "v", "--near-key", "7", "--snapshot", snap}
-					}, nil},
-					{"index verify --snapshot", func(wh, _, _ string) []string {
-						return []string{"--warehouse", wh, "index", "verify", "v", "-q", "--snapshot", snap}
-					}, nil},
-					{"bench --snapshot", func(wh, _, q string) []string {
+					{name: "search --snapshot", args: indexArgs("search", "v", "--near-key", "7", "--snapshot", snap)},
+					{name: "index verify --snapshot", args: indexArgs("index", "verify", "v", "-q", "--snapshot", snap)},
+					{name: "bench --snapshot", args: func(wh, _, q string) []string {
 						return []string{"--warehouse", wh, "bench", "v", "--queries", q, "-k", "3", "--nprobe", "1", "--cold-queries", "1", "--threads", "1", "--snapshot", snap}
-					}, nil},
+					}},
 				}
 			}
 			for _, c := range cmds {
