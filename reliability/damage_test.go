@@ -126,62 +126,81 @@ func indexArgs(args ...string) func(wh, meta, queries string) []string {
 	return func(wh, _, _ string) []string { return append([]string{"--warehouse", wh}, args...) }
 }
 
-// TestDamagedWarehouseMatrix is the acceptance test of issue 10 "no panic
-// reachable from any input": a small index is built, then every file of
-// its warehouse in turn is deleted, emptied, cut in half and replaced by
-// garbage, and every read command runs on the result. No run may panic;
-// a command that must read the damaged file exits 1 naming it; any other
-// run exits 0 or 1, and when it fails it names the file too.
-func TestDamagedWarehouseMatrix(t *testing.T) {
+// damageFixture is a small index (600 rows, nlist 8, lvq8) built by the
+// binary into a pristine warehouse that each case copies.
+type damageFixture struct {
+	pristine, src, queries string
+	files                  []string // warehouse-relative, slash-separated
+	metaRel                string   // the current index metadata file
+}
+
+func newDamageFixture(t *testing.T) *damageFixture {
+	t.Helper()
 	parqdbBinary(t)
 	dir := t.TempDir()
-	src := newSource(t)
-	pristine := filepath.Join(dir, "pristine")
-	if r := runParqdb(t, nil, nil, "--warehouse", pristine, "index", "create", "v", "--source", src,
+	fx := &damageFixture{src: newSource(t), pristine: filepath.Join(dir, "pristine"), queries: filepath.Join(dir, "queries.fvecs")}
+	if r := runParqdb(t, nil, nil, "--warehouse", fx.pristine, "index", "create", "v", "--source", fx.src,
 		"--vector-field", "embedding", "--key-fields", "id", "--nlist", "8", "-q"); r.code != 0 {
 		t.Fatalf("index create: exit %d\n%s", r.code, r.output())
 	}
 	_, vecs := partVectors(0, 4, 1)
-	queries := filepath.Join(dir, "queries.fvecs")
-	writeFvecs(t, queries, vecs)
-
-	var files []string
-	err := filepath.WalkDir(pristine, func(p string, d os.DirEntry, err error) error {
+	writeFvecs(t, fx.queries, vecs)
+	err := filepath.WalkDir(fx.pristine, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			rel, _ := filepath.Rel(pristine, p)
-			files = append(files, filepath.ToSlash(rel))
+			rel, _ := filepath.Rel(fx.pristine, p)
+			fx.files = append(fx.files, filepath.ToSlash(rel))
 		}
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var metaRel string
-	for _, f := range files {
+	for _, f := range fx.files {
 		if fileKind(f) == "" {
 			t.Fatalf("warehouse file %s of no known kind: the matrix must cover it", f)
 		}
 		if fileKind(f) == kindMetadata {
-			metaRel = f
+			fx.metaRel = f
 		}
 	}
-	run := func(t *testing.T, c matrixCommand, wh string) cliResult {
-		t.Helper()
-		if c.appended {
-			part := filepath.Join(src, "p000001.parquet")
-			if err := writePart(part, 600, 20, 2); err != nil {
-				t.Fatal(err)
-			}
-			defer os.Remove(part)
+	return fx
+}
+
+// copy returns a fresh copy of the pristine warehouse.
+func (fx *damageFixture) copy(t *testing.T) string {
+	t.Helper()
+	wh := filepath.Join(t.TempDir(), "wh")
+	copyTree(t, fx.pristine, wh)
+	return wh
+}
+
+// run runs command c on warehouse wh.
+func (fx *damageFixture) run(t *testing.T, c matrixCommand, wh string) cliResult {
+	t.Helper()
+	if c.appended {
+		part := filepath.Join(fx.src, "p000001.parquet")
+		if err := writePart(part, 600, 20, 2); err != nil {
+			t.Fatal(err)
 		}
-		return runParqdb(t, nil, nil, c.args(wh, filepath.Join(wh, filepath.FromSlash(metaRel)), queries)...)
+		defer os.Remove(part)
 	}
+	return runParqdb(t, nil, nil, c.args(wh, filepath.Join(wh, filepath.FromSlash(fx.metaRel)), fx.queries)...)
+}
+
+// TestDamagedWarehouseMatrix is the acceptance test of issue 10 "no panic
+// reachable from any input": a small index is built, then every file of
+// its warehouse in turn is deleted, emptied, cut in half, has a byte
+// inverted, and is replaced by garbage, and every read command runs on
+// the result. No run may panic; a command that must read the damaged file
+// exits 1 naming it; any other run exits 0 or 1, and when it fails it
+// names the file too.
+func TestDamagedWarehouseMatrix(t *testing.T) {
+	fx := newDamageFixture(t)
+	files := fx.files
+	run := fx.run
+	clean := fx.copy(t)
 	for _, c := range matrixCommands { // the pristine warehouse passes
-		wh := filepath.Join(dir, "clean")
-		if _, err := os.Stat(wh); err != nil {
-			copyTree(t, pristine, wh)
-		}
-		if r := run(t, c, wh); r.code != 0 {
+		if r := run(t, c, clean); r.code != 0 {
 			t.Fatalf("%s on the undamaged warehouse: exit %d\n%s", c.name, r.code, r.output())
 		}
 	}
@@ -191,8 +210,7 @@ func TestDamagedWarehouseMatrix(t *testing.T) {
 		for _, d := range damages {
 			name := f + " " + d.name
 			t.Run(name, func(t *testing.T) {
-				wh := filepath.Join(t.TempDir(), "wh")
-				copyTree(t, pristine, wh)
+				wh := fx.copy(t)
 				p := filepath.Join(wh, filepath.FromSlash(f))
 				data, err := os.ReadFile(p)
 				if err != nil {
