@@ -60,7 +60,7 @@ type matrixCommand struct {
 
 // The kinds of warehouse file.
 const (
-	kindCatalog     = "catalog db"
+	kindCatalog     = "catalog"
 	kindMetadata    = "index metadata"
 	kindCentroidDoc = "centroid metadata"
 	kindCentroids   = "ivf_centroids table"
@@ -72,7 +72,7 @@ const (
 
 func fileKind(rel string) string {
 	switch {
-	case rel == "catalog.db":
+	case rel == "catalog.db" || strings.HasPrefix(rel, "catalog/"):
 		return kindCatalog
 	case strings.HasPrefix(rel, "metadata/") && strings.Count(rel, "/") == 2 && strings.HasSuffix(rel, "/v1.metadata.json"):
 		return kindCentroidDoc
@@ -129,17 +129,22 @@ func indexArgs(args ...string) func(wh, meta, queries string) []string {
 // damageFixture is a small index (600 rows, nlist 8, lvq8) built by the
 // binary into a pristine warehouse that each case copies.
 type damageFixture struct {
+	env                    []string // PARQDB_CATALOG for every run
 	pristine, src, queries string
 	files                  []string // warehouse-relative, slash-separated
 	metaRel                string   // the current index metadata file
 }
 
-func newDamageFixture(t *testing.T) *damageFixture {
+// newDamageFixture builds the index with catalog spec cat ("" for SQLite
+// in the warehouse, "warehouse" for the object-store catalog, whose files
+// then are part of the warehouse too).
+func newDamageFixture(t *testing.T, cat string) *damageFixture {
 	t.Helper()
 	parqdbBinary(t)
 	dir := t.TempDir()
-	fx := &damageFixture{src: newSource(t), pristine: filepath.Join(dir, "pristine"), queries: filepath.Join(dir, "queries.fvecs")}
-	if r := runParqdb(t, nil, nil, "--warehouse", fx.pristine, "index", "create", "v", "--source", fx.src,
+	fx := &damageFixture{env: []string{"PARQDB_CATALOG=" + cat}, src: newSource(t),
+		pristine: filepath.Join(dir, "pristine"), queries: filepath.Join(dir, "queries.fvecs")}
+	if r := runParqdb(t, fx.env, nil, "--warehouse", fx.pristine, "index", "create", "v", "--source", fx.src,
 		"--vector-field", "embedding", "--key-fields", "id", "--nlist", "8", "-q"); r.code != 0 {
 		t.Fatalf("index create: exit %d\n%s", r.code, r.output())
 	}
@@ -184,7 +189,7 @@ func (fx *damageFixture) run(t *testing.T, c matrixCommand, wh string) cliResult
 		}
 		defer os.Remove(part)
 	}
-	return runParqdb(t, nil, nil, c.args(wh, filepath.Join(wh, filepath.FromSlash(fx.metaRel)), fx.queries)...)
+	return runParqdb(t, fx.env, nil, c.args(wh, filepath.Join(wh, filepath.FromSlash(fx.metaRel)), fx.queries)...)
 }
 
 // TestDamagedWarehouseMatrix is the acceptance test of issue 10 "no panic
@@ -195,7 +200,17 @@ func (fx *damageFixture) run(t *testing.T, c matrixCommand, wh string) cliResult
 // exits 1 naming it; any other run exits 0 or 1, and when it fails it
 // names the file too.
 func TestDamagedWarehouseMatrix(t *testing.T) {
-	fx := newDamageFixture(t)
+	for _, cat := range []string{"", "warehouse"} {
+		name := "sqlite"
+		if cat != "" {
+			name = cat + " catalog"
+		}
+		t.Run(name, func(t *testing.T) { damageMatrix(t, cat) })
+	}
+}
+
+func damageMatrix(t *testing.T, cat string) {
+	fx := newDamageFixture(t, cat)
 	files := fx.files
 	run := fx.run
 	clean := fx.copy(t)
@@ -235,15 +250,19 @@ func TestDamagedWarehouseMatrix(t *testing.T) {
 						// error by that command's contract.
 					case r.code != 0 && r.code != 1:
 						problem = fmt.Sprintf("exit %d", r.code)
-					case r.code == 0 && kind == kindCatalog && (d.name == "deleted" || d.name == "empty") &&
+					case r.code == 0 && kind == kindCatalog && (d.name == "deleted" || d.name == "empty" && cat == "") &&
 						(c.name == "index list" || c.name == "gc --dry-run"):
-						// A missing or empty SQLite file is a new, empty
-						// catalog: nothing to list, nothing live. (See
-						// docs/reliability.md on what gc then does.)
+						// A missing catalog file, or an empty SQLite file,
+						// is an empty catalog: nothing to list, nothing
+						// live. (See docs/reliability.md on what gc then
+						// does.)
 					case r.code == 0 && c.appended && namesFile(r.output(), f):
 						// Refresh without the source-file list plans a full
 						// rebuild instead of an incremental one, by design
 						// (docs/reliability.md §3), and says which file it lacked.
+					case r.code == 1 && kind == kindCatalog && d.name == "deleted" && strings.Contains(r.output(), "index not found"):
+						// Without its entry file the object-store catalog
+						// has no index v: nothing else to name.
 					case c.reads(kind) && r.code != 1 && !d.mayBeBenign:
 						problem = fmt.Sprintf("exit %d, but it reads the %s", r.code, kind)
 					case r.code == 1 && !namesFile(r.output(), f):
@@ -257,8 +276,8 @@ func TestDamagedWarehouseMatrix(t *testing.T) {
 			})
 		}
 	}
-	t.Logf("damaged-warehouse matrix: %d files × %d damages = %d warehouses, %d command runs, %d failures; verify caught %d of %d flipped bytes",
-		len(files), len(damages), len(files)*len(damages), runs, failures, flipsCaught, len(files))
+	t.Logf("damaged-warehouse matrix, catalog %q: %d files × %d damages = %d warehouses, %d command runs, %d failures; verify caught %d of %d flipped bytes",
+		cat, len(files), len(damages), len(files)*len(damages), runs, failures, flipsCaught, len(files))
 }
 
 // namesFile reports whether out names warehouse file rel by its

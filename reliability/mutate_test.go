@@ -76,7 +76,7 @@ func mutations(l jsonLeaf, raw []byte) [][]byte {
 // anything but 0 or 1. PARQDB_MUTATIONS_PER_FILE bounds the cases per file
 // (default 40, chosen by a fixed seed; "all" runs every one).
 func TestMutatedJSONFields(t *testing.T) {
-	fx := newDamageFixture(t)
+	fx := newDamageFixture(t, "")
 	limit := envInt("PARQDB_MUTATIONS_PER_FILE", 40)
 	if os.Getenv("PARQDB_MUTATIONS_PER_FILE") == "all" {
 		limit = 1 << 30
