@@ -53,6 +53,7 @@ type Index struct {
 	name     string
 	metaLoc  string
 	bound    metadata.TableDefinition // the catalog's source binding
+	uuid     uuid.UUID                // meta.IndexUUID, parsed at open
 	meta     *metadata.Metadata
 	snap     *metadata.Snapshot
 	params   metadata.IVFParams
@@ -135,6 +136,7 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: index-uuid %q: %w", ix.metaLoc, m.IndexUUID, err)
 	}
+	ix.uuid = u
 	if err := artifact.CheckProviders(ix.snap, u); err != nil {
 		return fmt.Errorf("index %q: %s: %w", ix.name, ix.metaLoc, err)
 	}
@@ -351,7 +353,7 @@ func (ix *Index) Dim() int { return int(ix.params.Dimension) }
 func (ix *Index) NList() int { return int(ix.params.NList) }
 
 // IndexUUID returns the index UUID.
-func (ix *Index) IndexUUID() uuid.UUID { return uuid.MustParse(ix.meta.IndexUUID) }
+func (ix *Index) IndexUUID() uuid.UUID { return ix.uuid }
 
 // Columns returns the source table's top-level column names.
 func (ix *Index) Columns() []string {
