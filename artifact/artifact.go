@@ -106,9 +106,46 @@ func ReadMeta(ctx context.Context, wh storage.Bucket, loc string) (*metadata.Cen
 	return metadata.ParseCentroidFile(loc, data)
 }
 
+// CheckProviders checks that snapshot s is laid out by providers this
+// implementation knows, before anything it names is read: the
+// index-provider (postings.CheckIndexProvider), both index-table
+// definitions (postings.CheckIndexTable; with a non-nil index UUID the
+// postings folder must be that index's) and the source-table provider and
+// properties. The metadata spec leaves providers to implementations, so a
+// snapshot may be valid metadata and still name a provider ParqDB cannot
+// serve; every open path refuses it, as it refuses an unknown index family.
+// Errors wrap postings.ErrProperties and name the snapshot and the field.
+func CheckProviders(s *metadata.Snapshot, index uuid.UUID) error {
+	where := fmt.Sprintf("snapshot %d", s.SnapshotID)
+	if err := postings.CheckIndexProvider(s.IndexProvider.Provider, s.IndexProvider.Properties); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	for _, role := range []string{metadata.RoleCentroids, metadata.RolePostings} {
+		d, ok := s.IndexTables[role]
+		if !ok {
+			return fmt.Errorf("%s: %w: index-tables has no %s", where, postings.ErrProperties, role)
+		}
+		if err := postings.CheckIndexTable(role, d.DefinitionVersion, d.Properties, index); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+	}
+	if err := postings.CheckSourceProvider(s.SourceTable.Provider); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if err := postings.CheckSourceProperties(s.SourceTable.Properties); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	return nil
+}
+
 // LoadForSnapshot loads the artifact a snapshot references and checks the
-// §2 cross rules between them.
+// §2 cross rules between them. It first refuses a snapshot whose providers
+// this implementation does not know (CheckProviders, without the index
+// UUID, which the caller checks if it has it).
 func LoadForSnapshot(ctx context.Context, wh storage.Bucket, s *metadata.Snapshot) (*Artifact, error) {
+	if err := CheckProviders(s, uuid.Nil); err != nil {
+		return nil, err
+	}
 	loc := s.Parameters[metadata.ParamCentroidsLocation]
 	cm, err := ReadMeta(ctx, wh, loc)
 	if err != nil {

@@ -269,7 +269,14 @@ func readMetadata(ctx context.Context, wh storage.Bucket, loc string) (*metadata
 // markSnapshot adds every file snapshot s references to live. A referenced
 // file that cannot be read is an error: gc must know the whole live set
 // before it deletes anything.
+//
+// A snapshot whose index tables another provider lays out is an error too:
+// gc cannot tell which files such tables use, so it deletes nothing rather
+// than files that snapshot may need.
 func markSnapshot(ctx context.Context, wh storage.Bucket, s *metadata.Snapshot, live map[string]bool) error {
+	if err := postings.CheckIndexProvider(s.IndexProvider.Provider, s.IndexProvider.Properties); err != nil {
+		return err
+	}
 	cmLoc := s.Parameters[metadata.ParamCentroidsLocation]
 	if !live[cmLoc] {
 		if err := location.Check(cmLoc); err != nil {

@@ -108,6 +108,31 @@ func isSnapshotID(s string) bool {
 	return err == nil && n > 0 && strconv.FormatInt(n, 10) == s
 }
 
+// CheckIndexProvider validates a snapshot's index-provider definition:
+// this implementation serves only the parquet provider (Provider), which
+// takes no properties. Any other provider name or any property is an
+// ErrProperties error naming the field: the index's tables are laid out by
+// a provider ParqDB does not know, so no reader may interpret them.
+func CheckIndexProvider(provider string, props map[string]string) error {
+	if provider != Provider {
+		return errorf(ErrProperties, "index-provider.provider", "%q is not supported: this ParqDB serves only provider %q", provider, Provider)
+	}
+	for k := range props {
+		return errorf(ErrProperties, "index-provider.properties", "unknown property %q: provider %q takes no properties", k, Provider)
+	}
+	return nil
+}
+
+// CheckSourceProvider validates the provider name of a source
+// table-definition: only Provider is supported. The properties are
+// CheckSourceProperties's.
+func CheckSourceProvider(provider string) error {
+	if provider != Provider {
+		return errorf(ErrProperties, "source-table.provider", "%q is not supported: this ParqDB reads only provider %q", provider, Provider)
+	}
+	return nil
+}
+
 // CheckIndexTable validates an index-table-definition of the parquet
 // index provider (profile "Index-table definitions"): definition-version 1
 // and exactly one property, location, of the shape the role requires.

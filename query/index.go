@@ -52,6 +52,8 @@ const DefaultCacheBytes = 1 << 30
 type Index struct {
 	name     string
 	metaLoc  string
+	bound    metadata.TableDefinition // the catalog's source binding
+	uuid     uuid.UUID                // meta.IndexUUID, parsed at open
 	meta     *metadata.Metadata
 	snap     *metadata.Snapshot
 	params   metadata.IVFParams
@@ -95,13 +97,17 @@ type Index struct {
 
 // Open opens index name from the catalog: it reads and validates the
 // metadata, the centroid artifact, the postings manifest and the source
-// binding (spec "Source Binding"), all once, and caches them.
+// binding (spec "Source Binding"), all once, and caches them. A snapshot
+// whose index-provider, index-table definitions or source-table name a
+// provider or property this implementation does not know is refused
+// (artifact.CheckProviders; the error wraps postings.ErrProperties) before
+// any table is read.
 func Open(ctx context.Context, env Env, name string, opts OpenOptions) (*Index, error) {
 	m, entry, err := catalog.LoadMetadata(ctx, env.Catalog, env.Warehouse, name)
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{name: name, metaLoc: entry.MetadataLocation, meta: m}
+	ix := &Index{name: name, metaLoc: entry.MetadataLocation, meta: m, bound: entry.Source}
 	ix.wh, ix.whStats = storage.WithStats(env.Warehouse)
 	if err := ix.open(ctx, opts); err != nil {
 		ix.Close()
@@ -126,6 +132,16 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 		return fmt.Errorf("%s: %w", ix.metaLoc, err)
 	}
 	ix.params = p
+	// Providers first: nothing a provider ParqDB does not know lays out is
+	// read, exactly as an unknown index family is refused by the parser.
+	u, err := uuid.Parse(m.IndexUUID)
+	if err != nil {
+		return fmt.Errorf("%s: index-uuid %q: %w", ix.metaLoc, m.IndexUUID, err)
+	}
+	ix.uuid = u
+	if err := artifact.CheckProviders(ix.snap, u); err != nil {
+		return fmt.Errorf("index %q: %s: %w", ix.name, ix.metaLoc, err)
+	}
 	if ix.art, err = artifact.LoadForSnapshot(ctx, ix.wh, ix.snap); err != nil {
 		return fmt.Errorf("index %q snapshot %d: %w", ix.name, ix.snap.SnapshotID, err)
 	}
@@ -206,6 +222,14 @@ func (ix *Index) openPostings(ctx context.Context) error {
 func (ix *Index) openSource(ctx context.Context) error {
 	st := ix.snap.SourceTable
 	loc := st.Properties["location"]
+	// catalog.LoadMetadata checked that the catalog binds the current
+	// snapshot's source-table; an older snapshot is read only where it
+	// names the same table, so no metadata file makes Open read a file
+	// or bucket the catalog never bound.
+	if st.Provider != ix.bound.Provider || loc != ix.bound.Properties["location"] {
+		return fmt.Errorf("index %q snapshot %d: %w: its source-table location %q is not the catalog's binding %q",
+			ix.name, ix.snap.SnapshotID, catalog.ErrBindingMismatch, loc, ix.bound.Properties["location"])
+	}
 	t, err := ix.openSourceTable(ctx, loc)
 	if err != nil {
 		return fmt.Errorf("index %q: open source: %w", ix.name, err)
@@ -331,7 +355,7 @@ func (ix *Index) Dim() int { return int(ix.params.Dimension) }
 func (ix *Index) NList() int { return int(ix.params.NList) }
 
 // IndexUUID returns the index UUID.
-func (ix *Index) IndexUUID() uuid.UUID { return uuid.MustParse(ix.meta.IndexUUID) }
+func (ix *Index) IndexUUID() uuid.UUID { return ix.uuid }
 
 // Columns returns the source table's top-level column names.
 func (ix *Index) Columns() []string {

@@ -13,7 +13,13 @@
 //   - fault injection: storage.WithFaults, HookBucket and StallBucket make
 //     writes, reads and closes fail, stall past a deadline or hit a full
 //     disk, and every operation must fail cleanly, leave the catalog as it
-//     was, and succeed when retried.
+//     was, and succeed when retried;
+//   - damaged warehouses: every warehouse file deleted, emptied, halved or
+//     replaced by garbage, and every read command of the parqdb binary run
+//     on it, which must not panic and must fail naming the file;
+//   - the outside-open guard: the same commands under strace against
+//     metadata whose source points outside the warehouse, which must open
+//     nothing but the warehouse and the bound source and connect nowhere.
 //
 // The harnesses themselves are the package's tests; docs/reliability.md
 // describes them, the commands that run them in full, and their figures.

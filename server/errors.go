@@ -8,11 +8,11 @@ import (
 
 	"github.com/parqdb/parqdb/artifact"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/ivf"
 	"github.com/parqdb/parqdb/location"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
-	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
 )

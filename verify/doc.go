@@ -35,7 +35,9 @@
 //   - source-files.json: parses; the table-identity recomputed from its
 //     file list (the profile's recipe, implemented here again) equals both
 //     its own value and the snapshot's; its rows sum to ntotal.
-//   - source binding: the source-table properties; the live source's
+//   - source binding: read only when the catalog binds this location
+//     (skipped, never opened, when the catalog binding check failed or an
+//     older snapshot names another location); the source-table properties; the live source's
 //     identity (recomputed here and compared with the source reader's and
 //     the snapshot's; a change names the added, removed or rewritten
 //     files); its schema (vector field, dimension, key types, _distance)

@@ -182,10 +182,18 @@ type runner struct {
 
 	cm      *metadata.CentroidMetadata // strictly parsed, or decoded leniently after a failed parse
 	offsets []int32                    // ivf_roots intervals
-	cent    *ivf.Centroids             // valid leaves and roots
+	roots   []float32                  // ivf_roots centroids, with offsets
+	cent    *ivf.Centroids             // set only once roots and leaves validated (Prepare succeeded)
 
 	man      *postings.Manifest
 	srcFiles *postings.SourceFiles
+
+	// boundSource is the source location the catalog binds, set by
+	// checkBinding once the snapshot's source-table is known to be that
+	// binding (or, for an older snapshot, to name the same location). The
+	// source is opened only through it: a source-table the catalog never
+	// bound is never read.
+	boundSource string
 
 	table    *source.Table
 	layout   *source.Layout
@@ -376,16 +384,24 @@ func (r *runner) checkSnapshot(ctx context.Context) error {
 
 func (r *runner) checkBinding(ctx context.Context) error {
 	r.begin(CheckBinding)
+	bound := r.entry.Source
 	switch {
 	case r.snap == nil:
 		r.skip(CheckBinding, "no valid snapshot")
 	case r.snap.SnapshotID != r.meta.CurrentSnapshotID:
+		// An older snapshot may be checked against the bound source only
+		// where it names the same table: the identity check then reports
+		// the source's changes since.
+		if bound.Provider == r.snap.SourceTable.Provider && bound.Properties["location"] == r.snap.SourceTable.Properties["location"] {
+			r.boundSource = bound.Properties["location"]
+		}
 		r.skip(CheckBinding, "the catalog binds the current snapshot's source, not this one's")
-	case !catalog.SameTable(r.entry.Source, r.snap.SourceTable):
-		r.failf(CheckBinding, "the catalog's source binding %s differs from the snapshot's source-table %s",
-			jsonString(r.entry.Source), jsonString(r.snap.SourceTable))
+	case !catalog.SameTable(bound, r.snap.SourceTable):
+		r.failf(CheckBinding, "catalog source binding does not match: the catalog binds %s, the snapshot's source-table is %s (the metadata file or the catalog was changed outside parqdb)",
+			jsonString(bound), jsonString(r.snap.SourceTable))
 	default:
-		r.ok(CheckBinding, "catalog binding equals source-table %s", r.snap.SourceTable.Properties["location"])
+		r.boundSource = bound.Properties["location"]
+		r.ok(CheckBinding, "catalog binding equals source-table %s", r.boundSource)
 	}
 	return nil
 }
@@ -570,8 +586,7 @@ func (r *runner) checkRoots(ctx context.Context) error {
 		r.fail(CheckRoots, p)
 		return nil
 	}
-	r.offsets = offsets
-	r.cent = &ivf.Centroids{Dim: int(r.params.Dimension), NList: int(r.params.NList), Roots: roots, CIDOffsets: offsets}
+	r.offsets, r.roots = offsets, roots
 	r.ok(CheckRoots, "%d roots covering [0, %d)", len(offsets)-1, r.params.NList)
 	return nil
 }
@@ -597,7 +612,6 @@ func (r *runner) checkCentroids(ctx context.Context) error {
 	if err != nil {
 		p.add("%s: %v", r.cm.Centroids+postings.CentroidsFile, err)
 		r.fail(CheckCentroids, p)
-		r.cent = nil
 		return nil
 	}
 	if len(cidBucket) != int(r.params.NList) {
@@ -613,17 +627,18 @@ func (r *runner) checkCentroids(ctx context.Context) error {
 	}
 	if p.count() > 0 {
 		r.fail(CheckCentroids, p)
-		r.cent = nil
 		return nil
 	}
-	c := r.cent
-	c.Offsets, c.Scales, c.Codes = offs, scales, codes
+	c := &ivf.Centroids{Dim: dim, NList: int(r.params.NList), Roots: r.roots, CIDOffsets: r.offsets,
+		Offsets: offs, Scales: scales, Codes: codes}
 	if err := c.Prepare(); err != nil { // Validate, then decode the leaves once
-		p.addErr(err)
+		p.add("%s: %v", r.cm.Centroids+postings.CentroidsFile, err)
 		r.fail(CheckCentroids, p)
-		r.cent = nil
 		return nil
 	}
+	// Only a validated artifact reaches the assignment check: an invalid
+	// or missing table makes that check skipped, never a panic in ivf.
+	r.cent = c
 	r.ok(CheckCentroids, "%d leaves, cid_bucket agrees with the root intervals, reconstructions finite", c.NList)
 	return nil
 }
@@ -745,6 +760,13 @@ func (r *runner) checkSource(ctx context.Context) error {
 		return nil
 	}
 	loc := props["location"]
+	if r.boundSource == "" || loc != r.boundSource {
+		// Never open a location the catalog did not bind: a tampered
+		// metadata file must not make verify read (and quote) any file
+		// or bucket it names.
+		r.skip(CheckSource, fmt.Sprintf("source-table location %q is not the source the catalog binds; not read", loc))
+		return nil
+	}
 	t, canon, err := source.OpenLocation(ctx, loc)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -429,4 +431,99 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// TestCorruptCentroidTableUnreadable is issue 10 defect 3: a centroid table
+// that is missing, or named by an invalid location, made Run panic in
+// package ivf (the assignment check used roots without leaves). Every such
+// warehouse is a report: the table's check fails, the assignment check is
+// skipped, and Run returns no error.
+func TestCorruptCentroidTableUnreadable(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, f *fixture, cmLoc, centroids string)
+		check  string
+		detail string
+	}{
+		{"centroids deleted", func(t *testing.T, f *fixture, _, centroids string) {
+			if err := os.Remove(f.path(centroids + postings.CentroidsFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, CheckCentroids, "open " + "%s"},
+		{"centroids location invalid", func(t *testing.T, f *fixture, cmLoc, centroids string) {
+			data := f.read(t, cmLoc)
+			f.overwrite(t, cmLoc, bytes.Replace(data, []byte(`"`+centroids+`"`), []byte(`"../../etc/"`), 1))
+		}, CheckCentroids, `table location "../../etc/"`},
+		{"roots deleted", func(t *testing.T, f *fixture, cmLoc, _ string) {
+			data := f.read(t, cmLoc)
+			var cm metadata.CentroidMetadata
+			if err := json.Unmarshal(data, &cm); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(f.path(cm.Roots + postings.RootsFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, CheckRoots, "open "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, s, _ := corrupt(t)
+			params, err := s.IVF()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmLoc := params.CentroidsLocation
+			var cm metadata.CentroidMetadata
+			if err := json.Unmarshal(f.read(t, cmLoc), &cm); err != nil {
+				t.Fatal(err)
+			}
+			tc.damage(t, f, cmLoc, cm.Centroids)
+			rep := f.verify(t, "idx", Options{})
+			detail := tc.detail
+			if strings.Contains(detail, "%s") {
+				detail = fmt.Sprintf(detail, cm.Centroids+postings.CentroidsFile)
+			}
+			requireFail(t, rep, map[string]string{tc.check: detail})
+			if c, _ := rep.Check(CheckAssignment); c.Status != StatusSkipped {
+				t.Errorf("assignment: %s %q without a valid centroid artifact", c.Status, c.Detail)
+			}
+		})
+	}
+}
+
+// TestUnboundSourceNotRead is issue 10 defect 4: a metadata file whose
+// source-table names a location the catalog never bound (a local file such
+// as /etc/passwd, another bucket) made verify open and quote it. Now the
+// binding check fails and the source check is skipped without reading the
+// location; the report never quotes the file.
+func TestUnboundSourceNotRead(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "outside.parquet")
+	if err := os.WriteFile(outside, []byte("PAR1 secret bytes of a file nobody bound PAR1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range []string{outside, "/etc/passwd", "s3://other-bucket/prefix/"} {
+		t.Run(loc, func(t *testing.T) {
+			f, s, _ := corrupt(t)
+			_, entry, err := catalog.LoadMetadata(context.Background(), f.env.Catalog, f.env.Warehouse, "idx")
+			if err != nil {
+				t.Fatal(err)
+			}
+			old := s.SourceTable.Properties["location"]
+			data := f.read(t, entry.MetadataLocation)
+			tampered := bytes.Replace(data, []byte(`"location": "`+old+`"`), []byte(`"location": "`+loc+`"`), 1)
+			if bytes.Equal(tampered, data) {
+				t.Fatalf("source location %q not found in the metadata file", old)
+			}
+			f.overwrite(t, entry.MetadataLocation, tampered)
+			rep := f.verify(t, "idx", Options{})
+			text := requireFail(t, rep, map[string]string{CheckBinding: "catalog source binding does not match"})
+			if c, _ := rep.Check(CheckSource); c.Status != StatusSkipped || !strings.Contains(c.Detail, "not read") {
+				t.Errorf("source binding: %s %q, want skipped without reading %s", c.Status, c.Detail, loc)
+			}
+			for _, leak := range []string{"secret bytes", "root:", "other-bucket: ", "ec2", "169.254"} {
+				if strings.Contains(text, leak) {
+					t.Errorf("the report quotes %q from an unbound source:\n%s", leak, text)
+				}
+			}
+		})
+	}
 }

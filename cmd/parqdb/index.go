@@ -245,12 +245,14 @@ one JSON array with the HTTP API's key spelling.`,
 					return err
 				}
 				rows := make([]indexListRow, 0, len(names))
+				broken := false
 				for _, n := range names {
 					r := indexListRow{Name: n}
 					m, entry, err := catalog.LoadMetadata(ctx, e.cat, e.wh, n)
 					if err != nil {
 						r.Error = err.Error()
 						rows = append(rows, r)
+						broken = true
 						continue
 					}
 					s := m.CurrentSnapshot()
@@ -261,7 +263,13 @@ one JSON array with the HTTP API's key spelling.`,
 					}
 					rows = append(rows, r)
 				}
-				return writeIndexList(cmd.OutOrStdout(), format, rows)
+				if err := writeIndexList(cmd.OutOrStdout(), format, rows); err != nil {
+					return err
+				}
+				if broken { // every index is listed; an unreadable one is a problem (exit 1)
+					return errSilent
+				}
+				return nil
 			})
 		},
 	}

@@ -1,0 +1,142 @@
+package reliability_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The damaged-warehouse matrix and the outside-open guard run the real
+// parqdb binary, so that a panic on any goroutine, an exit status and
+// every system call are observed as a user would see them.
+
+var (
+	cliOnce sync.Once
+	cliPath string
+	cliErr  error
+	cliDir  string
+)
+
+// parqdbBinary builds cmd/parqdb once per test process (default build
+// tags) and returns its path.
+func parqdbBinary(t *testing.T) string {
+	t.Helper()
+	cliOnce.Do(func() {
+		cliDir, cliErr = os.MkdirTemp("", "parqdb-reliability-bin-")
+		if cliErr != nil {
+			return
+		}
+		cliPath = filepath.Join(cliDir, "parqdb")
+		cmd := exec.Command("go", "build", "-o", cliPath, "github.com/parqdb/parqdb/cmd/parqdb")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			cliErr = &buildError{err, out.String()}
+		}
+	})
+	if cliErr != nil {
+		t.Fatal(cliErr)
+	}
+	return cliPath
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return "go build ./cmd/parqdb: " + e.err.Error() + "\n" + e.out }
+
+// cliResult is one run of the binary.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+func (r cliResult) output() string { return r.stdout + r.stderr }
+
+// panicked reports whether the run shows a Go panic or a fatal runtime
+// error: exit status 2 with a goroutine trace (a usage error also exits
+// 2, but never prints one).
+func (r cliResult) panicked() bool {
+	return strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") ||
+		strings.Contains(r.stderr, "fatal error:")
+}
+
+// runParqdb runs the binary (through wrap, e.g. strace, if given) with a
+// fixed environment: no AWS settings but those in env, so that nothing
+// reaches a real cloud endpoint.
+func runParqdb(t *testing.T, env []string, wrap []string, args ...string) cliResult {
+	t.Helper()
+	argv := append(append(append([]string{}, wrap...), parqdbBinary(t)), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "PARQDB_CATALOG=", "PARQDB_WAREHOUSE="}, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan struct{})
+	timer := time.AfterFunc(2*time.Minute, func() {
+		if cmd.Process != nil {
+			cmd.Process.Kill()
+		}
+		close(done)
+	})
+	err := cmd.Run()
+	if !timer.Stop() {
+		<-done
+		t.Fatalf("parqdb %v: no answer within 2 minutes", args)
+	}
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("parqdb %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return cliResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// writeFvecs writes vectors in the .fvecs format (bench --queries).
+func writeFvecs(t *testing.T, path string, vecs [][]float32) {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, v := range vecs {
+		binary.Write(&buf, binary.LittleEndian, int32(len(v)))
+		for _, x := range v {
+			binary.Write(&buf, binary.LittleEndian, math.Float32bits(x))
+		}
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyTree copies a folder of regular files.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
