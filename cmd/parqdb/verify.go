@@ -1,11 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"os/signal"
 
 	"github.com/spf13/cobra"
 
@@ -43,36 +42,38 @@ when all pass and 1 when any fails. See the verify package documentation.`,
 			if o.SnapshotID < 0 || o.Workers < 0 {
 				return usagef("--snapshot and --workers must not be negative")
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			e, err := openEnv(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			if !quiet {
-				errOut := cmd.ErrOrStderr()
-				o.Progress = func(check string) { fmt.Fprintf(errOut, "verify: %s…\n", check) }
-			}
-			rep, err := verify.Run(ctx, verify.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], o)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if format == "json" {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				if err := enc.Encode(rep); err != nil {
+			// Ctrl-C and SIGTERM as every long command: exit 130/143, a
+			// second Ctrl-C at once (verify writes nothing to undo).
+			return runLong(cmd, true, func(ctx context.Context, _ progressReporter) error {
+				e, err := openEnv(ctx, g)
+				if err != nil {
 					return err
 				}
-			} else if err := rep.WriteText(out); err != nil {
-				return err
-			}
-			if !rep.OK() {
-				return errSilent
-			}
-			return nil
+				defer e.Close()
+				if !quiet {
+					errOut := cmd.ErrOrStderr()
+					o.Progress = func(check string) { fmt.Fprintf(errOut, "verify: %s…\n", check) }
+				}
+				rep, err := verify.Run(ctx, verify.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], o)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if format == "json" {
+					enc := json.NewEncoder(out)
+					enc.SetIndent("", "  ")
+					enc.SetEscapeHTML(false)
+					if err := enc.Encode(rep); err != nil {
+						return err
+					}
+				} else if err := rep.WriteText(out); err != nil {
+					return err
+				}
+				if !rep.OK() {
+					return errSilent
+				}
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()
