@@ -59,7 +59,7 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			return withEnv(ctx, g, func(e *env) error {
+			return withNewEnv(ctx, g, func(e *env) error {
 				limitBuildMemory()
 				p := newProgress(os.Stderr, quiet)
 				o.Progress = p

@@ -275,7 +275,7 @@ func TestMetadataValidateUsage(t *testing.T) {
 }
 
 func TestBadSettingsAreUsageErrors(t *testing.T) {
-	dir := t.TempDir()
+	dir := emptyWarehouse(t)
 	for _, args := range [][]string{
 		{"--warehouse", dir, "--catalog", "mysql://x", "index", "list"},
 		{"--warehouse", dir, "index", "describe", "bad name!"},
