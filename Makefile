@@ -54,10 +54,14 @@ fuzz:
 	  done; \
 	done
 
-# demo builds the CLI, indexes the GloVe sample that ships in examples/ into
-# ./warehouse (SQLite catalog) and searches it: the README's quick start.
+# demo builds the CLI, indexes the GloVe sample that ships in examples/ and
+# searches it: the README's quick start. It keeps to a warehouse of its own,
+# $(DEMO_WAREHOUSE) with its SQLite catalog inside (--catalog= overrides a
+# PARQDB_CATALOG from the environment), and deletes nothing but that folder,
+# so the indexes in ./warehouse, the CLI's default, are never touched.
+DEMO_WAREHOUSE = demo-warehouse
 demo: build
-	rm -rf warehouse
-	./bin/parqdb index create words --source examples/glove/glove-10k.parquet \
-	  --vector-field embedding --key-fields word --metric cosine
-	./bin/parqdb search words --near-key king -k 10 --columns word,rank
+	rm -rf $(DEMO_WAREHOUSE)
+	./bin/parqdb --warehouse $(DEMO_WAREHOUSE) --catalog= index create words \
+	  --source examples/glove/glove-10k.parquet --vector-field embedding --key-fields word --metric cosine
+	./bin/parqdb --warehouse $(DEMO_WAREHOUSE) --catalog= search words --near-key king -k 10 --columns word,rank
