@@ -15,13 +15,15 @@ build:
 build-sql:
 	$(GO) build -tags $(DUCKDB_TAGS) -o bin/parqdb ./cmd/parqdb
 
+# deps installs PostgreSQL, versitygw and staticcheck when missing.
 deps:
 	./scripts/test-deps.sh
 
-# test installs what the tests need (once), then runs every test. Tests that
-# need PostgreSQL or an S3 server start private instances on 127.0.0.1. The
-# second run builds the SQL engine (DuckDB, cgo) behind its build tags and
-# tests the Flight SQL server and `parqdb sql`.
+# test installs what the tests need (scripts/test-deps.sh; once), then runs
+# every test. Tests that need PostgreSQL or an S3 server start private
+# instances on 127.0.0.1. The second run builds the SQL engine (DuckDB, cgo)
+# behind its build tags and tests the Flight SQL server, `parqdb sql` and the
+# examples that need them (cmd/parqdb/examples_test.go).
 DUCKDB_TAGS = duckdb,duckdb_arrow
 test: deps
 	$(GO) test -count=1 -timeout 25m ./...
