@@ -44,7 +44,7 @@ func openEnvMode(ctx context.Context, g *globals, create bool) (*env, error) {
 	}
 	wh, err := storage.Open(ctx, g.warehouse)
 	if err != nil {
-		return nil, fmt.Errorf("warehouse: %w", err)
+		return nil, err // it names the warehouse
 	}
 	if !create && g.catalog == "warehouse" {
 		if err := checkWarehouseCatalog(ctx, g, wh); err != nil {
