@@ -80,6 +80,16 @@ func withEnvMode(ctx context.Context, g *globals, create bool, fn func(e *env) e
 	return fn(e)
 }
 
+// withHint adds to an error the step that usually fixes it, where the
+// library that made the error cannot know it because it names CLI commands
+// or flags.
+func withHint(err error) error {
+	if errors.Is(err, catalog.ErrNotFound) {
+		return fmt.Errorf("%w (parqdb index list shows the indexes; check --warehouse and --catalog)", err)
+	}
+	return err
+}
+
 // noWarehouse is the error for a location without a warehouse.
 func noWarehouse(where, why string) error {
 	return fmt.Errorf("%w at %s: %s (check --warehouse / PARQDB_WAREHOUSE and --catalog / PARQDB_CATALOG; "+

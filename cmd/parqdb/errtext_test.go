@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -45,7 +47,8 @@ func TestErrorsNameUserInput(t *testing.T) {
 		{[]string{"search", "words", "--near-key", "king", "--columns", "colour"}, `"colour"`},
 		{[]string{"search", "words", "--near-key", "king", "--snapshot", "9"}, "9"},
 		{[]string{"search", "words", "--queries", badFvecs}, "bad.fvecs"},
-		{[]string{"index", "describe", "nope"}, `"nope"`},
+		{[]string{"index", "describe", "nope"}, `no index named "nope"`},
+		{[]string{"index", "refresh", "nope"}, "parqdb index list shows the indexes"},
 		{[]string{"index", "drop", "nope"}, `"nope"`},
 		{[]string{"index", "history", "nope"}, `"nope"`},
 		{[]string{"index", "expire", "words"}, "--retain-last"},
@@ -73,8 +76,17 @@ func TestErrorsNameUserInput(t *testing.T) {
 
 func checkUserError(t *testing.T, args []string, names string) {
 	t.Helper()
-	out, errs, code := runSplit(t, args...)
-	msg := out + errs
+	root, _ := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	code := exitCode(err)
+	if err != nil && !errors.Is(err, errSilent) {
+		out.WriteString("parqdb: " + withHint(err).Error()) // as run prints it
+	}
+	msg := out.String()
 	if code == exitOK {
 		t.Fatalf("exit 0, want a failure:\n%s", msg)
 	}
