@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
+	"flag"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -46,20 +49,25 @@ import (
 // measurement recipes of docs/benchmarks*.md, which need generated data
 // sets of gigabytes and minutes of CPU.
 
-// buildExamplesBinary builds parqdb into dir, with the DuckDB tags when
-// this test binary has them.
-func buildExamplesBinary(t *testing.T, dir string) string {
+// asCLI is the environment variable that makes this test binary the parqdb
+// CLI, so that the examples run it as "parqdb" without a separate build:
+// the same main package, with the same build tags.
+const asCLI = "PARQDB_TEST_AS_CLI"
+
+func init() {
+	if os.Getenv(asCLI) == "1" {
+		os.Exit(run(os.Args[1:]))
+	}
+}
+
+// cliBinary returns this test binary, which is the CLI when asCLI is set.
+func cliBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(dir, "parqdb")
-	args := []string{"build", "-o", bin}
-	if sqlengine.Available {
-		args = append(args, "-tags", "duckdb,duckdb_arrow")
-	}
-	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+	exe, err := os.Executable()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
-	return bin
+	return exe
 }
 
 // example is one command line shown to users.
@@ -225,7 +233,7 @@ func newExampleRunner(t *testing.T, bin string) *exampleRunner {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "PATH="+filepath.Join(dir, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env = append(env, asCLI+"=1", "PATH="+filepath.Join(dir, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
 	r := &exampleRunner{t: t, dir: dir, env: env, port: freePort(t), fl: freePort(t)}
 	t.Cleanup(r.stopServer)
 	return r
@@ -377,8 +385,7 @@ var createWords = example{"setup", "parqdb index create words --source examples/
 // of the docs (see the top of this file) and requires exit status 0.
 func TestExamples(t *testing.T) {
 	start := time.Now()
-	bin := buildExamplesBinary(t, t.TempDir())
-	t.Logf("built parqdb in %v", time.Since(start).Round(time.Millisecond))
+	bin := cliBinary(t)
 	readme, help, docs := readmeExamples(t), helpExamples(), docsExamples(t)
 	for _, g := range []struct {
 		name  string
@@ -523,5 +530,40 @@ func TestReadmeGoProgram(t *testing.T) {
 	}
 	if len(blocks) != 1 || blocks[0]+"\n" != string(prog) {
 		t.Errorf("the README's Go block differs from examples/search/main.go (%d go blocks); copy the file into the README", len(blocks))
+	}
+}
+
+var updateQueries = flag.Bool("update-queries", false, "rewrite examples/glove/queries-100.fvecs")
+
+// TestGloveQueriesFile: the query file the examples use holds the first 100
+// embeddings of the GloVe sample, in .fvecs (go test -run
+// TestGloveQueriesFile -update-queries rewrites it).
+func TestGloveQueriesFile(t *testing.T) {
+	const file = "../../examples/glove/queries-100.fvecs"
+	qs, err := readQueries(gloveSample, "embedding")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) < 100 {
+		t.Fatalf("the sample has %d rows", len(qs))
+	}
+	var want []byte
+	for _, q := range qs[:100] {
+		want = binary.LittleEndian.AppendUint32(want, uint32(len(q)))
+		for _, x := range q {
+			want = binary.LittleEndian.AppendUint32(want, math.Float32bits(x))
+		}
+	}
+	if *updateQueries {
+		if err := os.WriteFile(file, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is not the first 100 embeddings of %s; rerun with -update-queries", file, gloveSample)
 	}
 }

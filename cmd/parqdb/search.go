@@ -50,7 +50,8 @@ row itself comes first). --queries reads a .fvecs, .npy or Parquet file (with
 query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.`,
 		Example: `  parqdb search words --near-key king -k 5
   parqdb search words --vector '[0.1, …]' --columns word --format json
-  parqdb search words --queries examples/glove/glove-10k.parquet --query-column embedding --nprobe 16 --refine 4 --format csv --output out.csv --stats`,
+  parqdb search words --queries examples/glove/queries-100.fvecs --nprobe 16 --refine 4 --format csv --output out.csv --stats
+  parqdb search words --queries examples/glove/glove-10k.parquet --query-column embedding -k 1 --format csv --output all.csv`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSearch(cmd, g, args[0], f) },
 	}
