@@ -60,9 +60,21 @@ func init() {
 	}
 }
 
-// cliBinary returns this test binary, which is the CLI when asCLI is set.
-func cliBinary(t *testing.T) string {
+// cliBinary returns the parqdb binary for the examples: this test binary
+// (see asCLI), or, in the DuckDB build, a binary built into dir. DuckDB
+// calls back into Go from its own threads, and the Go runtime holds such
+// callbacks until package initialization is done, so the CLI cannot run
+// from an init function there.
+func cliBinary(t *testing.T, dir string) string {
 	t.Helper()
+	if sqlengine.Available {
+		bin := filepath.Join(dir, "parqdb")
+		out, err := exec.Command("go", "build", "-tags", "duckdb,duckdb_arrow", "-o", bin, ".").CombinedOutput()
+		if err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		return bin
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -385,7 +397,7 @@ var createWords = example{"setup", "parqdb index create words --source examples/
 // of the docs (see the top of this file) and requires exit status 0.
 func TestExamples(t *testing.T) {
 	start := time.Now()
-	bin := cliBinary(t)
+	bin := cliBinary(t, t.TempDir())
 	readme, help, docs := readmeExamples(t), helpExamples(), docsExamples(t)
 	for _, g := range []struct {
 		name  string
