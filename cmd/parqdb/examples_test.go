@@ -28,8 +28,9 @@ import (
 
 // The tests in this file run every example a user is shown — the README's
 // shell blocks, each command's --help Example, the command lines of
-// docs/serve.md and docs/search.md, and `make demo` — with the built parqdb
-// binary in a scratch folder, and require exit status 0. Examples of
+// docs/serve.md and docs/search.md, and `make demo` — with a parqdb binary
+// (see cliBinary) first on PATH, in a scratch folder, and require exit
+// status 0. Examples of
 // `parqdb sql` (and --flight) need the DuckDB build; they run in the test
 // binary built with -tags duckdb,duckdb_arrow (make test's second run), the
 // others in the plain one.
@@ -45,9 +46,11 @@ import (
 //   - token.txt (a file whose first line is a bearer token) exists.
 //
 // Not run here, by design: `make …` and `go …` lines (the build and the test
-// suite itself; `make demo` runs in TestMakeDemoKeepsUserWarehouse), and the
-// measurement recipes of docs/benchmarks*.md, which need generated data
-// sets of gigabytes and minutes of CPU.
+// suite itself; the recipe of `make demo` runs in the subtest "make demo"),
+// the README's DuckDB CLI and numpy recipes for query files (```console and
+// ```python blocks: tools the test machine lacks), and the measurement
+// recipes of docs/benchmarks*.md, which need generated data sets of
+// gigabytes and minutes of CPU.
 
 // asCLI is the environment variable that makes this test binary the parqdb
 // CLI, so that the examples run it as "parqdb" without a separate build:
