@@ -291,13 +291,14 @@ func (r *exampleRunner) run(ex example) {
 	t.Helper()
 	line := r.expand(ex.line)
 	if strings.HasPrefix(ex.line, "parqdb serve") {
-		r.startServer(ex, strings.TrimSuffix(strings.TrimSpace(line), "&"))
+		r.startServer(ex, foreground(line))
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", line)
 	cmd.Dir, cmd.Env = r.dir, r.env
+	cmd.WaitDelay = 5 * time.Second // a process left running must not hold the test
 	began := time.Now()
 	out, err := cmd.CombinedOutput()
 	if d := time.Since(began); d > 2*time.Second {
@@ -306,6 +307,15 @@ func (r *exampleRunner) run(ex example) {
 	if err != nil {
 		t.Errorf("%s: %s\n  ran: %s\n  %v\n%s", ex.source, ex.line, line, err, out)
 	}
+}
+
+// foreground drops a trailing comment and "&" from a command line, so that
+// the runner itself keeps the server in the background.
+func foreground(line string) string {
+	if i := strings.Index(line, " #"); i >= 0 {
+		line = line[:i]
+	}
+	return strings.TrimSuffix(strings.TrimSpace(line), "&")
 }
 
 // startServer starts a serve example in the background and waits until it
@@ -322,6 +332,7 @@ func (r *exampleRunner) startServer(ex example, line string) {
 	}
 	cmd := exec.Command("bash", "-c", "exec "+line)
 	cmd.Dir, cmd.Env = r.dir, r.env
+	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
