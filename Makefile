@@ -20,13 +20,15 @@ build:
 build-sql:
 	$(GO) build -ldflags "$(LDFLAGS)" -tags $(DUCKDB_TAGS) -o bin/parqdb ./cmd/parqdb
 
+# deps installs PostgreSQL, versitygw and staticcheck when missing.
 deps:
 	./scripts/test-deps.sh
 
-# test installs what the tests need (once), then runs every test. Tests that
-# need PostgreSQL or an S3 server start private instances on 127.0.0.1. The
-# second run builds the SQL engine (DuckDB, cgo) behind its build tags and
-# tests the Flight SQL server and `parqdb sql`.
+# test installs what the tests need (scripts/test-deps.sh; once), then runs
+# every test. Tests that need PostgreSQL or an S3 server start private
+# instances on 127.0.0.1. The second run builds the SQL engine (DuckDB, cgo)
+# behind its build tags and tests the Flight SQL server, `parqdb sql` and the
+# examples that need them (cmd/parqdb/examples_test.go).
 DUCKDB_TAGS = duckdb,duckdb_arrow
 test: deps
 	$(GO) test -count=1 -timeout 25m ./...
@@ -72,10 +74,14 @@ FUZZSMOKETIME ?= 5s
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZSMOKETIME)
 
-# demo builds the CLI, indexes the GloVe sample that ships in examples/ into
-# ./warehouse (SQLite catalog) and searches it: the README's quick start.
+# demo builds the CLI, indexes the GloVe sample that ships in examples/ and
+# searches it: the README's quick start. It keeps to a warehouse of its own,
+# $(DEMO_WAREHOUSE) with its SQLite catalog inside (--catalog= overrides a
+# PARQDB_CATALOG from the environment), and deletes nothing but that folder,
+# so the indexes in ./warehouse, the CLI's default, are never touched.
+DEMO_WAREHOUSE = demo-warehouse
 demo: build
-	rm -rf warehouse
-	./bin/parqdb index create words --source examples/glove/glove-10k.parquet \
-	  --vector-field embedding --key-fields word --metric cosine
-	./bin/parqdb search words --near-key king -k 10 --columns word,rank
+	rm -rf $(DEMO_WAREHOUSE)
+	./bin/parqdb --warehouse $(DEMO_WAREHOUSE) --catalog= index create words \
+	  --source examples/glove/glove-10k.parquet --vector-field embedding --key-fields word --metric cosine
+	./bin/parqdb --warehouse $(DEMO_WAREHOUSE) --catalog= search words --near-key king -k 10 --columns word,rank

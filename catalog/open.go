@@ -30,17 +30,17 @@ func Open(ctx context.Context, spec string, warehouse storage.Bucket) (Catalog, 
 	switch {
 	case spec == "":
 		if warehouse == nil {
-			return nil, errors.New("catalog: no catalog and no warehouse given")
+			return nil, errors.New("no catalog and no warehouse given")
 		}
 		dir, ok := storage.IsLocal(warehouse)
 		if !ok {
-			return nil, fmt.Errorf("catalog: warehouse %s is not a local folder, so there is no default catalog: "+
+			return nil, fmt.Errorf("warehouse %s is not a local folder, so there is no default catalog: "+
 				"choose one with --catalog (sqlite:PATH, postgres://…, or warehouse)", warehouse)
 		}
 		return OpenSQLite(ctx, filepath.Join(dir, DefaultSQLiteFile))
 	case spec == "warehouse":
 		if warehouse == nil {
-			return nil, errors.New("catalog: the warehouse catalog needs a warehouse")
+			return nil, errors.New("the warehouse catalog needs a warehouse")
 		}
 		return NewWarehouse(warehouse), nil
 	case strings.HasPrefix(lower, "sqlite:"):
@@ -49,7 +49,7 @@ func Open(ctx context.Context, spec string, warehouse storage.Bucket) (Catalog, 
 			path = rest // sqlite:///abs/path → /abs/path
 		}
 		if path == "" {
-			return nil, errors.New("catalog: sqlite: needs a path (sqlite:PATH)")
+			return nil, errors.New(`catalog "sqlite:" needs a path (sqlite:PATH)`)
 		}
 		return OpenSQLite(ctx, path)
 	case strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://"):
@@ -57,6 +57,6 @@ func Open(ctx context.Context, spec string, warehouse storage.Bucket) (Catalog, 
 	case strings.HasSuffix(lower, ".db") && !strings.Contains(spec, "://"):
 		return OpenSQLite(ctx, spec)
 	}
-	return nil, fmt.Errorf("catalog: %w %q: want sqlite:PATH, a .db path, postgres://…, or warehouse",
+	return nil, fmt.Errorf("%w %q: want sqlite:PATH, a .db path, postgres://…, or warehouse",
 		ErrUnknownCatalog, redactDSNText(spec))
 }

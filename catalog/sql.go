@@ -53,21 +53,21 @@ const SQLiteBusyTimeout = 10 * time.Second
 // not supported (WAL needs shared memory).
 func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 	if path == "" {
-		return nil, errors.New("catalog: empty SQLite path")
+		return nil, errors.New("empty SQLite catalog path")
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("catalog: sqlite %s: %w", path, err)
+		return nil, fmt.Errorf("catalog sqlite:%s: %w", path, err)
 	}
 	if strings.ContainsAny(abs, "?#") {
 		// The driver takes everything after '?' as parameters.
-		return nil, fmt.Errorf("catalog: sqlite %s: path contains '?' or '#'", abs)
+		return nil, fmt.Errorf("catalog sqlite:%s: path contains '?' or '#'", abs)
 	}
 	dsn := abs + "?_pragma=busy_timeout(" + strconv.FormatInt(SQLiteBusyTimeout.Milliseconds(), 10) + ")" +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("catalog: sqlite %s: %w", abs, err)
+		return nil, fmt.Errorf("catalog sqlite:%s: %w", abs, err)
 	}
 	c := &SQL{db: db, desc: "sqlite:" + abs}
 	if err := c.init(ctx); err != nil {
@@ -89,7 +89,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*SQL, error) {
 		if inner == nil {
 			inner = err
 		}
-		return nil, fmt.Errorf("catalog: invalid PostgreSQL DSN %s: %v", desc, scrub(inner, secrets))
+		return nil, fmt.Errorf("invalid PostgreSQL DSN %s: %v", desc, scrub(inner, secrets))
 	}
 	if cfg.Password != "" {
 		secrets = append(secrets, cfg.Password)
@@ -193,7 +193,7 @@ func (c *SQL) Load(ctx context.Context, name string) (Entry, error) {
 	err := c.db.QueryRowContext(ctx, c.q(`SELECT metadata_location, source_table FROM `+Table+` WHERE name = ?`), name).
 		Scan(&loc, &src)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Entry{}, fmt.Errorf("catalog %s: load %s: %w", c.desc, name, ErrNotFound)
+		return Entry{}, fmt.Errorf("catalog %s has no index named %q: %w", c.desc, name, ErrNotFound)
 	}
 	if err != nil {
 		return Entry{}, c.fail("load "+name, err)
@@ -277,7 +277,7 @@ func (c *SQL) Drop(ctx context.Context, name string) error {
 		return c.fail("drop "+name, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("catalog %s: drop %s: %w", c.desc, name, ErrNotFound)
+		return fmt.Errorf("catalog %s has no index named %q: %w", c.desc, name, ErrNotFound)
 	}
 	return nil
 }

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Installs what ParqDB's tests need and is missing, so that `make test` works
-# on a fresh Debian machine with Go: PostgreSQL and strace (Debian packages), versitygw
-# (an S3-compatible server, from the Go module proxy), staticcheck, and
-# DuckDB's Node API (an independent Parquet reader, from npm).
-# Binaries go to $PARQDB_TOOLS (default ~/.cache/parqdb-tools) and are
-# reused between runs on the same machine.
+# Installs what ParqDB's tests and lint need and is missing, so that
+# `make test` and `make lint` work on a fresh Debian machine with Go:
+# PostgreSQL and strace (Debian packages, with apt-get, as root or through
+# sudo; strace for the outside-open guard test),
+# versitygw v1.8.0 (an S3-compatible server, built with go install) and
+# staticcheck v0.7.0 (go install). It only installs: the tests start their
+# own private PostgreSQL and S3 servers (internal/testenv). The two Go tools
+# go to $PARQDB_TOOLS/bin (default ~/.cache/parqdb-tools/bin), where the
+# Makefile and internal/testenv look for them, and are reused between runs.
 set -euo pipefail
 TOOLS=${PARQDB_TOOLS:-$HOME/.cache/parqdb-tools}
 mkdir -p "$TOOLS/bin"

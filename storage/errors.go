@@ -42,7 +42,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("storage: %s %q in %s: %v", e.Op, e.Key, e.Bucket, e.Err)
+	return fmt.Sprintf("%s %q in %s: %v", e.Op, e.Key, e.Bucket, e.Err)
 }
 
 // Unwrap returns the cause.

@@ -41,18 +41,18 @@ var _ Bucket = (*Local)(nil)
 // if missing. A relative dir is made absolute now.
 func NewLocal(dir string) (*Local, error) {
 	if dir == "" {
-		return nil, errors.New("storage: local warehouse: empty folder name")
+		return nil, errors.New("warehouse: empty folder name")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("storage: local warehouse %s: %w", dir, err)
+		return nil, fmt.Errorf("warehouse folder %s: %w", dir, err)
 	}
 	if err := os.MkdirAll(abs, 0o777); err != nil {
-		return nil, fmt.Errorf("storage: local warehouse: %w", err)
+		return nil, fmt.Errorf("warehouse folder: %w", err)
 	}
 	root, err := os.OpenRoot(abs)
 	if err != nil {
-		return nil, fmt.Errorf("storage: local warehouse: %w", err)
+		return nil, fmt.Errorf("warehouse folder: %w", err)
 	}
 	return &Local{dir: abs, root: root}, nil
 }

@@ -21,7 +21,7 @@ import (
 // credentials does not leak them.
 func Open(ctx context.Context, rawURL string) (Bucket, error) {
 	if rawURL == "" {
-		return nil, fmt.Errorf("storage: empty warehouse location")
+		return nil, fmt.Errorf("empty warehouse location: give a folder or s3://bucket/prefix")
 	}
 	scheme, rest, isURL := splitScheme(rawURL)
 	if !isURL {
@@ -31,23 +31,23 @@ func Open(ctx context.Context, rawURL string) (Bucket, error) {
 	case "file":
 		u, err := url.Parse(rawURL)
 		if err != nil {
-			return nil, fmt.Errorf("storage: warehouse %q: %w", redactURL(rawURL), err)
+			return nil, fmt.Errorf("warehouse %q: %w", redactURL(rawURL), err)
 		}
 		if u.Host != "" && u.Host != "localhost" {
-			return nil, fmt.Errorf("storage: warehouse %q: file URL with host %q: only local files are supported", redactURL(rawURL), u.Host)
+			return nil, fmt.Errorf("warehouse %q: file URL with host %q: only local files are supported", redactURL(rawURL), u.Host)
 		}
 		if u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
-			return nil, fmt.Errorf("storage: warehouse %q: file URL needs an absolute path (file:///path)", redactURL(rawURL))
+			return nil, fmt.Errorf("warehouse %q: file URL needs an absolute path (file:///path)", redactURL(rawURL))
 		}
 		return NewLocal(u.Path)
 	case "s3":
 		bucket, prefix, _ := strings.Cut(strings.TrimPrefix(rest, "//"), "/")
 		if strings.Contains(bucket, "@") {
-			return nil, fmt.Errorf("storage: warehouse %q: credentials do not belong in the URL; use the AWS environment", redactURL(rawURL))
+			return nil, fmt.Errorf("warehouse %q: credentials do not belong in the URL; use the AWS environment", redactURL(rawURL))
 		}
 		return NewS3(ctx, bucket, prefix)
 	default:
-		return nil, fmt.Errorf("storage: warehouse %q: %w (want a folder, file:///path or s3://bucket/prefix)", redactURL(rawURL), ErrUnsupported)
+		return nil, fmt.Errorf("warehouse %q: %w (want a folder, file:///path or s3://bucket/prefix)", redactURL(rawURL), ErrUnsupported)
 	}
 }
 

@@ -135,11 +135,11 @@ func S3PartSize(n int64) S3Option {
 // region is us-east-1. NewS3 does no network I/O.
 func NewS3(ctx context.Context, bucket, prefix string, opts ...S3Option) (*S3, error) {
 	if bucket == "" || strings.ContainsAny(bucket, "/\\:") {
-		return nil, fmt.Errorf("storage: s3: invalid bucket name %q", bucket)
+		return nil, fmt.Errorf("warehouse s3://%s: invalid bucket name", bucket)
 	}
 	if prefix != "" {
 		if err := location.Check(prefix); err != nil {
-			return nil, fmt.Errorf("storage: s3://%s: prefix: %w", bucket, err)
+			return nil, fmt.Errorf("warehouse s3://%s: prefix: %w", bucket, err)
 		}
 		if !strings.HasSuffix(prefix, "/") {
 			prefix += "/"
@@ -149,7 +149,7 @@ func NewS3(ctx context.Context, bucket, prefix string, opts ...S3Option) (*S3, e
 	o := s3Options{partSize: DefaultPartSize}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
-			return nil, fmt.Errorf("storage: %s: %w", name, err)
+			return nil, fmt.Errorf("warehouse %s: %w", name, err)
 		}
 	}
 	var loadOpts []func(*config.LoadOptions) error
@@ -162,7 +162,7 @@ func NewS3(ctx context.Context, bucket, prefix string, opts ...S3Option) (*S3, e
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
 	if err != nil {
-		return nil, fmt.Errorf("storage: %s: load AWS configuration: %w", name, err)
+		return nil, fmt.Errorf("warehouse %s: load the AWS configuration: %w", name, err)
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"

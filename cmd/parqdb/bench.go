@@ -59,7 +59,7 @@ source file and row order, k or more per query). Timed searches skip the join
 setting (qps_join, with --columns) to show the join's cost. Every setting runs
 a warm-up pass first: QPS is for a warm index. --plot draws recall against
 QPS as a PNG.`,
-		Example: `  parqdb bench fashion --queries fashion-test.fvecs -k 10 --nprobe 1,2,4,8,16,32 --refine 0,4 --plot recall-qps.png`,
+		Example: `  parqdb bench words --queries examples/glove/queries-100.fvecs -k 10 --nprobe 1,2,4,8,16,32 --refine 0,4 --plot recall-qps.png`,
 		Args:    exactArgs(1),
 		RunE:    func(cmd *cobra.Command, args []string) error { return runBench(cmd, g, args[0], f) },
 	}

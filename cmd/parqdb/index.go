@@ -63,7 +63,7 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 			if err := o.Validate(); err != nil {
 				return usageError{err}
 			}
-			return runLongEnv(cmd, g, quiet, func(ctx context.Context, e *env, p progressReporter) error {
+			return runLongNewEnv(cmd, g, quiet, func(ctx context.Context, e *env, p progressReporter) error {
 				limitBuildMemory()
 				o.Progress = p
 				res, err := indexer.Create(ctx, indexer.Env{Warehouse: e.wh, Catalog: e.cat}, o)

@@ -118,7 +118,7 @@ func run(args []string) int {
 		return exitOK
 	}
 	if !errors.Is(err, errSilent) {
-		fmt.Fprintln(os.Stderr, "parqdb:", err)
+		fmt.Fprintln(os.Stderr, "parqdb:", withHint(err))
 	}
 	return exitCode(err)
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,13 +30,22 @@ func newMetadataValidateCmd() *cobra.Command {
 	var centroid bool
 	cmd := &cobra.Command{
 		Use:   "validate [--centroid] FILE|DIR...",
-		Short: "Validate index metadata files (or, with --centroid, IVF centroid metadata files)",
-		Long: `validate checks each file strictly against the index metadata spec and
-the IVF rules (see docs/format.md). A directory argument stands for every
-*.json file directly inside it, in name order (a directory without one is a
-usage error). For each file it prints "FILE: ok" or one line per problem,
-"FILE: PATH: RULE". It exits 0 only if every file is valid, 1 if any is
-invalid or unreadable, and 2 on a usage error.`,
+		Short: "Validate index metadata files and IVF centroid metadata files",
+		Long: `validate checks each file strictly against its own rules (see
+docs/format.md). A warehouse's metadata/ folder holds two kinds of file, and
+validate tells them apart by content: a document whose top-level keys are
+mostly those of an IVF centroid document (artifact-uuid, fingerprint,
+created-at-ms, descriptor, centroids, roots) is checked as one; any other
+file is checked as index metadata (the index metadata spec and the IVF
+rules). --centroid checks every file as a centroid document instead.
+
+A directory argument stands for every *.json file directly inside it, in
+name order (a directory without one is a usage error). For each file it
+prints "FILE: ok" or one line per problem, "FILE: PATH: RULE". It exits 0
+only if every file is valid, 1 if any is invalid or unreadable, and 2 on a
+usage error.`,
+		Example: `  parqdb metadata validate warehouse/metadata/*/*.json
+  parqdb metadata validate warehouse/metadata/*/`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := expandMetadataArgs(args)
@@ -47,7 +58,7 @@ invalid or unreadable, and 2 on a usage error.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&centroid, "centroid", false, "the files are IVF centroid metadata documents")
+	cmd.Flags().BoolVar(&centroid, "centroid", false, "check every file as an IVF centroid metadata document (default: tell by content)")
 	return cmd
 }
 
@@ -91,7 +102,7 @@ func validateMetadataFiles(w io.Writer, files []string, centroid bool) bool {
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err == nil {
-			if centroid {
+			if centroid || looksLikeCentroid(data) {
 				_, err = metadata.ParseCentroidFile(f, data)
 			} else {
 				_, err = metadata.ParseFile(f, data)
@@ -112,6 +123,44 @@ func validateMetadataFiles(w io.Writer, files []string, centroid bool) bool {
 		}
 	}
 	return allOK
+}
+
+// Top-level keys that only one kind of metadata document has.
+var (
+	centroidOnlyKeys = []string{"artifact-uuid", "fingerprint", "created-at-ms", "descriptor", "centroids", "roots"}
+	indexOnlyKeys    = []string{"index-uuid", "last-updated-ms", "last-sequence-number", "current-snapshot-id", "snapshots", "snapshot-log", "properties"}
+)
+
+// looksLikeCentroid reports whether data's top-level object has more keys
+// of an IVF centroid document than of an index metadata document. It reads
+// the keys up to the first syntax error, so a damaged centroid document is
+// still checked by the centroid rules; the strict parser that runs next
+// reports the damage. Anything else (not an object, a tie) counts as index
+// metadata.
+func looksLikeCentroid(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	centroidKeys, indexKeys := 0, 0
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		key, _ := tok.(string)
+		switch {
+		case slices.Contains(centroidOnlyKeys, key):
+			centroidKeys++
+		case slices.Contains(indexOnlyKeys, key):
+			indexKeys++
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			break
+		}
+	}
+	return centroidKeys > indexKeys
 }
 
 // oneLine keeps one problem on one output line whatever the rule says.

@@ -149,14 +149,97 @@ func TestMetadataValidateAllFixtures(t *testing.T) {
 }
 
 func TestMetadataValidateCentroidFlag(t *testing.T) {
-	// An index metadata file is not a centroid document and vice versa.
+	// --centroid checks an index metadata file as a centroid document.
 	out, code := runCLI(t, "metadata", "validate", "--centroid", mdTestdata+"/valid/base.json")
 	if code != exitProblem || !strings.Contains(out, "unknown field") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
+	// Without the flag a centroid document is recognised by content.
 	out, code = runCLI(t, "metadata", "validate", mdTestdata+"/centroid/valid/base.json")
-	if code != exitProblem || !strings.Contains(out, "required field is missing") {
+	if code != exitOK || out != mdTestdata+"/centroid/valid/base.json: ok\n" {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// TestMetadataValidateWarehouseGlob runs the README's
+// `parqdb metadata validate warehouse/metadata/*/*.json` on a freshly built
+// warehouse, whose metadata folder holds both index metadata and centroid
+// metadata files: every file is valid. Then it breaks one file of each kind
+// and expects exit 1 with a line naming that file and the JSON path.
+func TestMetadataValidateWarehouseGlob(t *testing.T) {
+	wh := gloveWarehouse(t)
+	files, err := filepath.Glob(filepath.Join(wh, "metadata", "*", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indexFile, centroidFile string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), `"artifact-uuid"`) {
+			centroidFile = f
+		} else {
+			indexFile = f
+		}
+	}
+	if indexFile == "" || centroidFile == "" {
+		t.Fatalf("want both kinds of metadata file in the warehouse, got %v", files)
+	}
+	out, code := runCLI(t, append([]string{"metadata", "validate"}, files...)...)
+	if code != exitOK {
+		t.Fatalf("healthy warehouse: exit %d:\n%s", code, out)
+	}
+	for _, f := range files {
+		if !strings.Contains(out, f+": ok\n") {
+			t.Errorf("no %q in:\n%s", f+": ok", out)
+		}
+	}
+
+	for _, tc := range []struct {
+		file, old, new, path string
+	}{
+		{indexFile, `"format-version": 1`, `"format-version": 7`, "format-version"},
+		{centroidFile, `"clustering-profile-version": 1`, `"clustering-profile-version": 9`, "descriptor.clustering-profile-version"},
+	} {
+		b, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		broken := strings.Replace(string(b), tc.old, tc.new, 1)
+		if broken == string(b) {
+			t.Fatalf("%s has no %s", tc.file, tc.old)
+		}
+		if err := os.WriteFile(tc.file, []byte(broken), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, code := runCLI(t, append([]string{"metadata", "validate"}, files...)...)
+		if code != exitProblem || !strings.Contains(out, tc.file+": "+tc.path+": ") {
+			t.Errorf("broken %s: exit %d, want %d and a line %q:\n%s", tc.file, code, exitProblem, tc.file+": "+tc.path+": …", out)
+		}
+		if err := os.WriteFile(tc.file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLooksLikeCentroid(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		want bool
+	}{
+		{`{"format-version": 1, "artifact-uuid": "x", "descriptor": {}}`, true},
+		{`{"artifact-uuid": "x", "fingerprint": "y", "roots": `, true}, // truncated
+		{`{"format-version": 1, "index-uuid": "x", "snapshots": []}`, false},
+		{`{"fingerprint": "y", "snapshots": []}`, false}, // a tie is index metadata
+		{`[]`, false},
+		{``, false},
+		{"\ufeff{\"artifact-uuid\": 1}", false}, // the index parser reports the BOM
+	} {
+		if got := looksLikeCentroid([]byte(tc.doc)); got != tc.want {
+			t.Errorf("looksLikeCentroid(%q) = %v, want %v", tc.doc, got, tc.want)
+		}
 	}
 }
 
@@ -192,7 +275,7 @@ func TestMetadataValidateUsage(t *testing.T) {
 }
 
 func TestBadSettingsAreUsageErrors(t *testing.T) {
-	dir := t.TempDir()
+	dir := emptyWarehouse(t)
 	for _, args := range [][]string{
 		{"--warehouse", dir, "--catalog", "mysql://x", "index", "list"},
 		{"--warehouse", dir, "index", "describe", "bad name!"},

@@ -64,7 +64,8 @@ query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.
 true (never fewer than k when k rows match); see docs/search.md.`,
 		Example: `  parqdb search words --near-key king -k 5
   parqdb search words --vector '[0.1, …]' --columns word --format json
-  parqdb search vecs --queries queries.fvecs --nprobe 16 --refine 4 --format csv --output out.csv --stats
+  parqdb search words --queries examples/glove/queries-100.fvecs --nprobe 16 --refine 4 --format csv --output out.csv --stats
+  parqdb search words --queries examples/glove/glove-10k.parquet --query-column embedding -k 1 --format csv --output all.csv
   parqdb search words --near-key king --where "rank > 1000 AND word LIKE 'p%'"`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSearch(cmd, g, args[0], f) },

@@ -65,8 +65,12 @@ Listening on anything but a loopback address requires --token-file: clients
 then send "Authorization: Bearer <token>". Logs go to standard error as JSON.
 SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 		Example: `  parqdb serve
-  parqdb serve --listen 0.0.0.0:7878 --token-file /etc/parqdb/token --catalog postgres://… --warehouse s3://bucket/wh
-  curl -s localhost:7878/v1/indexes/words/search -d '{"key": "king", "k": 5}'`,
+  curl -s localhost:7878/v1/indexes/words/search -H 'Content-Type: application/json' -d '{"key": "king", "k": 5}'
+
+  # off loopback: token.txt holds the token clients must send
+  parqdb serve --listen 0.0.0.0:7878 --token-file token.txt
+  curl -s localhost:7878/v1/indexes/words/search -H "Authorization: Bearer $(head -n 1 token.txt)" \
+      -H 'Content-Type: application/json' -d '{"key": "king", "k": 5}'`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			flightSet := cmd.Flags().Changed("flight")

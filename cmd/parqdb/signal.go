@@ -136,3 +136,11 @@ func runLongEnv(cmd *cobra.Command, g *globals, quiet bool, fn func(ctx context.
 		return withEnv(ctx, g, func(e *env) error { return fn(ctx, e, p) })
 	})
 }
+
+// runLongNewEnv is runLongEnv for the one command that may make a new
+// warehouse (index create, withNewEnv).
+func runLongNewEnv(cmd *cobra.Command, g *globals, quiet bool, fn func(ctx context.Context, e *env, p progressReporter) error) error {
+	return runLong(cmd, quiet, func(ctx context.Context, p progressReporter) error {
+		return withNewEnv(ctx, g, func(e *env) error { return fn(ctx, e, p) })
+	})
+}

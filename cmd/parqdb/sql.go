@@ -21,14 +21,17 @@ func newSQLCmd(g *globals) *cobra.Command {
 		Long: `sql runs one SQL statement in an embedded DuckDB where ivf_search(index,
 query_vector, k [, nprobe [, refine]]) returns the k nearest source rows with
 their source columns and _distance, exactly as search does; join and filter
-them with SQL. The query vector is a JSON array in a string. Named arguments:
-columns := 'word,rank', snapshot := N. ivf_search_key(index, key, k …) searches
-near the row with that key. The same SQL runs over Arrow Flight SQL on
-parqdb serve --flight.
+them with SQL. The query vector is a JSON array in a string. The optional
+arguments are positional: ivf_search('words', '[…]', 10, 16, 4, 2) searches
+with nprobe 16 and refine 4 in snapshot 2 (NULL keeps a default); choose
+columns in the SELECT list. ivf_search_key(index, key, k [, nprobe [, refine
+[, snapshot]]]) searches near the row with that key. The same SQL runs over
+Arrow Flight SQL on parqdb serve --flight.
 
 Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 		Example: `  parqdb sql "SELECT word, _distance FROM ivf_search_key('words', 'king', 10) WHERE word <> 'king'"
-  parqdb sql "SELECT r.word, r._distance FROM ivf_search('words', '[0.1, …]', 10) r ORDER BY r._distance" --format csv`,
+  parqdb sql "SELECT r.word, r._distance FROM ivf_search('words', '[0.1, …]', 10) r ORDER BY r._distance" --format csv
+  parqdb sql "SELECT word, rank, _distance FROM ivf_search_key('words', 'king', 5, 16, 4, 1)" --format json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch format {

@@ -37,3 +37,17 @@ func TestSQLEqualsSearch(t *testing.T) {
 		t.Fatalf("a SQL error exits %d, want %d", code, exitUsage)
 	}
 }
+
+// TestSQLCreatesNoWarehouse: sql, like every command but index create,
+// refuses a location without a warehouse and creates nothing there.
+func TestSQLCreatesNoWarehouse(t *testing.T) {
+	root := t.TempDir()
+	wh := root + "/typo"
+	out, code := runCLI(t, "--warehouse", wh, "sql", "SELECT 1")
+	if code != exitProblem || !strings.Contains(out, "no warehouse at "+wh) {
+		t.Errorf("exit %d, want %d and 'no warehouse at %s':\n%s", code, exitProblem, wh, out)
+	}
+	if got := tree(t, root); len(got) != 1 {
+		t.Errorf("sql created files: %v", got)
+	}
+}

@@ -33,7 +33,7 @@ the source binding. It streams the postings and the source, so it works on
 large indexes. Each check is printed with its result; the exit status is 0
 when all pass and 1 when any fails. See the verify package documentation.`,
 		Example: `  parqdb index verify words
-  parqdb index verify words --snapshot 3 --format json`,
+  parqdb index verify words --snapshot 1 --format json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {

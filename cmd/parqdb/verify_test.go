@@ -100,7 +100,7 @@ func TestIndexVerify(t *testing.T) {
 }
 
 func TestIndexVerifyUsage(t *testing.T) {
-	wh := "--warehouse=" + t.TempDir()
+	wh := "--warehouse=" + emptyWarehouse(t)
 	for _, args := range [][]string{
 		{"index", "verify"},
 		{"index", "verify", "v", "--format", "xml"},
