@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -320,6 +321,62 @@ func TestSourceChangedUnderOpenIndex(t *testing.T) {
 			status, m := f.post(t, "/v1/indexes/ix/search", body)
 			if status != http.StatusConflict || errCode(m) != server.CodeStaleIndex {
 				t.Fatalf("search after the source was %s: %d %v, want 409 %s", change, status, m, server.CodeStaleIndex)
+			}
+		})
+	}
+}
+
+// TestTamperedMetadataIsNot500 edits the current index metadata file in
+// place the way a careless operator or an attacker might — the source
+// location pointed elsewhere, an unknown index provider — and checks that
+// the search answers a stable 4xx code naming the problem, not 500.
+func TestTamperedMetadataIsNot500(t *testing.T) {
+	ctx := context.Background()
+	rows := make([]dataRow, 200)
+	rng := rand.New(rand.NewPCG(6, 6))
+	for i := range rows {
+		v := make([]float32, 8)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		rows[i] = dataRow{ID: int64(i), Embedding: v}
+	}
+	src := filepath.Join(t.TempDir(), "src.parquet")
+	writeUncompressed(t, src, rows)
+	for _, tc := range []struct{ name, old, new string }{
+		{"source elsewhere", strconv.Quote(src), `"/etc/passwd"`},
+		// The last "provider" is the index provider's (source-table's first).
+		{"unknown index provider", `"provider": "parquet"`, `"provider": "lance"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newLocalEnv(t)
+			if _, err := indexer.Create(ctx, indexer.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, indexer.Options{
+				Name: "ix", Source: src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 4,
+			}); err != nil {
+				t.Fatal(err)
+			}
+			entry, err := env.Catalog.Load(ctx, "ix")
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(env.Warehouse.String(), filepath.FromSlash(entry.MetadataLocation))
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), tc.old) {
+				t.Fatalf("%s holds no %s", entry.MetadataLocation, tc.old)
+			}
+			i := strings.LastIndex(string(data), tc.old)
+			edited := string(data[:i]) + tc.new + string(data[i+len(tc.old):])
+			if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, url := startServer(t, env, server.Config{})
+			f := &fixture{env: env, url: url}
+			status, m := f.post(t, "/v1/indexes/ix/search", map[string]any{"vector": vec64(rows[7].Embedding), "k": 5})
+			if status < 400 || status >= 500 || errCode(m) == server.CodeInternal {
+				t.Fatalf("status %d %v, want a stable 4xx code", status, m)
 			}
 		})
 	}

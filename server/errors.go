@@ -137,7 +137,7 @@ func dataError(err error, msg string) *Error {
 		errors.Is(err, postings.ErrSchema), errors.Is(err, postings.ErrProperties),
 		errors.Is(err, artifact.ErrMismatch), errors.Is(err, ivf.ErrInvalidCentroids),
 		errors.Is(err, metadata.ErrInvalid), errors.Is(err, location.ErrInvalid),
-		errors.Is(err, catalog.ErrCorrupt):
+		errors.Is(err, catalog.ErrCorrupt), errors.Is(err, catalog.ErrBindingMismatch):
 		return &Error{http.StatusConflict, CodeIndexCorrupt, msg, err}
 	}
 	return nil
