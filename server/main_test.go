@@ -51,19 +51,15 @@ func buildGlove(t *testing.T, env query.Env, name, encoding string) {
 	}
 }
 
-// commitSuccessor publishes, as a new snapshot of index name, the current
-// snapshot of index donor (the same source indexed another way): what a
-// refresh or rebuild commits. It returns the new snapshot id.
-func commitSuccessor(t *testing.T, env query.Env, name, donor string) int64 {
+// commitSuccessor publishes a new snapshot of index name that
+// republishes its current tables (the profile keeps an index's tables in
+// its own folder, so another index's tables cannot be borrowed): what a
+// refresh commits, without the build. It returns the new snapshot id.
+func commitSuccessor(t *testing.T, env query.Env, name string) int64 {
 	t.Helper()
 	ctx := context.Background()
-	dm, _, err := catalog.LoadMetadata(ctx, env.Catalog, env.Warehouse, donor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap := *dm.CurrentSnapshot()
 	next, _, err := catalog.Update(ctx, env.Catalog, env.Warehouse, name, func(base *metadata.Metadata, _ catalog.Entry) (*metadata.Metadata, *catalog.Entry, error) {
-		m, err := metadata.Successor(base, snap, time.Now().UnixMilli())
+		m, err := metadata.Successor(base, *base.CurrentSnapshot(), time.Now().UnixMilli())
 		return m, nil, err
 	})
 	if err != nil {

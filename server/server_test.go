@@ -20,7 +20,7 @@ import (
 )
 
 // fixture is a running server over a local warehouse holding "words"
-// (lvq8) and "words4" (lvq4, the donor of successor snapshots).
+// (lvq8) and "words4" (lvq4).
 type fixture struct {
 	env   query.Env
 	srv   *server.Server

@@ -140,7 +140,7 @@ func checkWarehouseCatalog(ctx context.Context, g *globals, wh storage.Bucket) e
 		return fmt.Errorf("warehouse %s: %w", wh, err)
 	}
 	if len(infos) == 0 {
-		return noWarehouse(wh.String(), "it holds no "+catalog.WarehousePrefix+" folder")
+		return noWarehouse(wh.String(), "it holds no catalog entry under "+catalog.WarehousePrefix)
 	}
 	return nil
 }
