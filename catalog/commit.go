@@ -91,7 +91,7 @@ func LoadMetadata(ctx context.Context, cat Catalog, wh storage.Bucket, name stri
 		return nil, Entry{}, fmt.Errorf("index %s: %w", name, err)
 	}
 	if err := checkBinding(name, m, e.Source); err != nil {
-		return nil, Entry{}, err
+		return nil, Entry{}, fmt.Errorf("%w; metadata %s in catalog %s", err, e.MetadataLocation, cat)
 	}
 	return m, e, nil
 }
@@ -102,7 +102,8 @@ func checkBinding(name string, m *metadata.Metadata, src metadata.TableDefinitio
 		return fmt.Errorf("index %s: %w: no current snapshot", name, metadata.ErrInvalid)
 	}
 	if !SameTable(cur.SourceTable, src) {
-		return fmt.Errorf("index %s: %w (snapshot %d)", name, ErrBindingMismatch, cur.SnapshotID)
+		return fmt.Errorf("index %s: %w (snapshot %d): the catalog binds %s %q, the metadata reads %s %q", name, ErrBindingMismatch, cur.SnapshotID,
+			src.Provider, src.Properties["location"], cur.SourceTable.Provider, cur.SourceTable.Properties["location"])
 	}
 	return nil
 }
