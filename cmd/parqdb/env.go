@@ -120,7 +120,14 @@ func checkLocalWarehouse(g *globals) error {
 	if !ok {
 		return nil
 	}
-	if _, err := os.Stat(dbPath); errors.Is(err, fs.ErrNotExist) {
+	fi, err := os.Stat(dbPath)
+	if err == nil && fi.Size() == 0 {
+		// SQLite opens an empty file as an empty database: every index
+		// would look gone, and gc would take all their files for orphans.
+		return fmt.Errorf("the catalog %s is empty (0 bytes), so it holds no index, not even the table: "+
+			"restore it from a backup; this command refuses to treat it as an empty catalog", dbPath)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
 		if g.catalog == "" {
 			return noWarehouse(dir, "it holds no catalog ("+catalog.DefaultSQLiteFile+")")
 		}

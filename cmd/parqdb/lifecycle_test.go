@@ -84,3 +84,27 @@ func TestDropPurgeKeepsSharedFiles(t *testing.T) {
 		t.Fatalf("search twin after purging words: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestEmptyCatalogFileRefused: a catalog.db truncated to 0 bytes would
+// open as an empty catalog, and gc past the grace period would then take
+// every index file for an orphan. Read commands and gc refuse it instead.
+func TestEmptyCatalogFileRefused(t *testing.T) {
+	wh := gloveWarehouse(t)
+	if err := os.Truncate(filepath.Join(wh, "catalog.db"), 0); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadDir(filepath.Join(wh, "indexes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"gc", "--grace", "1ns"}, {"index", "list"}, {"search", "words", "--near-key", "king"}} {
+		_, errs, code := runSplit(t, append([]string{"--warehouse", wh}, args...)...)
+		if code != exitProblem || !strings.Contains(errs, "catalog.db is empty (0 bytes)") {
+			t.Errorf("%v: exit %d, want %d naming the empty catalog\n%s", args, code, exitProblem, errs)
+		}
+	}
+	after, err := os.ReadDir(filepath.Join(wh, "indexes"))
+	if err != nil || len(after) != len(before) {
+		t.Fatalf("index folders before %d, after %d (%v)", len(before), len(after), err)
+	}
+}
