@@ -322,13 +322,24 @@ func encodeResponse(ctx context.Context, resp *SearchResponse) ([]byte, error) {
 // looks at the deadline.
 const encodeCheckRows = 256
 
+// writeTimeFloor and writeRate bound the time writeBody expects a body
+// to take on a local network: when less remains before the deadline,
+// the answer is 504 rather than a 200 that the deadline would cut.
+const (
+	writeTimeFloor = 20 * time.Millisecond
+	writeRate      = 200 << 20 // bytes per second
+)
+
 // writeBody writes a 200 answer whose body is already encoded, within
-// the request's deadline: a client that reads too slowly has its
-// connection closed at the deadline (the answer is then cut short; the
-// status line has gone out).
+// the request's deadline. When too little time remains to send the body
+// (writeTimeFloor + len(body) at writeRate) the answer is 504 timeout
+// instead. A client that reads too slowly has its connection closed at
+// the deadline: the answer is then cut short (the status line has gone
+// out; the client gets fewer bytes than Content-Length).
 func writeBody(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, body []byte) error {
 	if d, ok := ctx.Deadline(); ok {
-		if err := ctx.Err(); err != nil {
+		need := writeTimeFloor + time.Duration(float64(len(body))/writeRate*float64(time.Second))
+		if err := ctx.Err(); err != nil || time.Until(d) < need {
 			return timeoutError(ctx, "writing the answer")
 		}
 		_ = rc.SetWriteDeadline(d)
