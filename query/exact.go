@@ -6,10 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/internal/vecmath"
@@ -71,11 +68,7 @@ func (ix *Index) KeyAt(ctx context.Context, ord int64) ([]byte, error) {
 	if ord < 0 || ord >= int64(len(ends)) {
 		return nil, fmt.Errorf("%w: row %d is outside the source's %d rows", ErrBadQuery, ord, len(ends))
 	}
-	start := 0
-	if ord > 0 {
-		start = ends[ord-1]
-	}
-	return keys[start:ends[ord]:ends[ord]], nil
+	return keyAt(keys, ends, ord), nil
 }
 
 // ExactBatch returns the exact k nearest source rows of every query by
@@ -99,37 +92,31 @@ func (ix *Index) ExactBatch(ctx context.Context, qs [][]float32, k int, workers 
 	if err != nil {
 		return nil, err
 	}
-	keyOf := func(o int64) []byte {
-		start := 0
-		if o > 0 {
-			start = ends[o-1]
-		}
-		return keys[start:ends[o]:ends[o]]
-	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	keyOf := func(o int64) []byte { return keyAt(keys, ends, o) }
 	out := make([][]Hit, len(qs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	for qi, q := range qs {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
-			s := scratchPool.Get().(*scratch)
-			defer scratchPool.Put(s)
-			if err := ix.prepareQuery(s, q); err != nil {
-				return fmt.Errorf("query %d: %w", qi, err)
-			}
-			out[qi] = ix.exact(s, vecs, keyOf, k)
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err = forEachQuery(ctx, len(qs), workers, func(_ context.Context, qi int) error {
+		s := scratchPool.Get().(*scratch)
+		defer scratchPool.Put(s)
+		if err := ix.prepareQuery(s, qs[qi]); err != nil {
+			return err
+		}
+		out[qi] = ix.exact(s, vecs, keyOf, k)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// keyAt returns the encoded key of source row o from sourceKeys' keys and
+// ends (row o's key ends at ends[o]), capped so that appends copy.
+func keyAt(keys []byte, ends []int, o int64) []byte {
+	start := 0
+	if o > 0 {
+		start = ends[o-1]
+	}
+	return keys[start:ends[o]:ends[o]]
 }
 
 type ordDist struct {

@@ -6,14 +6,12 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/internal/source"
@@ -279,11 +277,7 @@ func (ix *Index) exactList(ctx context.Context, e *filterEntry) (*list, error) {
 		it := e.rows.Iterator()
 		for it.HasNext() {
 			o := int64(it.Next())
-			start := 0
-			if o > 0 {
-				start = ends[o-1]
-			}
-			l.batch.Keys = append(l.batch.Keys, keys[start:ends[o]]...)
+			l.batch.Keys = append(l.batch.Keys, keyAt(keys, ends, o)...)
 			l.batch.KeyEnds = append(l.batch.KeyEnds, len(l.batch.Keys))
 			l.ords = append(l.ords, o)
 		}
@@ -445,49 +439,35 @@ func (ix *Index) ExactFilteredBatch(ctx context.Context, qs [][]float32, k int, 
 	for it.HasNext() {
 		ords = append(ords, int64(it.Next()))
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	dim := int64(ix.Dim())
 	half := ix.snap.Metric == metadata.MetricCosine
 	out := make([][]Hit, len(qs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	for qi, q := range qs {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
+	err = forEachQuery(ctx, len(qs), workers, func(_ context.Context, qi int) error {
+		s := scratchPool.Get().(*scratch)
+		defer scratchPool.Put(s)
+		if err := ix.prepareQuery(s, qs[qi]); err != nil {
+			return err
+		}
+		best := make([]ordDist, len(ords))
+		for i, o := range ords {
+			best[i] = ordDist{vecmath.L2Sq(s.q, vecs[o*dim:(o+1)*dim]), o}
+		}
+		best, _ = trimBestOrEmpty(best, k+8)
+		hits := make([]Hit, 0, len(best))
+		for _, b := range best {
+			d := exactL2(s.q, vecs[b.ord*dim:(b.ord+1)*dim])
+			if half {
+				d *= 0.5
 			}
-			s := scratchPool.Get().(*scratch)
-			defer scratchPool.Put(s)
-			if err := ix.prepareQuery(s, q); err != nil {
-				return fmt.Errorf("query %d: %w", qi, err)
-			}
-			best := make([]ordDist, len(ords))
-			for i, o := range ords {
-				best[i] = ordDist{vecmath.L2Sq(s.q, vecs[o*dim:(o+1)*dim]), o}
-			}
-			best, _ = trimBestOrEmpty(best, k+8)
-			hits := make([]Hit, 0, len(best))
-			for _, b := range best {
-				d := exactL2(s.q, vecs[b.ord*dim:(b.ord+1)*dim])
-				if half {
-					d *= 0.5
-				}
-				start := 0
-				if b.ord > 0 {
-					start = ends[b.ord-1]
-				}
-				hits = append(hits, Hit{Key: keys[start:ends[b.ord]:ends[b.ord]], Distance: float32(d)})
-			}
-			slices.SortFunc(hits, func(a, b Hit) int {
-				return cmp.Or(cmp.Compare(a.Distance, b.Distance), bytes.Compare(a.Key, b.Key))
-			})
-			out[qi] = hits[:min(k, len(hits))]
-			return nil
+			hits = append(hits, Hit{Key: keyAt(keys, ends, b.ord), Distance: float32(d)})
+		}
+		slices.SortFunc(hits, func(a, b Hit) int {
+			return cmp.Or(cmp.Compare(a.Distance, b.Distance), bytes.Compare(a.Key, b.Key))
 		})
-	}
-	if err := g.Wait(); err != nil {
+		out[qi] = hits[:min(k, len(hits))]
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil

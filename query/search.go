@@ -829,26 +829,40 @@ func keyValueAny(v source.KeyValue) any {
 func KernelImpl() string { return vecmath.Impl() }
 
 // SearchBatch runs Search for every query on up to workers goroutines
-// (0: one per core) and returns the results in query order.
+// (0: one per core) and returns the results in query order. An error names
+// the query by its 0-based position in qs.
 func (ix *Index) SearchBatch(ctx context.Context, qs [][]float32, opts Options, workers int) ([]*Result, error) {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	out := make([]*Result, len(qs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	for i, q := range qs {
-		g.Go(func() error {
-			r, err := ix.Search(gctx, q, opts)
-			if err != nil {
-				return fmt.Errorf("query %d: %w", i, err)
-			}
-			out[i] = r
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err := forEachQuery(ctx, len(qs), workers, func(ctx context.Context, i int) error {
+		r, err := ix.Search(ctx, qs[i], opts)
+		out[i] = r
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// forEachQuery runs fn for the queries 0…n-1 on up to workers goroutines
+// (0: one per core). The first error stops the queries not yet started and
+// is returned as "query i: …"; fn gets a context that is cancelled then.
+func forEachQuery(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for i := range n {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(gctx, i); err != nil {
+				return fmt.Errorf("query %d: %w", i, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"math"
 	"os"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -20,7 +18,6 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/parqdb/parqdb/internal/version"
 	"github.com/parqdb/parqdb/metadata"
@@ -180,7 +177,7 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 			results, qs = []*query.Result{r}, make([][]float32, 1)
 		}
 	} else {
-		results, err = searchBatches(ctx, ix, qs, opts, f.workers)
+		results, err = ix.SearchBatch(ctx, qs, opts, f.workers)
 	}
 	elapsed := time.Since(start)
 	if err != nil {
@@ -289,36 +286,6 @@ func checkColumns(ix *query.Index, cols []string) error {
 		}
 	}
 	return nil
-}
-
-// searchBatches searches qs in batches of at most query.MaxBatch vectors,
-// the batch size the HTTP API accepts, on up to workers goroutines (0: one
-// per core), and returns the results in input order. An error names the
-// query by its 0-based position in the input, the number the output's
-// query field and column carry.
-func searchBatches(ctx context.Context, ix *query.Index, qs [][]float32, opts query.Options, workers int) ([]*query.Result, error) {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	out := make([]*query.Result, len(qs))
-	for start := 0; start < len(qs); start += query.MaxBatch {
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(workers)
-		for i := start; i < min(start+query.MaxBatch, len(qs)); i++ {
-			g.Go(func() error {
-				r, err := ix.Search(gctx, qs[i], opts)
-				if err != nil {
-					return fmt.Errorf("query %d: %w", i, err)
-				}
-				out[i] = r
-				return nil
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // searchStats is the --stats line. Seconds covers the searches only: after
