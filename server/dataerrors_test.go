@@ -73,15 +73,7 @@ func TestDataErrorsAreNot500(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			env := newLocalEnv(t)
-			rng := rand.New(rand.NewPCG(9, 9))
-			rows := make([]dataRow, 300)
-			for i := range rows {
-				v := make([]float32, 8)
-				for j := range v {
-					v[j] = float32(rng.NormFloat64())
-				}
-				rows[i] = dataRow{ID: int64(i), Embedding: v}
-			}
+			rows := randomRows(300, 9)
 			src := filepath.Join(t.TempDir(), "src.parquet")
 			writeUncompressed(t, src, rows)
 			_, err := indexer.Create(ctx, indexer.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, indexer.Options{
@@ -165,15 +157,7 @@ func TestAsErrorDataProblems(t *testing.T) {
 // it over HTTP: every answer is a stable data code, never 500 internal.
 func TestDamagedIndexIsNot500(t *testing.T) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(4, 4))
-	rows := make([]dataRow, 300)
-	for i := range rows {
-		v := make([]float32, 8)
-		for j := range v {
-			v[j] = float32(rng.NormFloat64())
-		}
-		rows[i] = dataRow{ID: int64(i), Embedding: v}
-	}
+	rows := randomRows(300, 4)
 	src := filepath.Join(t.TempDir(), "src.parquet")
 	writeUncompressed(t, src, rows)
 	// build indexes the source in a fresh warehouse and returns its files
@@ -267,17 +251,9 @@ func TestSourceChangedUnderOpenIndex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rng := rand.New(rand.NewPCG(5, 5))
 			// Larger than the tail the source reads with the footer, so
 			// that the rows are read from the object afterwards.
-			rows := make([]dataRow, 5000)
-			for i := range rows {
-				v := make([]float32, 8)
-				for j := range v {
-					v[j] = float32(rng.NormFloat64())
-				}
-				rows[i] = dataRow{ID: int64(i), Embedding: v}
-			}
+			rows := randomRows(5000, 5)
 			file := filepath.Join(t.TempDir(), "src.parquet")
 			writeUncompressed(t, file, rows)
 			data, err := os.ReadFile(file)
@@ -332,15 +308,7 @@ func TestSourceChangedUnderOpenIndex(t *testing.T) {
 // the search answers a stable 4xx code naming the problem, not 500.
 func TestTamperedMetadataIsNot500(t *testing.T) {
 	ctx := context.Background()
-	rows := make([]dataRow, 200)
-	rng := rand.New(rand.NewPCG(6, 6))
-	for i := range rows {
-		v := make([]float32, 8)
-		for j := range v {
-			v[j] = float32(rng.NormFloat64())
-		}
-		rows[i] = dataRow{ID: int64(i), Embedding: v}
-	}
+	rows := randomRows(200, 6)
 	src := filepath.Join(t.TempDir(), "src.parquet")
 	writeUncompressed(t, src, rows)
 	for _, tc := range []struct{ name, old, new string }{
@@ -380,4 +348,19 @@ func TestTamperedMetadataIsNot500(t *testing.T) {
 			}
 		})
 	}
+}
+
+// randomRows returns n rows with ids 0…n-1 and 8-dimensional standard
+// normal vectors drawn from seed.
+func randomRows(n int, seed uint64) []dataRow {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	rows := make([]dataRow, n)
+	for i := range rows {
+		v := make([]float32, 8)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		rows[i] = dataRow{ID: int64(i), Embedding: v}
+	}
+	return rows
 }
