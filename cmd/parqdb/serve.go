@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,6 +27,7 @@ func init() { subcommands = append(subcommands, newServeCmd) }
 
 type serveFlags struct {
 	listen, flight, tokenFile string
+	tlsCert, tlsKey           string
 	refresh, timeout          time.Duration
 	shutdown                  time.Duration
 	maxK, maxBatch, maxNProbe int
@@ -62,7 +64,9 @@ serves a newly committed snapshot once it has opened it; until then the
 previous snapshot keeps serving.
 
 Listening on anything but a loopback address requires --token-file: clients
-then send "Authorization: Bearer <token>". Logs go to standard error as JSON.
+then send "Authorization: Bearer <token>". --tls-cert and --tls-key serve
+both HTTP (https://) and Flight SQL (grpc+tls://) over TLS; the token rule
+is the same with or without TLS. Logs go to standard error as JSON.
 SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 		Example: `  parqdb serve
   curl -s localhost:7878/v1/indexes/words/search -H 'Content-Type: application/json' -d '{"key": "king", "k": 5}'
@@ -82,6 +86,8 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:7878", "HTTP address")
 	fl.StringVar(&f.flight, "flight", defaultFlightAddr(), "Arrow Flight SQL address (empty: off; needs a binary built with -tags duckdb,duckdb_arrow)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file whose first line is the access token (required off loopback)")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate chain: serve HTTPS and Flight SQL over TLS (grpc+tls://); needs --tls-key")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fl.DurationVar(&f.refresh, "refresh-interval", server.DefaultRefreshInterval, "how often to poll the catalog for new snapshots")
 	fl.DurationVar(&f.timeout, "timeout", d.Timeout, "time limit of one request")
 	fl.DurationVar(&f.shutdown, "shutdown-timeout", 30*time.Second, "how long a graceful shutdown waits for in-flight requests")
@@ -165,6 +171,12 @@ func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) erro
 	if err := server.CheckListen(f.listen, tok); err != nil {
 		return usageError{err}
 	}
+	var tlsCfg *tls.Config
+	if f.tlsCert != "" || f.tlsKey != "" {
+		if tlsCfg, err = server.LoadTLS(f.tlsCert, f.tlsKey); err != nil {
+			return usageError{err}
+		}
+	}
 	load, err := f.loadLimits()
 	if err != nil {
 		return err
@@ -204,6 +216,11 @@ func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) erro
 	if err != nil {
 		return err
 	}
+	if tlsCfg != nil {
+		hcfg := tlsCfg.Clone()
+		hcfg.NextProtos = []string{"http/1.1"}
+		hln = tls.NewListener(hln, hcfg)
+	}
 	var fln net.Listener
 	if f.flight != "" {
 		if fln, err = net.Listen("tcp", f.flight); err != nil {
@@ -221,7 +238,7 @@ func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) erro
 	grp, gctx := errgroup.WithContext(ctx)
 	grp.Go(func() error { return srv.Serve(gctx, hln) })
 	if fln != nil {
-		grp.Go(func() error { return flightsql.Serve(gctx, fln, srv) })
+		grp.Go(func() error { return flightsql.ServeTLS(gctx, fln, srv, tlsCfg) })
 	}
 	err = grp.Wait()
 	if err != nil && !errors.Is(err, context.Canceled) {
