@@ -5,6 +5,7 @@ package flightsql
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -37,8 +39,9 @@ type sqlServer struct {
 	srv *server.Server
 	eng *sqlengine.Engine
 
-	mu      sync.Mutex
-	pending map[string]*pending
+	mu       sync.Mutex
+	pending  map[string]*pending  // results waiting for their DoGet, by handle
+	prepared map[string]*prepared // open prepared statements, by handle
 }
 
 type pending struct {
@@ -46,21 +49,35 @@ type pending struct {
 	created time.Time
 }
 
-// Serve serves Flight SQL on ln over srv's pool, token and limits until
-// ctx ends, then stops gracefully.
+// Serve serves Flight SQL in plain text on ln over srv's pool, token and
+// limits until ctx ends, then stops gracefully.
 func Serve(ctx context.Context, ln net.Listener, srv *server.Server) error {
+	return ServeTLS(ctx, ln, srv, nil)
+}
+
+// ServeTLS is Serve over TLS with cfg (clients connect to
+// grpc+tls://host:port); a nil cfg serves plain text. cfg must not be
+// changed after the call.
+func ServeTLS(ctx context.Context, ln net.Listener, srv *server.Server, cfg *tls.Config) error {
 	eng, err := sqlengine.New(srv.Pool(), sqlengine.Options{Limits: srv.Limits(), Admitter: srv.Admitter()})
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	s := &sqlServer{srv: srv, eng: eng, pending: map[string]*pending{}}
+	s := &sqlServer{srv: srv, eng: eng, pending: map[string]*pending{}, prepared: map[string]*prepared{}}
 	s.Alloc = memory.DefaultAllocator
+	if err := s.registerSqlInfo(); err != nil {
+		return err
+	}
 	tok := srv.Token()
+	var opts []grpc.ServerOption
+	if cfg != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
+	}
 	gs := flight.NewServerWithMiddleware([]flight.ServerMiddleware{{
 		Unary:  unaryAuth(tok),
 		Stream: streamAuth(tok),
-	}})
+	}}, opts...)
 	gs.RegisterFlightService(flightsql.NewFlightServer(s))
 	gs.InitListener(ln)
 	stopped := make(chan struct{})
@@ -71,7 +88,7 @@ func Serve(ctx context.Context, ln net.Listener, srv *server.Server) error {
 		case <-stopped:
 		}
 	}()
-	srv.Logger().Info("serving Flight SQL", "addr", ln.Addr().String(), "token", tok.Set())
+	srv.Logger().Info("serving Flight SQL", "addr", ln.Addr().String(), "token", tok.Set(), "tls", cfg != nil)
 	err = gs.Serve()
 	close(stopped)
 	s.releaseAll()
@@ -126,6 +143,9 @@ func streamAuth(tok server.Token) grpc.StreamServerInterceptor {
 // toStatus maps an API error to a gRPC status whose message starts with
 // the stable code.
 func toStatus(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return status.Error(codes.Canceled, "canceled: the client canceled the statement")
+	}
 	ae := server.AsError(err)
 	c := codes.Internal
 	switch ae.Status {
@@ -158,20 +178,38 @@ func newHandle() string {
 // GetFlightInfoStatement runs the statement (DuckDB binds ivf_search, which
 // searches, at planning time) and keeps its result for DoGetStatement.
 func (s *sqlServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.execute(ctx, desc, func(qctx context.Context) (array.RecordReader, error) {
+		return s.eng.Query(qctx, cmd.GetQuery())
+	})
+}
+
+// execute runs a statement with run and keeps its result for DoGet under
+// a new ticket. The result streams in a later call, so the statement
+// must outlive this one: the server's time limit bounds it, and until
+// this call returns the client's cancellation or deadline stops it too.
+func (s *sqlServer) execute(ctx context.Context, desc *flight.FlightDescriptor, run func(context.Context) (array.RecordReader, error)) (*flight.FlightInfo, error) {
 	start := time.Now()
-	// The result streams in a later call, so the statement must outlive
-	// this one; the server's time limit bounds it.
 	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.srv.Limits().Timeout)
-	rr, err := s.eng.Query(qctx, cmd.GetQuery())
-	code := "ok"
+	stop := context.AfterFunc(ctx, cancel)
+	rr, err := run(qctx)
+	if !stop() && err == nil {
+		// The client went away while the statement started: its
+		// result would be cut.
+		rr.Release()
+		err = ctx.Err()
+	}
 	if err != nil {
 		cancel()
-		code = server.AsError(err).Code
+		st := toStatus(err)
+		code := server.AsError(err).Code
+		if status.Code(st) == codes.Canceled {
+			code = "canceled"
+		}
 		s.srv.ObserveSQL(code, time.Since(start))
-		s.srv.Logger().Info("sql", "code", code, "err", server.AsError(err).Message)
-		return nil, toStatus(err)
+		s.srv.Logger().Info("sql", "code", code, "err", status.Convert(st).Message())
+		return nil, st
 	}
-	s.srv.ObserveSQL(code, time.Since(start))
+	s.srv.ObserveSQL("ok", time.Since(start))
 	handle := newHandle()
 	s.put(handle, &cancelReader{RecordReader: rr, cancel: cancel})
 	ticket, err := flightsql.CreateStatementQueryTicket([]byte(handle))
@@ -185,6 +223,31 @@ func (s *sqlServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.St
 		TotalRecords:     -1,
 		TotalBytes:       -1,
 	}, nil
+}
+
+// CancelFlightInfo drops a result that waits for its DoGet, ending its
+// statement. A result already streaming stops when its DoGet's client
+// cancels that call.
+func (s *sqlServer) CancelFlightInfo(_ context.Context, req *flight.CancelFlightInfoRequest) (flight.CancelFlightInfoResult, error) {
+	info := req.GetInfo()
+	if info == nil {
+		return flight.CancelFlightInfoResult{}, status.Error(codes.InvalidArgument, server.CodeInvalidArgument+": CancelFlightInfo needs the FlightInfo that GetFlightInfo returned")
+	}
+	st := flight.CancelStatusNotCancellable
+	for _, ep := range info.GetEndpoint() {
+		if ep.GetTicket() == nil {
+			continue
+		}
+		t, err := flightsql.GetStatementQueryTicket(ep.GetTicket())
+		if err != nil {
+			continue
+		}
+		if rr := s.take(string(t.GetStatementHandle())); rr != nil {
+			rr.Release()
+			st = flight.CancelStatusCancelled
+		}
+	}
+	return flight.CancelFlightInfoResult{Status: st}, nil
 }
 
 // cancelReader ends the statement's context on release.
@@ -232,8 +295,14 @@ func (s *sqlServer) releaseAll() {
 func (s *sqlServer) DoGetStatement(ctx context.Context, t flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	rr := s.take(string(t.GetStatementHandle()))
 	if rr == nil {
-		return nil, nil, status.Error(codes.NotFound, server.CodeNotFound+": unknown or expired statement handle (results wait "+pendingTTL.String()+" for DoGet)")
+		return nil, nil, status.Error(codes.NotFound, server.CodeNotFound+": unknown, canceled or expired statement handle (results wait "+pendingTTL.String()+" for DoGet)")
 	}
+	return s.stream(ctx, rr)
+}
+
+// stream sends rr's batches until it ends or ctx (the DoGet call) ends,
+// then releases rr.
+func (s *sqlServer) stream(ctx context.Context, rr array.RecordReader) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	ch := make(chan flight.StreamChunk)
 	go func() {
 		defer close(ch)

@@ -4,6 +4,7 @@ package flightsql
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 
 	"github.com/parqdb/parqdb/server"
@@ -16,5 +17,11 @@ const Available = false
 // Serve returns sqlengine.ErrUnavailable: this binary was built without
 // the duckdb tags.
 func Serve(ctx context.Context, ln net.Listener, srv *server.Server) error {
+	return sqlengine.ErrUnavailable
+}
+
+// ServeTLS returns sqlengine.ErrUnavailable: this binary was built
+// without the duckdb tags.
+func ServeTLS(ctx context.Context, ln net.Listener, srv *server.Server, cfg *tls.Config) error {
 	return sqlengine.ErrUnavailable
 }

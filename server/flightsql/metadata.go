@@ -1,0 +1,282 @@
+//go:build duckdb
+
+package flightsql
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
+
+	"github.com/parqdb/parqdb/internal/version"
+)
+
+// Every index appears to Flight SQL clients as a VIEW named after it in
+// catalog "parqdb", schema "main". Its columns are those ivf_search
+// returns for it (the source columns, then _distance); it is not
+// selectable as such: query it with ivf_search('<index>', …).
+const (
+	catalogName = "parqdb"
+	schemaName  = "main"
+	tableType   = "VIEW"
+)
+
+// registerSqlInfo registers what GetSqlInfo answers: who the server is
+// and the facts about its SQL (DuckDB's dialect, read-only, no
+// transactions).
+func (s *sqlServer) registerSqlInfo() error {
+	for id, v := range map[flightsql.SqlInfo]any{
+		flightsql.SqlInfoFlightSqlServerName:             "parqdb",
+		flightsql.SqlInfoFlightSqlServerVersion:          version.String(),
+		flightsql.SqlInfoFlightSqlServerArrowVersion:     arrow.PkgVersion,
+		flightsql.SqlInfoFlightSqlServerReadOnly:         true,
+		flightsql.SqlInfoFlightSqlServerSql:              true,
+		flightsql.SqlInfoFlightSqlServerSubstrait:        false,
+		flightsql.SqlInfoFlightSqlServerTransaction:      int32(flightsql.SqlTransactionNone),
+		flightsql.SqlInfoFlightSqlServerCancel:           true,
+		flightsql.SqlInfoFlightSqlServerBulkIngestion:    false,
+		flightsql.SqlInfoFlightSqlServerStatementTimeout: int32(s.srv.Limits().Timeout.Seconds()),
+		flightsql.SqlInfoDDLCatalog:                      false,
+		flightsql.SqlInfoDDLSchema:                       false,
+		flightsql.SqlInfoDDLTable:                        false,
+		flightsql.SqlInfoIdentifierCase:                  int64(flightsql.SqlCaseSensitivityCaseInsensitive),
+		flightsql.SqlInfoIdentifierQuoteChar:             `"`,
+		flightsql.SqlInfoQuotedIdentifierCase:            int64(flightsql.SqlCaseSensitivityCaseInsensitive),
+		flightsql.SqlInfoAllTablesAreASelectable:         false,
+		flightsql.SqlInfoNullOrdering:                    int64(flightsql.SqlNullOrderingSortAtEnd),
+		flightsql.SqlInfoTransactionsSupported:           false,
+		flightsql.SqlInfoSupportsColumnAliasing:          true,
+		flightsql.SqlInfoNullPlusNullIsNull:              true,
+		flightsql.SqlInfoSupportsTableCorrelationNames:   true,
+		flightsql.SqlInfoSupportsExpressionsInOrderBy:    true,
+		flightsql.SqlInfoSupportsLikeEscapeClause:        true,
+		flightsql.SqlInfoCorrelatedSubqueriesSupported:   true,
+		flightsql.SqlInfoSchemaTerm:                      "schema",
+		flightsql.SqlInfoCatalogTerm:                     "catalog",
+		flightsql.SqlInfoProcedureTerm:                   "table function",
+		flightsql.SqlInfoCatalogAtStart:                  true,
+		flightsql.SqlInfoSearchStringEscape:              `\`,
+	} {
+		if err := s.RegisterSqlInfo(id, v); err != nil {
+			return fmt.Errorf("sql info %d: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// info is the FlightInfo of a metadata command whose result is computed
+// by its DoGet: the ticket is the command itself.
+func (s *sqlServer) info(desc *flight.FlightDescriptor, schema *arrow.Schema) *flight.FlightInfo {
+	return &flight.FlightInfo{
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: desc.Cmd}}},
+		FlightDescriptor: desc,
+		Schema:           flight.SerializeSchema(schema, s.Alloc),
+		TotalRecords:     -1,
+		TotalBytes:       -1,
+	}
+}
+
+// one streams a single record batch.
+func one(rec arrow.RecordBatch) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	ch := make(chan flight.StreamChunk, 1)
+	ch <- flight.StreamChunk{Data: rec}
+	close(ch)
+	return rec.Schema(), ch, nil
+}
+
+// build fills a record batch of schema with fill.
+func (s *sqlServer) build(schema *arrow.Schema, fill func(b *array.RecordBuilder)) arrow.RecordBatch {
+	b := array.NewRecordBuilder(s.Alloc, schema)
+	defer b.Release()
+	fill(b)
+	return b.NewRecordBatch()
+}
+
+// like reports whether name matches a Flight SQL filter pattern (SQL
+// LIKE: % any run, _ any one character, \ escapes); nil matches all.
+func like(pattern *string, name string) bool {
+	if pattern == nil {
+		return true
+	}
+	var re strings.Builder
+	re.WriteString("(?s)^")
+	p := []rune(*pattern)
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\' && i+1 < len(p):
+			i++
+			re.WriteString(regexp.QuoteMeta(string(p[i])))
+		case c == '%':
+			re.WriteString(".*")
+		case c == '_':
+			re.WriteString(".")
+		default:
+			re.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	re.WriteString("$")
+	ok, err := regexp.MatchString(re.String(), name)
+	return err == nil && ok
+}
+
+// GetFlightInfoCatalogs answers GetCatalogs.
+func (s *sqlServer) GetFlightInfoCatalogs(_ context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.info(desc, schema_ref.Catalogs), nil
+}
+
+// DoGetCatalogs lists the one catalog, "parqdb".
+func (s *sqlServer) DoGetCatalogs(context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return one(s.build(schema_ref.Catalogs, func(b *array.RecordBuilder) {
+		b.Field(0).(*array.StringBuilder).Append(catalogName)
+	}))
+}
+
+// GetFlightInfoSchemas answers GetDbSchemas.
+func (s *sqlServer) GetFlightInfoSchemas(_ context.Context, _ flightsql.GetDBSchemas, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.info(desc, schema_ref.DBSchemas), nil
+}
+
+// catalogMatches reports whether a command's catalog (nil: any; "": the
+// tables without one, of which there are none) selects "parqdb".
+func catalogMatches(c *string) bool { return c == nil || *c == catalogName }
+
+// DoGetDBSchemas lists the one schema, parqdb.main.
+func (s *sqlServer) DoGetDBSchemas(_ context.Context, cmd flightsql.GetDBSchemas) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return one(s.build(schema_ref.DBSchemas, func(b *array.RecordBuilder) {
+		if catalogMatches(cmd.GetCatalog()) && like(cmd.GetDBSchemaFilterPattern(), schemaName) {
+			b.Field(0).(*array.StringBuilder).Append(catalogName)
+			b.Field(1).(*array.StringBuilder).Append(schemaName)
+		}
+	}))
+}
+
+// GetFlightInfoTableTypes answers GetTableTypes.
+func (s *sqlServer) GetFlightInfoTableTypes(_ context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.info(desc, schema_ref.TableTypes), nil
+}
+
+// DoGetTableTypes lists the one table type, VIEW.
+func (s *sqlServer) DoGetTableTypes(context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return one(s.build(schema_ref.TableTypes, func(b *array.RecordBuilder) {
+		b.Field(0).(*array.StringBuilder).Append(tableType)
+	}))
+}
+
+// GetFlightInfoTables answers GetTables.
+func (s *sqlServer) GetFlightInfoTables(_ context.Context, cmd flightsql.GetTables, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	if cmd.GetIncludeSchema() {
+		return s.info(desc, schema_ref.TablesWithIncludedSchema), nil
+	}
+	return s.info(desc, schema_ref.Tables), nil
+}
+
+// indexes lists the catalog's indexes that a command's catalog, schema
+// and table filters select, in name order.
+func (s *sqlServer) indexes(ctx context.Context, cat, schema, table *string) ([]string, error) {
+	if !catalogMatches(cat) || !like(schema, schemaName) {
+		return nil, nil
+	}
+	names, err := s.srv.Pool().Catalog().List(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	slices.Sort(names)
+	return slices.DeleteFunc(names, func(n string) bool { return !like(table, n) }), nil
+}
+
+// DoGetTables lists the indexes as views, with their result schema when
+// the client asks for it (an index that fails to open gets an empty
+// schema and a warning in the log).
+func (s *sqlServer) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	names, err := s.indexes(ctx, cmd.GetCatalog(), cmd.GetDBSchemaFilterPattern(), cmd.GetTableNameFilterPattern())
+	if err != nil {
+		return nil, nil, err
+	}
+	if t := cmd.GetTableTypes(); len(t) > 0 && !slices.ContainsFunc(t, func(x string) bool { return strings.EqualFold(x, tableType) }) {
+		names = nil
+	}
+	schema := schema_ref.Tables
+	var schemas [][]byte
+	if cmd.GetIncludeSchema() {
+		schema = schema_ref.TablesWithIncludedSchema
+		for _, n := range names {
+			sc, err := s.resultSchema(ctx, n)
+			if err != nil {
+				// One index that cannot open must not hide the others.
+				s.srv.Logger().Warn("GetTables: result schema", "index", n, "err", err)
+				sc = arrow.NewSchema(nil, nil)
+			}
+			schemas = append(schemas, flight.SerializeSchema(sc, s.Alloc))
+		}
+	}
+	return one(s.build(schema, func(b *array.RecordBuilder) {
+		for i, n := range names {
+			b.Field(0).(*array.StringBuilder).Append(catalogName)
+			b.Field(1).(*array.StringBuilder).Append(schemaName)
+			b.Field(2).(*array.StringBuilder).Append(n)
+			b.Field(3).(*array.StringBuilder).Append(tableType)
+			if schemas != nil {
+				b.Field(4).(*array.BinaryBuilder).Append(schemas[i])
+			}
+		}
+	}))
+}
+
+// sqlString quotes s as a SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// resultSchema is the Arrow schema ivf_search returns for index: that of
+// a one-row search for the all-ones vector (valid under every metric),
+// so it is exactly what a query gets. A column whose first value is NULL
+// reads as VARCHAR there (the engine types columns from their values).
+func (s *sqlServer) resultSchema(ctx context.Context, index string) (*arrow.Schema, error) {
+	lease, err := s.srv.Pool().Acquire(ctx, index, 0)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	dim := lease.Index().Dim()
+	lease.Release()
+	ones := "[" + strings.TrimSuffix(strings.Repeat("1,", dim), ",") + "]"
+	rr, err := s.eng.Query(ctx, fmt.Sprintf("SELECT * FROM ivf_search(%s, '%s', 1)", sqlString(index), ones))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	defer rr.Release()
+	return rr.Schema(), nil
+}
+
+// GetFlightInfoPrimaryKeys answers GetPrimaryKeys.
+func (s *sqlServer) GetFlightInfoPrimaryKeys(_ context.Context, _ flightsql.TableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.info(desc, schema_ref.PrimaryKeys), nil
+}
+
+// DoGetPrimaryKeys lists an index's key fields (the source columns that
+// identify a row, in order) as the view's primary key.
+func (s *sqlServer) DoGetPrimaryKeys(ctx context.Context, ref flightsql.TableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	var keys []string
+	if catalogMatches(ref.Catalog) && (ref.DBSchema == nil || *ref.DBSchema == schemaName) {
+		lease, err := s.srv.Pool().Acquire(ctx, ref.Table, 0)
+		if err != nil {
+			return nil, nil, toStatus(err)
+		}
+		keys = slices.Clone(lease.Index().Snapshot().SourceKeyFields)
+		lease.Release()
+	}
+	return one(s.build(schema_ref.PrimaryKeys, func(b *array.RecordBuilder) {
+		for i, k := range keys {
+			b.Field(0).(*array.StringBuilder).Append(catalogName)
+			b.Field(1).(*array.StringBuilder).Append(schemaName)
+			b.Field(2).(*array.StringBuilder).Append(ref.Table)
+			b.Field(3).(*array.StringBuilder).Append(k)
+			b.Field(4).(*array.Int32Builder).Append(int32(i + 1))
+			b.Field(5).(*array.StringBuilder).AppendNull()
+		}
+	}))
+}
