@@ -183,6 +183,17 @@ func (s *sqlServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.St
 	})
 }
 
+// GetSchemaStatement returns a statement's result schema. DuckDB binds
+// ivf_search by running it, so this runs the statement and drops its
+// rows.
+func (s *sqlServer) GetSchemaStatement(ctx context.Context, cmd flightsql.StatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	sc, err := s.schemaOf(ctx, cmd.GetQuery(), nil)
+	if err != nil {
+		return nil, err
+	}
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(sc, s.Alloc)}, nil
+}
+
 // execute runs a statement with run and keeps its result for DoGet under
 // a new ticket. The result streams in a later call, so the statement
 // must outlive this one: the server's time limit bounds it, and until

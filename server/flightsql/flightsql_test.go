@@ -4,6 +4,7 @@ package flightsql_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,6 +35,26 @@ const secret = "flight-token"
 // and returns a client and an index opened directly.
 func start(t *testing.T) (*flightsql.Client, *query.Index) {
 	t.Helper()
+	addr, ix := serve(t, serveOptions{})
+	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl, ix
+}
+
+// serveOptions vary serve.
+type serveOptions struct {
+	tls *tls.Config // nil: plain text
+	log io.Writer   // server log (nil: discarded)
+}
+
+// serve builds the GloVe sample as index "words", serves it over Flight
+// SQL with the token secret until the test ends, and returns the address
+// and the index opened directly.
+func serve(t *testing.T, o serveOptions) (string, *query.Index) {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	wh, err := storage.NewLocal(filepath.Join(dir, "wh"))
@@ -53,7 +74,10 @@ func start(t *testing.T) (*flightsql.Client, *query.Index) {
 	}
 	env := query.Env{Warehouse: wh, Catalog: cat}
 	tok, _ := server.NewToken(secret)
-	srv, err := server.New(server.Config{Env: env, Token: tok, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if o.log == nil {
+		o.log = io.Discard
+	}
+	srv, err := server.New(server.Config{Env: env, Token: tok, Logger: slog.New(slog.NewTextHandler(o.log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +87,7 @@ func start(t *testing.T) (*flightsql.Client, *query.Index) {
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- pqflight.Serve(sctx, ln, srv) }()
+	go func() { done <- pqflight.ServeTLS(sctx, ln, srv, o.tls) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -71,17 +95,12 @@ func start(t *testing.T) (*flightsql.Client, *query.Index) {
 		}
 		srv.Close()
 	})
-	cl, err := flightsql.NewClient(ln.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Close() })
 	ix, err := query.Open(ctx, env, "words", query.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close() })
-	return cl, ix
+	return ln.Addr().String(), ix
 }
 
 func bearer(ctx context.Context) context.Context {
