@@ -605,3 +605,40 @@ func TestFlightSQLCancel(t *testing.T) {
 		t.Fatalf("DoGet of a canceled result: %v, want NotFound", err)
 	}
 }
+
+// TestFlightSQLXdbcTypeInfo: GetXdbcTypeInfo lists the result types by
+// JDBC code, all of them or those of one code.
+func TestFlightSQLXdbcTypeInfo(t *testing.T) {
+	cl, _ := start(t)
+	ctx := bearer(context.Background())
+	for _, tc := range []struct {
+		code *int32
+		want string
+	}{
+		{nil, "TINYINT:-6 BIGINT:-5 BLOB:-3 INTEGER:4 SMALLINT:5 FLOAT:7 DOUBLE:8 VARCHAR:12 BOOLEAN:16 DATE:91 TIMESTAMP:93 LIST:2003"},
+		{ptr(int32(12)), "VARCHAR:12"},
+		{ptr(int32(1)), ""},
+	} {
+		info, err := cl.GetXdbcTypeInfo(ctx, tc.code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdr, err := cl.DoGet(ctx, info.Endpoint[0].Ticket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			for i := 0; i < int(rec.NumRows()); i++ {
+				got = append(got, rec.Column(0).ValueStr(i)+":"+rec.Column(1).ValueStr(i))
+			}
+		}
+		rdr.Release()
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("GetXdbcTypeInfo(%v): %v, want %s", tc.code, got, tc.want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

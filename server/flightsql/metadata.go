@@ -280,3 +280,79 @@ func (s *sqlServer) DoGetPrimaryKeys(ctx context.Context, ref flightsql.TableRef
 		}
 	}))
 }
+
+// xdbcType is one row of GetXdbcTypeInfo: a DuckDB type that results can
+// hold, with its JDBC/ODBC type code.
+type xdbcType struct {
+	name    string
+	code    int32 // java.sql.Types
+	size    int32 // precision or maximum length (0: not applicable)
+	quoted  bool  // literals are written in single quotes
+	numeric bool  // num_prec_radix 10
+}
+
+// xdbcTypes are sorted by code, as JDBC's getTypeInfo lists them.
+var xdbcTypes = []xdbcType{
+	{"TINYINT", -6, 3, false, true},
+	{"BIGINT", -5, 19, false, true},
+	{"BLOB", -3, 0, true, false},
+	{"INTEGER", 4, 10, false, true},
+	{"SMALLINT", 5, 5, false, true},
+	{"FLOAT", 7, 24, false, true},
+	{"DOUBLE", 8, 53, false, true},
+	{"VARCHAR", 12, 0, true, false},
+	{"BOOLEAN", 16, 1, false, false},
+	{"DATE", 91, 10, true, false},
+	{"TIMESTAMP", 93, 26, true, false},
+	{"LIST", 2003, 0, false, false},
+}
+
+// GetFlightInfoXdbcTypeInfo answers GetXdbcTypeInfo.
+func (s *sqlServer) GetFlightInfoXdbcTypeInfo(_ context.Context, _ flightsql.GetXdbcTypeInfo, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.info(desc, schema_ref.XdbcTypeInfo), nil
+}
+
+// DoGetXdbcTypeInfo lists the SQL types results hold (all of them, or
+// those of the requested type code).
+func (s *sqlServer) DoGetXdbcTypeInfo(_ context.Context, cmd flightsql.GetXdbcTypeInfo) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return one(s.build(schema_ref.XdbcTypeInfo, func(b *array.RecordBuilder) {
+		for _, t := range xdbcTypes {
+			if dt := cmd.GetDataType(); dt != nil && *dt != t.code {
+				continue
+			}
+			str := func(i int, v string, ok bool) {
+				if ok {
+					b.Field(i).(*array.StringBuilder).Append(v)
+				} else {
+					b.Field(i).(*array.StringBuilder).AppendNull()
+				}
+			}
+			i32 := func(i int, v int32, ok bool) {
+				if ok {
+					b.Field(i).(*array.Int32Builder).Append(v)
+				} else {
+					b.Field(i).(*array.Int32Builder).AppendNull()
+				}
+			}
+			str(0, t.name, true)
+			i32(1, t.code, true)
+			i32(2, t.size, t.size > 0)
+			str(3, "'", t.quoted)
+			str(4, "'", t.quoted)
+			b.Field(5).(*array.ListBuilder).Append(true) // no create params
+			i32(6, 1, true)                              // nullable
+			b.Field(7).(*array.BooleanBuilder).Append(t.quoted && t.code == 12)
+			i32(8, 3, true) // searchable with any WHERE
+			b.Field(9).(*array.BooleanBuilder).Append(false)
+			b.Field(10).(*array.BooleanBuilder).Append(false)
+			b.Field(11).(*array.BooleanBuilder).Append(false)
+			str(12, t.name, true)
+			i32(13, 0, t.numeric)
+			i32(14, 0, t.numeric)
+			i32(15, t.code, true)
+			i32(16, 0, false)
+			i32(17, 10, t.numeric)
+			i32(18, 0, false)
+		}
+	}))
+}
