@@ -642,3 +642,46 @@ func TestFlightSQLXdbcTypeInfo(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestADBCErrors: the driver sees the gRPC status codes as ADBC status
+// codes, for statements and for prepared statements.
+func TestADBCErrors(t *testing.T) {
+	cn, _ := adbcServer(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		sql     string
+		prepare bool
+		code    adbc.Status
+		text    string
+	}{
+		{"bad SQL", "SELEC 1", false, adbc.StatusInvalidArgument, "sql_error"},
+		{"bad SQL prepared", "SELEC 1", true, adbc.StatusInvalidArgument, "sql_error"},
+		{"unknown index", "SELECT * FROM ivf_search_key('nope', 'king', 3)", false, adbc.StatusNotFound, "index_not_found"},
+		{"unknown index prepared", "SELECT * FROM ivf_search_key('nope', 'king', 3)", true, adbc.StatusNotFound, "index_not_found"},
+		{"unknown key", "SELECT * FROM ivf_search_key('words', 'no-such-word', 3)", false, adbc.StatusNotFound, "key_not_found"},
+		{"k out of range", "SELECT * FROM ivf_search_key('words', 'king', 0)", false, adbc.StatusInvalidArgument, "out_of_range"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := cn.NewStatement()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if err := st.SetSqlQuery(tc.sql); err != nil {
+				t.Fatal(err)
+			}
+			if tc.prepare {
+				err = st.Prepare(ctx)
+			} else {
+				var rr array.RecordReader
+				if rr, _, err = st.ExecuteQuery(ctx); err == nil {
+					rr.Release()
+				}
+			}
+			if !isADBC(err, tc.code) || !strings.Contains(err.Error(), tc.text) {
+				t.Fatalf("%v, want ADBC status %v with %s", err, tc.code, tc.text)
+			}
+		})
+	}
+}
