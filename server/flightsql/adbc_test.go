@@ -35,6 +35,7 @@ import (
 	"github.com/parqdb/parqdb/internal/testcert"
 	"github.com/parqdb/parqdb/internal/version"
 	"github.com/parqdb/parqdb/query"
+	pqflight "github.com/parqdb/parqdb/server/flightsql"
 )
 
 // connect opens an ADBC connection to uri with the token and extra
@@ -683,5 +684,63 @@ func TestADBCErrors(t *testing.T) {
 				t.Fatalf("%v, want ADBC status %v with %s", err, tc.code, tc.text)
 			}
 		})
+	}
+}
+
+// TestFlightSQLPreparedLifecycle: a prepared statement runs until it is
+// closed (then NotFound), and one left unused longer than the idle limit
+// is closed by the server when another is created.
+func TestFlightSQLPreparedLifecycle(t *testing.T) {
+	cl, _ := start(t)
+	ctx := bearer(context.Background())
+	const sql = "SELECT word FROM ivf_search_key('words', 'king', 2)"
+	run := func(p *flightsql.PreparedStatement) error {
+		info, err := p.Execute(ctx)
+		if err != nil {
+			return err
+		}
+		rdr, err := cl.DoGet(ctx, info.Endpoint[0].Ticket)
+		if err != nil {
+			return err
+		}
+		defer rdr.Release()
+		for rdr.Next() {
+		}
+		return rdr.Err()
+	}
+	p, err := cl.Prepare(ctx, sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.DatasetSchema() == nil || p.DatasetSchema().Field(0).Name != "word" {
+		t.Fatalf("dataset schema before execution: %v", p.DatasetSchema())
+	}
+	if err := run(p); err != nil {
+		t.Fatal(err)
+	}
+	again := flightsql.NewPreparedStatement(cl, p.Handle()) // the same server handle
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(again); status.Code(err) != codes.NotFound {
+		t.Fatalf("closed statement: %v, want NotFound", err)
+	}
+
+	restore := pqflight.SetPreparedIdle(50 * time.Millisecond)
+	defer restore()
+	idle, err := cl.Prepare(ctx, sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	fresh, err := cl.Prepare(ctx, sql) // sweeps the idle one
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(fresh); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(idle); status.Code(err) != codes.NotFound || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("idle statement: %v, want NotFound naming expiry", err)
 	}
 }

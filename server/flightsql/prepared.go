@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -24,6 +25,11 @@ import (
 // memory.
 const maxPrepared = 4096
 
+// preparedIdle is how long a prepared statement stays open unused: a
+// client that went away without closing its statements (a crashed
+// notebook) does not hold them, or a share of maxPrepared, for ever.
+var preparedIdle = 30 * time.Minute
+
 // prepared is an open prepared statement. Its fields do not change once
 // stored, except args, which DoPut replaces under sqlServer.mu.
 type prepared struct {
@@ -31,6 +37,7 @@ type prepared struct {
 	params    *arrow.Schema // parameter_1, parameter_2, … in order
 	dataset   *arrow.Schema // nil until known (statements with parameters)
 	args      []any         // bound values; nil until bound
+	used      time.Time     // last created, bound or run
 }
 
 // paramSchema is the Arrow schema of a statement's parameters. DuckDB
@@ -63,7 +70,7 @@ func paramSchema(ts []duckdb.Type) *arrow.Schema {
 }
 
 func notPrepared() error {
-	return status.Error(codes.NotFound, server.CodeNotFound+": unknown or closed prepared statement handle (create it again with CreatePreparedStatement)")
+	return status.Error(codes.NotFound, server.CodeNotFound+": unknown, closed or expired prepared statement handle (statements unused for "+preparedIdle.String()+" are closed; create it again with CreatePreparedStatement)")
 }
 
 // CreatePreparedStatement parses and binds a statement and returns its
@@ -87,7 +94,13 @@ func (s *sqlServer) CreatePreparedStatement(ctx context.Context, req flightsql.A
 		}
 	}
 	handle := newHandle()
+	ps.used = time.Now()
 	s.mu.Lock()
+	for h, p := range s.prepared {
+		if ps.used.Sub(p.used) > preparedIdle {
+			delete(s.prepared, h)
+		}
+	}
 	if len(s.prepared) >= maxPrepared {
 		s.mu.Unlock()
 		return res, status.Error(codes.ResourceExhausted, fmt.Sprintf("%s: %d prepared statements are open; close some (ClosePreparedStatement) first", server.CodeOutOfRange, maxPrepared))
@@ -112,7 +125,7 @@ func (s *sqlServer) schemaOf(ctx context.Context, statement string, args []any) 
 	return rr.Schema(), nil
 }
 
-// lookup returns a copy of a prepared statement.
+// lookup returns a copy of a prepared statement and marks it used.
 func (s *sqlServer) lookup(handle []byte) (prepared, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -120,6 +133,7 @@ func (s *sqlServer) lookup(handle []byte) (prepared, error) {
 	if p == nil {
 		return prepared{}, notPrepared()
 	}
+	p.used = time.Now()
 	return *p, nil
 }
 
@@ -191,6 +205,7 @@ func (s *sqlServer) DoPutPreparedStatementQuery(_ context.Context, cmd flightsql
 	}
 	cp := *cur
 	cp.args = args
+	cp.used = time.Now()
 	s.prepared[string(cmd.GetPreparedStatementHandle())] = &cp
 	return cmd.GetPreparedStatementHandle(), nil
 }
