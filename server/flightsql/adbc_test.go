@@ -135,7 +135,8 @@ func TestADBCGetInfo(t *testing.T) {
 }
 
 // TestFlightSQLInfoReadOnly: GetSqlInfo tells clients the server is
-// read-only and has no transactions.
+// read-only and has no transactions, and leaves out the ids it has no
+// answer for instead of failing the call.
 func TestFlightSQLInfoReadOnly(t *testing.T) {
 	cl, _ := start(t)
 	ctx := bearer(context.Background())
@@ -159,6 +160,38 @@ func TestFlightSQLInfoReadOnly(t *testing.T) {
 	}
 	if got[uint32(flightsql.SqlInfoFlightSqlServerReadOnly)] != "true" || got[uint32(flightsql.SqlInfoFlightSqlServerTransaction)] != "0" {
 		t.Fatalf("sql info %v: want read-only true, transactions 0 (none)", got)
+	}
+
+	// Ids the server has no answer for are left out, not an error.
+	for _, tc := range []struct {
+		ids  []flightsql.SqlInfo
+		want string
+	}{
+		{[]flightsql.SqlInfo{flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoKeywords, 99999}, "[0:parqdb]"},
+		{[]flightsql.SqlInfo{flightsql.SqlInfoKeywords}, "[]"},
+	} {
+		info, err := cl.GetSqlInfo(ctx, tc.ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdr, err := cl.DoGet(ctx, info.Endpoint[0].Ticket)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.ids, err)
+		}
+		var rows []string
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			ids := rec.Column(0).(*array.Uint32)
+			vals := rec.Column(1).(*array.DenseUnion)
+			for i := 0; i < int(rec.NumRows()); i++ {
+				rows = append(rows, fmt.Sprintf("%d:%s", ids.Value(i), vals.Field(vals.ChildID(i)).ValueStr(int(vals.ValueOffset(i)))))
+			}
+		}
+		err = rdr.Err()
+		rdr.Release()
+		if err != nil || fmt.Sprint(rows) != tc.want {
+			t.Fatalf("GetSqlInfo(%v): %v %v, want %s", tc.ids, rows, err, tc.want)
+		}
 	}
 }
 

@@ -39,6 +39,8 @@ type sqlServer struct {
 	srv *server.Server
 	eng *sqlengine.Engine
 
+	sqlInfo []uint32 // the GetSqlInfo ids registered
+
 	mu       sync.Mutex
 	pending  map[string]*pending  // results waiting for their DoGet, by handle
 	prepared map[string]*prepared // open prepared statements, by handle

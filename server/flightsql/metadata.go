@@ -67,8 +67,31 @@ func (s *sqlServer) registerSqlInfo() error {
 		if err := s.RegisterSqlInfo(id, v); err != nil {
 			return fmt.Errorf("sql info %d: %w", id, err)
 		}
+		s.sqlInfo = append(s.sqlInfo, uint32(id))
 	}
 	return nil
+}
+
+// sqlInfoIDs is a GetSqlInfo command for the given ids.
+type sqlInfoIDs []uint32
+
+func (ids sqlInfoIDs) GetInfo() []uint32 { return ids }
+
+// DoGetSqlInfo answers the registered ids among those asked for and
+// leaves the others out, as the Flight SQL spec allows, instead of
+// failing the whole call: clients such as the JDBC driver ask for ids
+// one at a time and treat an error as a broken connection.
+func (s *sqlServer) DoGetSqlInfo(ctx context.Context, cmd flightsql.GetSqlInfo) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	asked := cmd.GetInfo()
+	if len(asked) == 0 {
+		return s.BaseServer.DoGetSqlInfo(ctx, cmd)
+	}
+	known := slices.DeleteFunc(slices.Clone(asked), func(id uint32) bool { return !slices.Contains(s.sqlInfo, id) })
+	if len(known) == 0 {
+		// The base answers everything for an empty list.
+		return one(s.build(schema_ref.SqlInfo, func(*array.RecordBuilder) {}))
+	}
+	return s.BaseServer.DoGetSqlInfo(ctx, sqlInfoIDs(known))
 }
 
 // info is the FlightInfo of a metadata command whose result is computed
