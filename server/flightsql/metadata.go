@@ -272,7 +272,61 @@ func (s *sqlServer) resultSchema(ctx context.Context, index string) (*arrow.Sche
 		return nil, toStatus(err)
 	}
 	defer rr.Release()
-	return rr.Schema(), nil
+	fields := slices.Clone(rr.Schema().Fields())
+	for i, f := range fields {
+		// Flight SQL column metadata: JDBC and ADBC show these as the
+		// column's table, SQL type name and flags.
+		fields[i].Metadata = flightsql.NewColumnMetadataBuilder().
+			CatalogName(catalogName).SchemaName(schemaName).TableName(index).
+			TypeName(typeName(f.Type)).IsReadOnly(true).IsSearchable(true).
+			IsAutoIncrement(false).IsCaseSensitive(f.Type.ID() == arrow.STRING).Metadata()
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// typeName is DuckDB's name for an Arrow type of a result column.
+func typeName(t arrow.DataType) string {
+	switch t := t.(type) {
+	case *arrow.ListType:
+		return typeName(t.Elem()) + "[]"
+	case *arrow.LargeListType:
+		return typeName(t.Elem()) + "[]"
+	case *arrow.FixedSizeListType:
+		return fmt.Sprintf("%s[%d]", typeName(t.Elem()), t.Len())
+	}
+	switch t.ID() {
+	case arrow.BOOL:
+		return "BOOLEAN"
+	case arrow.INT8:
+		return "TINYINT"
+	case arrow.INT16:
+		return "SMALLINT"
+	case arrow.INT32:
+		return "INTEGER"
+	case arrow.INT64:
+		return "BIGINT"
+	case arrow.UINT8:
+		return "UTINYINT"
+	case arrow.UINT16:
+		return "USMALLINT"
+	case arrow.UINT32:
+		return "UINTEGER"
+	case arrow.UINT64:
+		return "UBIGINT"
+	case arrow.FLOAT32:
+		return "FLOAT"
+	case arrow.FLOAT64:
+		return "DOUBLE"
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+		return "VARCHAR"
+	case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW:
+		return "BLOB"
+	case arrow.DATE32, arrow.DATE64:
+		return "DATE"
+	case arrow.TIMESTAMP:
+		return "TIMESTAMP"
+	}
+	return strings.ToUpper(t.String())
 }
 
 // GetFlightInfoPrimaryKeys answers GetPrimaryKeys.
