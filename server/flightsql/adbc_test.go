@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -793,5 +794,79 @@ func TestFlightSQLPreparedLifecycle(t *testing.T) {
 	}
 	if err := run(idle); status.Code(err) != codes.NotFound || !strings.Contains(err.Error(), "expired") {
 		t.Fatalf("idle statement: %v, want NotFound naming expiry", err)
+	}
+}
+
+// TestADBCBadBinds: odd parameter values (NULL, NaN, a NULL element,
+// nested lists, structs, a string that is not a vector) are refused with
+// InvalidArgument naming the parameter or the vector, and the server
+// keeps answering.
+func TestADBCBadBinds(t *testing.T) {
+	cn, _ := adbcServer(t)
+	ctx := context.Background()
+	st, err := cn.NewStatement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.SetSqlQuery("SELECT word FROM ivf_search('words', ?, 3)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f32 := arrow.PrimitiveTypes.Float32
+	for _, tc := range []struct {
+		name  string
+		field arrow.Field
+		fill  func(b array.Builder)
+		want  string
+	}{
+		{"NULL", arrow.Field{Name: "q", Type: arrow.ListOf(f32), Nullable: true}, func(b array.Builder) { b.AppendNull() }, "NULL"},
+		{"NaN", arrow.Field{Name: "q", Type: arrow.ListOf(f32)}, func(b array.Builder) {
+			lb := b.(*array.ListBuilder)
+			lb.Append(true)
+			vals := make([]float32, 50)
+			vals[3] = float32(math.NaN())
+			lb.ValueBuilder().(*array.Float32Builder).AppendValues(vals, nil)
+		}, "invalid_vector"},
+		{"NULL element", arrow.Field{Name: "q", Type: arrow.ListOf(f32)}, func(b array.Builder) {
+			lb := b.(*array.ListBuilder)
+			lb.Append(true)
+			lb.ValueBuilder().(*array.Float32Builder).AppendValues([]float32{1, 2}, []bool{true, false})
+		}, "element 1 is NULL"},
+		{"nested list", arrow.Field{Name: "q", Type: arrow.ListOf(arrow.ListOf(f32))}, func(b array.Builder) {
+			lb := b.(*array.ListBuilder)
+			lb.Append(true)
+			inner := lb.ValueBuilder().(*array.ListBuilder)
+			inner.Append(true)
+			inner.ValueBuilder().(*array.Float32Builder).Append(1)
+		}, "cannot be bound"},
+		{"struct", arrow.Field{Name: "q", Type: arrow.StructOf(arrow.Field{Name: "x", Type: f32})}, func(b array.Builder) {
+			sb := b.(*array.StructBuilder)
+			sb.Append(true)
+			sb.FieldBuilder(0).(*array.Float32Builder).Append(1)
+		}, "cannot be bound"},
+		{"not a vector", arrow.Field{Name: "q", Type: arrow.BinaryTypes.String}, func(b array.Builder) {
+			b.(*array.StringBuilder).Append("king")
+		}, "JSON array"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := vectorBatch(t, []arrow.Field{tc.field}, func(b *array.RecordBuilder) { tc.fill(b.Field(0)) })
+			defer rec.Release()
+			err := st.Bind(ctx, rec)
+			if err == nil {
+				var rr array.RecordReader
+				if rr, _, err = st.ExecuteQuery(ctx); err == nil {
+					rr.Release()
+				}
+			}
+			if !isADBC(err, adbc.StatusInvalidArgument) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("%v, want InvalidArgument with %q", err, tc.want)
+			}
+		})
+	}
+	if _, rows := queryADBC(t, cn, "SELECT word FROM ivf_search_key('words', 'king', 1)"); len(rows) != 1 {
+		t.Fatalf("server after bad binds: %v", rows)
 	}
 }
