@@ -50,7 +50,7 @@ func defaultFlightAddr() string {
 func newServeCmd(g *globals) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--listen 127.0.0.1:7878] [--flight 127.0.0.1:7879] [--token-file F]",
+		Use:   "serve [--listen 127.0.0.1:7878] [--flight 127.0.0.1:7879] [--token-file F] [--tls-cert F --tls-key F]",
 		Short: "Serve every index of the catalog over HTTP (JSON) and Arrow Flight SQL",
 		Long: `serve answers searches on every index of the warehouse's catalog: an HTTP
 JSON API on --listen (OpenAPI document at /openapi.yaml, Prometheus metrics at
