@@ -315,6 +315,9 @@ the grace period; --dry-run lists them.`,
 				}
 				fmt.Fprintf(out, "%s %d orphan file(s), %s, and %d unfinished write(s) of killed writers; %d live; kept within the grace period: %d unreferenced file(s), %d unfinished write(s)\n",
 					verb, len(rep.Orphans), formatBytes(rep.Bytes), len(rep.Leftovers), rep.Live, len(rep.Young), rep.YoungLeftovers)
+				if rep.ActivePlans > 0 {
+					fmt.Fprintf(out, "kept %d sharded build(s) in progress: plan, shard files and centroids (docs/build.md, \"Sharded builds\")\n", rep.ActivePlans)
+				}
 				return nil
 			})
 		},
