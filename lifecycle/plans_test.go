@@ -79,7 +79,9 @@ func TestGCPlans(t *testing.T) {
 	if rep.ActivePlans != 1 {
 		t.Fatalf("active plans %d, want 1", rep.ActivePlans)
 	}
-	artifactDir := func(pr *indexer.PlanResult) string { return strings.TrimSuffix(pr.Plan.CentroidsMetadata, "v1.metadata.json") }
+	artifactDir := func(pr *indexer.PlanResult) string {
+		return strings.TrimSuffix(pr.Plan.CentroidsMetadata, "v1.metadata.json")
+	}
 	if n := keysUnder(t, f.env.Warehouse, buildplan.Prefix(abandoned.Plan.PostingsLocation)); n != 0 {
 		t.Fatalf("the abandoned plan kept %d files", n)
 	}
