@@ -101,7 +101,7 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 	f.IntVar(&o.Workers, "workers", 0, "goroutines to use (default all cores); never changes the result")
 	f.IntVar(&shards, "shards", 0, shardsFlagUsage)
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
-	intRange(f, "shards", 1, buildplan.MaxShards, "")
+	intRange(f, "shards", 1, buildplan.MaxShards, "a build in this process")
 	intRange(f, "nlist", 1, math.MaxInt32, "the default")
 	uintRange(f, "seed", 0, math.MaxUint64, "")
 	intRange(f, "sample-rows", 1, math.MaxInt32, "the default")

@@ -84,7 +84,7 @@ that committed first makes this one fail with a clear error (run it again).`,
 	f.IntVar(&ro.Workers, "workers", 0, "goroutines to use (default all cores)")
 	f.IntVar(&ro.Shards, "shards", 0, shardsFlagUsage)
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
-	intRange(f, "shards", 1, buildplan.MaxShards, "")
+	intRange(f, "shards", 1, buildplan.MaxShards, "a build in this process")
 	floatRange(f, "max-growth", 0, maxGrowth, "")
 	intRange(f, "workers", 1, maxWorkers, "all cores")
 	return cmd

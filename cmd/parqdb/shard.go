@@ -62,9 +62,11 @@ their rows with the plan's centroids and writes the postings pieces and the
 shard manifest under the plan's build prefix. It commits nothing; index commit
 does, once every shard has finished. A rerun replaces the shard's earlier
 output, so a failed or killed shard is simply run again. A source file that
-changed since the plan was made fails the shard: make a new plan.`,
-		Example: `  parqdb index build-shard indexes/3f…/1-9a…/plan.json --shard 0
-  # in a Kubernetes Indexed Job: --shard=$(JOB_COMPLETION_INDEX)`,
+changed since the plan was made fails the shard: make a new plan.
+
+PLAN is the location index create --shards printed
+(indexes/<index uuid32>/<snapshot-id>-<write-id>/plan.json). In a Kubernetes
+Indexed Job, pass --shard $(JOB_COMPLETION_INDEX) (deploy/kubernetes/).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("shard") {
@@ -110,8 +112,7 @@ manifests into one manifest of the root-bucketed layout and commits the
 snapshot once by catalog compare-and-swap. It refuses a plan with missing
 shards (naming them) or a stale one (the source changed, or the index moved
 to another snapshot): nothing is then committed.`,
-		Example: `  parqdb index commit indexes/3f…/1-9a…/plan.json`,
-		Args:    exactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLongEnv(cmd, g, quiet, func(ctx context.Context, e *env, p progressReporter) error {
 				res, err := indexer.CommitPlan(ctx, indexer.Env{Warehouse: e.wh, Catalog: e.cat}, args[0], indexer.CommitOptions{Progress: p})
