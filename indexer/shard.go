@@ -209,18 +209,17 @@ type ShardResult struct {
 	Files            int
 	Bytes            int64
 	Stages           []StageTime
-	// Replaced counts the files of earlier attempts of this shard deleted.
-	Replaced int
 }
 
 // BuildShard builds shard i of the plan at planLoc: it reads only the
 // shard's source files (refusing any that changed since the plan was
 // made), assigns and encodes their rows with the plan's centroids, writes
 // the postings pieces into a new attempt folder, then writes the shard
-// manifest, which names that folder, and deletes the folders of earlier
-// attempts. It is idempotent: a rerun replaces the shard's output. A shard
-// killed at any point leaves only files no manifest names, which gc
-// removes after the grace period.
+// manifest, which names that folder. It is idempotent: a rerun replaces the
+// shard's output (its manifest then names the new attempt). A shard killed
+// at any point, and every replaced attempt, leaves only files no manifest
+// names, which gc removes once the plan is no longer in progress. A plan
+// already committed (its postings manifest exists) is refused.
 func BuildShard(ctx context.Context, env Env, planLoc string, i int, so ShardOptions) (*ShardResult, error) {
 	p, err := ReadPlan(ctx, env.Warehouse, planLoc)
 	if err != nil {
@@ -231,6 +230,11 @@ func BuildShard(ctx context.Context, env Env, planLoc string, i int, so ShardOpt
 	}
 	opts := Options{Name: p.IndexName, VectorField: p.VectorField, KeyFields: p.KeyFields, Metric: p.Metric,
 		Encoding: p.Encoding, Workers: so.Workers, TempDir: so.TempDir, Progress: so.Progress}.withDefaults()
+	if _, err := env.Warehouse.Stat(ctx, p.PostingsLocation+postings.ManifestName); err == nil {
+		return nil, fmt.Errorf("%w: plan %s was committed (or is being committed): its shards cannot change; make a new plan", ErrStalePlan, planLoc)
+	} else if !errors.Is(err, storage.ErrNotExist) {
+		return nil, err
+	}
 	attempt := fmt.Sprintf("%016x", rand.Uint64())
 	res := &ShardResult{Shard: i, Manifest: buildplan.ShardManifestLocation(p.PostingsLocation, i)}
 	sm := &buildplan.ShardManifest{FormatVersion: buildplan.FormatVersion, Plan: planLoc, Shard: i, Attempt: attempt, Files: []postings.SourceFile{}}
@@ -256,18 +260,9 @@ func BuildShard(ctx context.Context, env Env, planLoc string, i int, so ShardOpt
 		return nil, fmt.Errorf("shard %d of plan %s: %w", i, planLoc, err)
 	}
 	res.Pieces, res.Rows, res.Files, res.Bytes, res.Stages = sm.Pieces, sm.Rows, len(b.written), b.bytes, b.stages
-	// Earlier attempts are unreachable now; delete them (gc would too).
-	olds, err := env.Warehouse.List(ctx, buildplan.PiecesPrefix(p.PostingsLocation, i))
-	if err != nil {
-		return res, nil // the shard is done; gc removes the old attempts
-	}
-	for _, o := range olds {
-		if sm.Pieces == "" || !strings.HasPrefix(o.Key, sm.Pieces) {
-			if env.Warehouse.Delete(ctx, o.Key) == nil {
-				res.Replaced++
-			}
-		}
-	}
+	// Earlier attempts of this shard are unreachable now. They are left to
+	// gc: deleting them here could race with a commit that has already read
+	// the shard manifest naming one of them.
 	return res, nil
 }
 
@@ -372,7 +367,8 @@ func CommitPlan(ctx context.Context, env Env, planLoc string, co CommitOptions) 
 		{StageCommit, b.commit},
 	})
 	if err != nil {
-		b.cleanup()
+		// No cleanup: a concurrent commit of the same plan may have won
+		// with the same manifest.json; an uncommitted one is gc's.
 		return nil, err
 	}
 	return res, nil

@@ -13,7 +13,9 @@ import (
 
 	"github.com/parqdb/parqdb/buildplan"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/verify"
 )
 
@@ -112,10 +114,10 @@ func TestShardedCreateEqualsSingleProcess(t *testing.T) {
 	}
 	folders := map[string]bool{}
 	for _, a := range attempts {
-		folders[strings.SplitAfterN(a.Key, "/", 6)[4]] = true
+		folders[a.Key[:strings.LastIndexByte(a.Key, '/')+1]] = true
 	}
-	if len(folders) != 1 {
-		t.Fatalf("shard 0 rerun left %d attempt folders: %v", len(folders), folders)
+	if len(folders) != 2 {
+		t.Fatalf("shard 0 ran twice: %d attempt folders %v", len(folders), folders)
 	}
 	res, err := CommitPlan(ctx, env, pr.Location, CommitOptions{})
 	if err != nil {
@@ -125,8 +127,27 @@ func TestShardedCreateEqualsSingleProcess(t *testing.T) {
 		t.Fatalf("committed %d rows nlist %d", res.Rows, res.NList)
 	}
 	mustVerify(t, env, "sharded")
+	// The committed manifest lists only the attempt the shard manifest names.
+	m, err := readManifest(ctx, env.Warehouse, pr.Plan.PostingsLocation+"manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f := range folders {
+		used := slices.ContainsFunc(m.Files, func(fe postings.FileEntry) bool { return strings.HasPrefix(fe.Path, f) })
+		named := false
+		for i := range 3 {
+			data, _ := storage.ReadAll(ctx, env.Warehouse, buildplan.ShardManifestLocation(pr.Plan.PostingsLocation, i))
+			named = named || strings.Contains(string(data), f)
+		}
+		if used != named {
+			t.Fatalf("attempt %s: in the manifest %v, named by its shard manifest %v", f, used, named)
+		}
+	}
 	if _, err := CommitPlan(ctx, env, pr.Location, CommitOptions{}); !errors.Is(err, ErrStalePlan) {
 		t.Fatalf("second commit of one plan: %v", err)
+	}
+	if _, err := BuildShard(ctx, env, pr.Location, 1, ShardOptions{}); !errors.Is(err, ErrStalePlan) || !strings.Contains(err.Error(), "was committed") {
+		t.Fatalf("a shard of a committed plan: %v", err)
 	}
 	single, err := Create(ctx, env, Options{Name: "single", Source: src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 30})
 	if err != nil {
@@ -227,5 +248,42 @@ func TestShardedIncrementalRefresh(t *testing.T) {
 	// The plan was made on snapshot 1; the index has moved on.
 	if _, err := CommitPlan(ctx, env, rr.Plan.Location, CommitOptions{}); !errors.Is(err, ErrStalePlan) {
 		t.Fatalf("commit of a plan on an old snapshot: %v", err)
+	}
+}
+
+// TestShardedConcurrentCommits: commits of one plan racing each other
+// publish it once, and the losers leave the winner's files alone.
+func TestShardedConcurrentCommits(t *testing.T) {
+	ctx := context.Background()
+	env, dir := testEnv(t)
+	src := filepath.Join(dir, "src")
+	shardSource(t, src, 3, 400, 4)
+	for trial := range 4 {
+		name := fmt.Sprintf("v%d", trial)
+		pr, err := Plan(ctx, env, Options{Name: name, Source: src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 10}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			if _, err := BuildShard(ctx, env, pr.Location, i, ShardOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		errs := make(chan error, 3)
+		for range 3 {
+			go func() { _, err := CommitPlan(ctx, env, pr.Location, CommitOptions{}); errs <- err }()
+		}
+		won := 0
+		for range 3 {
+			if err := <-errs; err == nil {
+				won++
+			} else if !errors.Is(err, ErrStalePlan) && !errors.Is(err, catalog.ErrExists) {
+				t.Fatalf("a losing commit: %v", err)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("%d commits won", won)
+		}
+		mustVerify(t, env, name)
 	}
 }

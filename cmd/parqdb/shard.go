@@ -84,9 +84,6 @@ Indexed Job, pass --shard $(JOB_COMPLETION_INDEX) (deploy/kubernetes/).`,
 				fmt.Fprintf(tw, "shard\t%d\n", res.Shard)
 				fmt.Fprintf(tw, "rows\t%d\n", res.Rows)
 				fmt.Fprintf(tw, "written\t%s in %d files\n", formatBytes(res.Bytes), res.Files)
-				if res.Replaced > 0 {
-					fmt.Fprintf(tw, "replaced\t%d file(s) of an earlier run of this shard\n", res.Replaced)
-				}
 				fmt.Fprintf(tw, "manifest\t%s\n", res.Manifest)
 				return tw.Flush()
 			})
