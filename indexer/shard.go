@@ -148,6 +148,10 @@ func (b *builder) writePlan(ctx context.Context, op string, shards int) (*buildp
 	if p.Summary == nil {
 		p.Summary = map[string]string{}
 	}
+	if len(assign) < shards {
+		b.warn(fmt.Sprintf("%d of the %d shards have no files: a shard's unit of work is one source file and only %d are to be indexed; split the source into more files",
+			shards-len(assign), shards, len(assign)))
+	}
 	if b.base != nil {
 		p.BaseSnapshotID = b.baseSnap.SnapshotID
 		next, err := metadata.NextSnapshotID(b.base)

@@ -198,6 +198,17 @@ func TestShardedPlanRefusesStaleSource(t *testing.T) {
 	if _, err := BuildShard(ctx, env, pr.Location, 2, ShardOptions{}); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "--shard") {
 		t.Fatalf("shard out of range: %v", err)
 	}
+	// More shards than files: the empty shards are said, and finish at once.
+	pr, err = Plan(ctx, env, Options{Name: "w", Source: filepath.Join(src, "part-00.parquet"), VectorField: "embedding", KeyFields: []string{"id"}, NList: 10}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pr.Warnings) != 1 || !strings.Contains(pr.Warnings[0], "2 of the 3 shards have no files") {
+		t.Fatalf("warnings %q", pr.Warnings)
+	}
+	if r, err := BuildShard(ctx, env, pr.Location, 2, ShardOptions{}); err != nil || r.Rows != 0 || r.Pieces != "" {
+		t.Fatalf("empty shard: %+v %v", r, err)
+	}
 }
 
 // TestShardedIncrementalRefresh: a refresh with shards over appended files
