@@ -54,6 +54,9 @@ type RefreshOptions struct {
 	TempDir    string
 	Progress   Progress
 	Now        func() time.Time
+	// Shards, when positive, makes refresh write a plan of that many
+	// shards instead of building (see Plan); RefreshResult.Plan names it.
+	Shards int
 }
 
 // RefreshResult reports what Refresh decided and did.
@@ -63,8 +66,11 @@ type RefreshResult struct {
 	// The source change against the current snapshot.
 	AddedFiles, RemovedFiles, RewrittenFiles []string
 	AddedRows                                int64
-	// Build describes the committed snapshot; nil for ActionNone and dry runs.
+	// Build describes the committed snapshot; nil for ActionNone, dry runs
+	// and plans.
 	Build *Result
+	// Plan describes the plan written with RefreshOptions.Shards.
+	Plan *PlanResult
 }
 
 // Refresh publishes a successor snapshot of index name bound to the
@@ -185,6 +191,15 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 			{StageWrite, b.writePostings},
 			{StageCommit, b.commit},
 		}
+	}
+	if ro.Shards > 0 { // a plan: the preparing steps, not assign, write, commit
+		pr, err := b.planRefresh(ctx, steps[:len(steps)-3], ro.Shards)
+		if err != nil {
+			b.cleanup()
+			return nil, err
+		}
+		res.Plan = pr
+		return res, nil
 	}
 	r, err := b.runSteps(ctx, steps)
 	if err != nil {

@@ -51,6 +51,9 @@ type GCReport struct {
 	// are kept (YoungLeftovers counts them).
 	Leftovers      []storage.Leftover
 	YoungLeftovers int
+	// ActivePlans counts the sharded builds in progress whose files were
+	// kept (a plan with an object written within the grace period).
+	ActivePlans int
 }
 
 // GC deletes the files under indexes/ and metadata/ that no live metadata
@@ -67,6 +70,9 @@ type GCReport struct {
 // period are never deleted, which protects builds that have written files
 // but not committed yet. Indexes no longer in the catalog have no live
 // metadata: their files go once they are older than the grace period.
+// A sharded build in progress (a plan with an object written within the
+// grace period) keeps its plan, shard files and centroid artifact whatever
+// their age; an abandoned one goes (markActivePlans).
 func GC(ctx context.Context, env Env, o GCOptions) (*GCReport, error) {
 	if !o.GraceSet && o.Grace == 0 {
 		o.Grace = DefaultGrace
@@ -90,7 +96,11 @@ func GC(ctx context.Context, env Env, o GCOptions) (*GCReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &GCReport{Live: len(live)}
+	plans, err := markActivePlans(ctx, env.Warehouse, all, cutoff, live)
+	if err != nil {
+		return nil, err
+	}
+	rep := &GCReport{Live: len(live), ActivePlans: plans}
 	lister, hasLeftovers := leftovers(env.Warehouse)
 	if hasLeftovers {
 		los, err := lister.ListLeftovers(ctx, "")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parqdb/parqdb/buildplan"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/metadata"
@@ -38,6 +39,7 @@ var indexSubcommands []func(*globals) *cobra.Command
 func newIndexCreateCmd(g *globals) *cobra.Command {
 	var o indexer.Options
 	var quiet bool
+	var shards int
 	cmd := &cobra.Command{
 		Use:   "create NAME --source LOCATION --vector-field F --key-fields K1[,K2…]",
 		Short: "Build an IVF index over a Parquet source and commit it to the catalog",
@@ -66,6 +68,15 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 			return runLongNewEnv(cmd, g, quiet, func(ctx context.Context, e *env, p progressReporter) error {
 				limitBuildMemory()
 				o.Progress = p
+				if shards > 0 {
+					pr, err := indexer.Plan(ctx, indexer.Env{Warehouse: e.wh, Catalog: e.cat}, o, shards)
+					if err != nil {
+						return err
+					}
+					p.Close()
+					printPlanSummary(cmd.OutOrStdout(), pr)
+					return nil
+				}
 				res, err := indexer.Create(ctx, indexer.Env{Warehouse: e.wh, Catalog: e.cat}, o)
 				if err != nil {
 					return err
@@ -88,7 +99,9 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 	f.IntVar(&o.Roots, "roots", 0, "number of root centroids (default round(√nlist))")
 	f.StringVar(&o.ReuseCentroids, "reuse-centroids", indexer.ReuseAuto, "auto: reuse the centroids of an index over the same exact source state; never: always train")
 	f.IntVar(&o.Workers, "workers", 0, "goroutines to use (default all cores); never changes the result")
+	f.IntVar(&shards, "shards", 0, shardsFlagUsage)
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
+	intRange(f, "shards", 1, buildplan.MaxShards, "a build in this process")
 	intRange(f, "nlist", 1, math.MaxInt32, "the default")
 	uintRange(f, "seed", 0, math.MaxUint64, "")
 	intRange(f, "sample-rows", 1, math.MaxInt32, "the default")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parqdb/parqdb/buildplan"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/lifecycle"
@@ -69,6 +70,9 @@ that committed first makes this one fail with a clear error (run it again).`,
 				if res.Build != nil {
 					printBuildSummary(out, res.Build)
 				}
+				if res.Plan != nil {
+					printPlanSummary(out, res.Plan)
+				}
 				return nil
 			})
 		},
@@ -78,7 +82,9 @@ that committed first makes this one fail with a clear error (run it again).`,
 	f.BoolVar(&ro.DryRun, "dry-run", false, "say what refresh would do and commit nothing")
 	f.Float64Var(&ro.MaxGrowth, "max-growth", indexer.DefaultMaxGrowth, "drift threshold: retrain when appended rows exceed this fraction of the indexed rows")
 	f.IntVar(&ro.Workers, "workers", 0, "goroutines to use (default all cores)")
+	f.IntVar(&ro.Shards, "shards", 0, shardsFlagUsage)
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
+	intRange(f, "shards", 1, buildplan.MaxShards, "a build in this process")
 	floatRange(f, "max-growth", 0, maxGrowth, "")
 	intRange(f, "workers", 1, maxWorkers, "all cores")
 	return cmd
@@ -309,6 +315,9 @@ the grace period; --dry-run lists them.`,
 				}
 				fmt.Fprintf(out, "%s %d orphan file(s), %s, and %d unfinished write(s) of killed writers; %d live; kept within the grace period: %d unreferenced file(s), %d unfinished write(s)\n",
 					verb, len(rep.Orphans), formatBytes(rep.Bytes), len(rep.Leftovers), rep.Live, len(rep.Young), rep.YoungLeftovers)
+				if rep.ActivePlans > 0 {
+					fmt.Fprintf(out, "kept %d sharded build(s) in progress: plan, shard files and centroids (docs/build.md, \"Sharded builds\")\n", rep.ActivePlans)
+				}
 				return nil
 			})
 		},
