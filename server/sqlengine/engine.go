@@ -21,10 +21,19 @@ import (
 // Available reports whether this binary was built with DuckDB.
 const Available = true
 
-// dsn configures every connection: no access to files or the network
-// from SQL (the server reads only the warehouse and the bound sources,
-// through ivf_search), no extension loading.
-const dsn = "?enable_external_access=false&autoinstall_known_extensions=false&autoload_known_extensions=false&allow_community_extensions=false"
+// dsn configures the database: without external access, no access to
+// files or the network from SQL but the allowed paths (the server reads
+// the warehouse and the bound sources through ivf_search and the source
+// views), no extension loading; with it, DuckDB's defaults for a local
+// user (known extensions such as httpfs load on first use).
+func dsn(external bool) string {
+	if external {
+		return "?allow_community_extensions=false"
+	}
+	// enable_external_access is turned off in createViews, after the
+	// allowed paths are set: DuckDB refuses to change them afterwards.
+	return "?autoinstall_known_extensions=false&autoload_known_extensions=false&allow_community_extensions=false"
+}
 
 // Engine is an embedded DuckDB database with ParqDB's table functions. It
 // is safe for concurrent use: each statement runs on its own connection.
@@ -45,10 +54,14 @@ func New(pool *server.Pool, opts Options) (*Engine, error) {
 	if err := opts.Limits.Validate(); err != nil {
 		return nil, err
 	}
+	dirs, err := checkDirs(opts.AllowedDirs)
+	if err != nil {
+		return nil, err
+	}
 	e := &Engine{pool: pool, opts: opts}
 	// The macros name the Go functions, so they can be created only on
 	// connections opened after the registration.
-	c, err := duckdb.NewConnector(dsn, func(ex driver.ExecerContext) error {
+	c, err := duckdb.NewConnector(dsn(opts.ExternalAccess), func(ex driver.ExecerContext) error {
 		if !e.registered.Load() {
 			return nil
 		}
@@ -73,6 +86,10 @@ func New(pool *server.Pool, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("duckdb: register table functions: %w", err)
 	}
 	e.registered.Store(true)
+	if err := e.createViews(ctx, dirs); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
 	// Nothing a statement runs may change the settings above.
 	if _, err := e.reg.ExecContext(ctx, "SET lock_configuration = true"); err != nil {
 		e.Close()
@@ -134,7 +151,7 @@ func classify(ctx context.Context, h *errHolder, err error) error {
 func (e *Engine) Query(ctx context.Context, statement string) (array.RecordReader, error) {
 	if l := strings.ToLower(statement); strings.Contains(l, internalPrefix) || strings.Contains(l, "u&") {
 		return nil, &server.Error{Status: 400, Code: server.CodeSQLError,
-			Message: "statements may not name ParqDB's internal functions or use U& escapes; call ivf_search or ivf_search_key",
+			Message: "statements may not name ParqDB's internal functions or use U& escapes; call ivf_search, ivf_search_key or ivf_nearest",
 			Err:     ErrSQL}
 	}
 	ctx, h := withHolder(ctx)

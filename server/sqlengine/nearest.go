@@ -1,0 +1,117 @@
+//go:build duckdb
+
+package sqlengine
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/parqdb/parqdb/query"
+)
+
+// nearestFunc is the scalar function behind the ivf_nearest macro: one search
+// per row, its hits as a list of (_distance, _row) structs, _row being the
+// hit's source columns as the JSON object the HTTP API returns. A scalar
+// function has one result type whatever the index, hence JSON rows; the
+// macro casts _row to DuckDB's JSON type, so _row->>'word' reads a column.
+func (e *Engine) registerNearest(conn *sql.Conn) error {
+	varchar, _ := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+	bigint, _ := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
+	float, _ := duckdb.NewTypeInfo(duckdb.TYPE_FLOAT)
+	floats, err := duckdb.NewListInfo(float)
+	if err != nil {
+		return err
+	}
+	dist, err := duckdb.NewStructEntry(float, "_distance")
+	if err != nil {
+		return err
+	}
+	row, err := duckdb.NewStructEntry(varchar, "_row")
+	if err != nil {
+		return err
+	}
+	hit, err := duckdb.NewStructInfo(dist, row)
+	if err != nil {
+		return err
+	}
+	hits, err := duckdb.NewListInfo(hit)
+	if err != nil {
+		return err
+	}
+	cfg := duckdb.ScalarFuncConfig{
+		InputTypeInfos: []duckdb.TypeInfo{varchar, floats, bigint, bigint, bigint, bigint, varchar, varchar},
+		ResultTypeInfo: hits,
+		// NULL options mean defaults; a NULL vector gives NULL.
+		SpecialNullHandling: true,
+		// Each row is a search with its own admission and time limit.
+		Volatile: true,
+	}
+	if err := duckdb.RegisterScalarUDF(conn, fnNearest, nearestFunc{cfg: cfg, e: e}); err != nil {
+		return fmt.Errorf("%s: %w", fnNearest, err)
+	}
+	return nil
+}
+
+// nearestFunc: see registerNearest's doc above.
+type nearestFunc struct {
+	cfg duckdb.ScalarFuncConfig
+	e   *Engine
+}
+
+func (f nearestFunc) Config() duckdb.ScalarFuncConfig { return f.cfg }
+
+func (f nearestFunc) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowContextExecutor: f.e.nearestRow}
+}
+
+// nearestRow searches for one row.
+func (e *Engine) nearestRow(ctx context.Context, values []driver.Value) (any, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	args := make([]any, len(values))
+	for i, v := range values {
+		args[i] = v
+	}
+	r, err := e.parseArgs("ivf_nearest", args)
+	if err != nil {
+		return nil, record(ctx, err)
+	}
+	if args[1] == nil {
+		return nil, nil
+	}
+	list, ok := args[1].([]any)
+	if !ok {
+		return nil, record(ctx, badArg("ivf_nearest: query_vector must be a list of numbers, not %T", args[1]))
+	}
+	r.vec = make([]float32, len(list))
+	for i, x := range list {
+		f, ok := x.(float32)
+		if !ok {
+			return nil, record(ctx, badArg("ivf_nearest: query_vector[%d] is NULL", i))
+		}
+		r.vec[i] = f
+	}
+	res, err := e.search(ctx, r)
+	if err != nil {
+		return nil, record(ctx, err)
+	}
+	return hitList(res)
+}
+
+// hitList is res as ivf_nearest's list of structs.
+func hitList(res *query.Result) (any, error) {
+	out := make([]any, len(res.Hits))
+	for i, jr := range res.JSONRows() {
+		b, err := jr.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = map[string]any{"_distance": jr.Hit.Distance, "_row": string(b)}
+	}
+	return out, nil
+}
