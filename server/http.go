@@ -46,6 +46,10 @@ type Config struct {
 	// Preload opens every index of the catalog when Serve starts; /readyz
 	// answers 503 until that is done.
 	Preload bool
+	// SQLAllowDirs are directories whose files SQL statements (Flight
+	// SQL) may read besides the indexes' sources; nothing else is
+	// reachable from SQL.
+	SQLAllowDirs []string
 }
 
 // Server serves the HTTP JSON API. It is safe for concurrent use; one
@@ -104,6 +108,9 @@ func (s *Server) Limits() Limits { return s.cfg.Limits }
 // Admitter returns the server's admission control, shared with the
 // Flight SQL front end.
 func (s *Server) Admitter() *Admitter { return s.admit }
+
+// SQLAllowDirs returns Config.SQLAllowDirs, for the SQL front end.
+func (s *Server) SQLAllowDirs() []string { return s.cfg.SQLAllowDirs }
 
 // Token returns the server's token.
 func (s *Server) Token() Token { return s.cfg.Token }

@@ -49,7 +49,7 @@ type pending struct {
 // Serve serves Flight SQL on ln over srv's pool, token and limits until
 // ctx ends, then stops gracefully.
 func Serve(ctx context.Context, ln net.Listener, srv *server.Server) error {
-	eng, err := sqlengine.New(srv.Pool(), sqlengine.Options{Limits: srv.Limits(), Admitter: srv.Admitter()})
+	eng, err := sqlengine.New(srv.Pool(), sqlengine.Options{Limits: srv.Limits(), Admitter: srv.Admitter(), AllowedDirs: srv.SQLAllowDirs()})
 	if err != nil {
 		return err
 	}
