@@ -479,13 +479,20 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 		}
 		return err
 	}
-	body, err := encodeResponse(ctx, resp)
+	// Accept: application/vnd.apache.arrow.stream asks for Arrow IPC;
+	// JSON is the default (and the form of every error).
+	w.Header().Set("Vary", "Accept")
+	encode, ctype := encodeResponse, "application/json"
+	if wantsArrow(r) {
+		encode, ctype = encodeArrow, ArrowStreamType
+	}
+	body, err := encode(ctx, resp)
 	if err != nil {
 		return err
 	}
 	// The slot is held while writing too: the encoded answer is part of
 	// the memory that MaxConcurrent bounds.
-	return writeBody(ctx, w, rc, body)
+	return writeBody(ctx, w, rc, body, ctype)
 }
 
 func (s *Server) runSearch(ctx context.Context, name string, plan *searchPlan) (*SearchResponse, error) {
