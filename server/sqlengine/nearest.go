@@ -7,8 +7,10 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"runtime"
 
 	"github.com/duckdb/duckdb-go/v2"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/parqdb/parqdb/query"
 )
@@ -65,7 +67,52 @@ type nearestFunc struct {
 func (f nearestFunc) Config() duckdb.ScalarFuncConfig { return f.cfg }
 
 func (f nearestFunc) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{RowContextExecutor: f.e.nearestRow}
+	return duckdb.ScalarFuncExecutor{ChunkContextExecutor: f.e.nearestChunk}
+}
+
+// nearestChunk searches for the rows of one chunk (up to 2,048) at once,
+// GOMAXPROCS at a time (each search still takes its own admission slot):
+// DuckDB often calls a scalar function from one thread, as when a query
+// reads one Parquet row group.
+func (e *Engine) nearestChunk(ctx context.Context, chunk *duckdb.ChunkIteratorState) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var rows [][]driver.Value
+	for st, err := range chunk.Rows() {
+		if err != nil {
+			return err
+		}
+		vals := make([]driver.Value, st.ColumnCount())
+		for i := range vals {
+			vals[i] = *st.GetValuePtr(i)
+		}
+		rows = append(rows, vals)
+	}
+	out := make([]any, len(rows))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, vals := range rows {
+		g.Go(func() error {
+			var err error
+			out[i], err = e.nearestRow(gctx, vals)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	i := 0
+	for st, err := range chunk.Rows() {
+		if err != nil {
+			return err
+		}
+		if err := st.SetResult(out[i]); err != nil {
+			return err
+		}
+		i++
+	}
+	return nil
 }
 
 // nearestRow searches for one row.

@@ -85,6 +85,7 @@ func TestSourceViewsAndAllowList(t *testing.T) {
 		"COPY (SELECT 1) TO " + sqlString(filepath.Join(root, "x.csv")),
 		"SET allowed_directories = ['/']",
 		"SET enable_external_access = true",
+		"ATTACH " + sqlString(filepath.Join(root, "x.db")),
 	} {
 		err := queryErr(e, stmt)
 		var ae *server.Error
