@@ -83,6 +83,6 @@ Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json (one object per row) or csv")
-	cmd.Flags().BoolVar(&noExternal, "no-external-access", false, "read no files or URLs but the indexes' sources (as parqdb serve does)")
+	cmd.Flags().BoolVar(&noExternal, "no-external-access", false, "read no files or URLs but the indexes' sources, and run only queries (as parqdb serve does)")
 	return cmd
 }

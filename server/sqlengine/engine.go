@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -169,6 +170,12 @@ func (e *Engine) Query(ctx context.Context, statement string) (array.RecordReade
 		conn.Close()
 		return nil, server.AsError(err)
 	}
+	if !e.opts.ExternalAccess {
+		if err := onlyQueries(ctx, conn, statement); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		conn.Close()
 		return nil, server.AsError(err)
@@ -180,6 +187,32 @@ func (e *Engine) Query(ctx context.Context, statement string) (array.RecordReade
 	}
 	e.open.Add(1)
 	return &reader{RecordReader: rr, conn: conn, e: e, ctx: ctx, h: h}, nil
+}
+
+// onlyQueries refuses a statement that is not a query (all of them, if
+// several): without external access the engine reads its allowed paths
+// but must not write them, and DuckDB's allowed_directories allow COPY …
+// TO as well as reading. DuckDB's parser says (json_serialize_sql
+// serializes SELECT statements only, SHOW, DESCRIBE and SUMMARIZE
+// included); a statement that does not parse goes on, for DuckDB's own
+// error.
+func onlyQueries(ctx context.Context, conn *sql.Conn, statement string) error {
+	var text string
+	if err := conn.QueryRowContext(ctx, "SELECT CAST(json_serialize_sql(CAST(? AS VARCHAR)) AS VARCHAR)", statement).Scan(&text); err != nil {
+		return server.AsError(err)
+	}
+	var res struct {
+		Error     bool   `json:"error"`
+		ErrorType string `json:"error_type"`
+	}
+	if err := json.Unmarshal([]byte(text), &res); err != nil {
+		return server.AsError(fmt.Errorf("check statement: %w", err))
+	}
+	if res.Error && res.ErrorType != "parser" {
+		return &server.Error{Status: 400, Code: server.CodeSQLError, Err: ErrSQL,
+			Message: "this SQL is read-only: only queries run (SELECT, FROM …, WITH …, SHOW, DESCRIBE, SUMMARIZE); COPY, EXPORT, ATTACH, SET, PRAGMA, EXPLAIN and the like are refused"}
+	}
+	return nil
 }
 
 // reader keeps the statement's connection until the last Release.

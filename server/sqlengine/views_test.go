@@ -35,7 +35,8 @@ func copyGlove(t *testing.T, dir, name string) string {
 // and information_schema, readable as words or source('words') and
 // joinable with ivf_search; files in an allowed directory read, and
 // every other file, including one in a sibling directory whose name the
-// allowed one prefixes, is refused.
+// allowed one prefixes, is refused; nothing writes, not even into an
+// allowed directory (DuckDB's allowed_directories let COPY … TO through).
 func TestSourceViewsAndAllowList(t *testing.T) {
 	root := t.TempDir()
 	allowed := filepath.Join(root, "data")
@@ -86,11 +87,28 @@ func TestSourceViewsAndAllowList(t *testing.T) {
 		"SET allowed_directories = ['/']",
 		"SET enable_external_access = true",
 		"ATTACH " + sqlString(filepath.Join(root, "x.db")),
+		// Writing is refused even where reading is allowed.
+		"COPY (SELECT 1 AS x) TO " + sqlString(filepath.Join(allowed, "x.csv")),
+		"COPY (SELECT 1 AS x) TO " + sqlString(inside),
+		"SELECT 1; COPY (SELECT 1 AS x) TO " + sqlString(filepath.Join(allowed, "y.csv")),
+		"SELECT * FROM query('COPY (SELECT 1 AS x) TO ''" + filepath.Join(allowed, "z.csv") + "''')",
+		"EXPORT DATABASE " + sqlString(filepath.Join(allowed, "db")),
 	} {
 		err := queryErr(e, stmt)
 		var ae *server.Error
 		if !errors.As(err, &ae) || ae.Code != server.CodeSQLError {
 			t.Errorf("%s: %v, want a sql_error", stmt, err)
+		}
+	}
+	if ents, err := os.ReadDir(allowed); err != nil || len(ents) != 1 {
+		t.Errorf("the allowed directory holds %v (%v), want only g.parquet", ents, err)
+	}
+	if _, got := rows(t, e, "SELECT count(*) AS n FROM read_parquet("+sqlString(inside)+")"); got[0]["n"] != "10000" {
+		t.Errorf("g.parquet after the refused writes: %v", got)
+	}
+	for _, stmt := range []string{"SUMMARIZE words", "FROM words LIMIT 1", "WITH a AS (SELECT 1 AS x) SELECT * FROM a"} {
+		if err := queryErr(e, stmt); err != nil {
+			t.Errorf("%s: %v", stmt, err)
 		}
 	}
 	if err := queryErr(e, "SELECT * FROM source('nope')"); err == nil || !strings.Contains(err.Error(), "nope") {
