@@ -198,6 +198,11 @@ func TestSQLErrors(t *testing.T) {
 		{"where column", "SELECT * FROM ivf_search_key_where('words', 'king', 5, 'rnk < 5')", server.CodeFilterColumn},
 		{"where type", "SELECT * FROM ivf_search_key_where('words', 'king', 5, 'rank = ''x''')", server.CodeFilterType},
 		{"NULL where", "SELECT * FROM ivf_search_key_where('words', 'king', 5, NULL)", ""},
+		{"NULL column name", "SELECT * FROM ivf_search_key('words', 'king', 5, columns := ['word', NULL])", server.CodeInvalidArgument},
+		{"empty columns", "SELECT * FROM ivf_search_key('words', 'king', 5, columns := [])", server.CodeInvalidArgument},
+		{"unknown named argument", "SELECT * FROM ivf_search_key('words', 'king', 5, nope := 1)", server.CodeSQLError},
+		{"unknown name in columns", "SELECT * FROM ivf_search_key('words', 'king', 5, columns := ['nope'])", server.CodeUnknownColumn},
+		{"k not a number", "SELECT * FROM ivf_search_key('words', 'king', 'x')", server.CodeSQLError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rr, err := e.Query(context.Background(), tc.sql)

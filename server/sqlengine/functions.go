@@ -215,6 +215,11 @@ func parseColumns(text string) ([]string, error) {
 		if len(list) == 0 {
 			return nil, fmt.Errorf("the list is empty; omit columns for every column")
 		}
+		for i, c := range list {
+			if c == "" {
+				return nil, fmt.Errorf("columns[%d] is NULL or empty; give column names", i+1)
+			}
+		}
 		return list, nil
 	}
 	var one string
