@@ -31,6 +31,7 @@ func newSQLCmd(g *globals) *cobra.Command {
   ivf_nearest(index_name, vector_expr, k)       scalar: a LIST of STRUCT(_distance,
                                                 _row JSON), one search per row of
                                                 another table; UNNEST it
+  ivf_nearest_key(index_name, key_expr, k)      the same, near each row's key
   <index> (a view), source('<index>')           the index's source table
 
 Optional named arguments, for all three search functions: nprobe := 16,

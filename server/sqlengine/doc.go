@@ -6,6 +6,7 @@
 //	ivf_search_where(index_name, query_vector, k, where_predicate, …)
 //	ivf_search_key_where(index_name, key, k, where_predicate, …)
 //	ivf_nearest(index_name, vector_expr, k, …)   -- scalar: LIST<STRUCT(_distance FLOAT, _row JSON)>
+//	ivf_nearest_key(index_name, key_expr, k, …)  -- the same near each row's key
 //	source(index_name)                           -- the index's source view
 //
 // The table functions return the index's source columns followed by

@@ -35,10 +35,11 @@ import (
 // argument as nil (older versions aborted the process on a typed NULL).
 // The random suffix only keeps the names out of the way of user macros.
 var (
-	suffix    = randomHex()
-	fnVector  = internalPrefix + "search_" + suffix
-	fnKey     = internalPrefix + "search_key_" + suffix
-	fnNearest = internalPrefix + "nearest_" + suffix
+	suffix       = randomHex()
+	fnVector     = internalPrefix + "search_" + suffix
+	fnKey        = internalPrefix + "search_key_" + suffix
+	fnNearest    = internalPrefix + "nearest_" + suffix
+	fnNearestKey = internalPrefix + "nearest_key_" + suffix
 )
 
 const internalPrefix = "parqdb_internal_ivf_"
@@ -77,6 +78,7 @@ func macroArgs(query, queryType string, filterExpr string) string {
 //	ivf_search_where(index_name, query_vector, k, where_predicate, name := value …)
 //	ivf_search_key_where(index_name, key, k, where_predicate, name := value …)
 //	ivf_nearest(index_name, query_vector, k, name := value …)   (scalar)
+//	ivf_nearest_key(index_name, key, k, name := value …)        (scalar)
 //
 // with the named arguments namedArgs (the _where forms take no filter).
 // DuckDB refuses overloads that differ only in defaults, so the options
@@ -115,6 +117,9 @@ var macros = func() string {
 	}
 	fmt.Fprintf(&b, "CREATE OR REPLACE TEMP MACRO ivf_nearest(%s) AS CAST(%s(%s) AS STRUCT(_distance FLOAT, _row JSON)[]);\n",
 		strings.Join(params, ", "), fnNearest, macroArgs("query_vector", "FLOAT[]", `coalesce("filter", "where")`))
+	params[1] = "key"
+	fmt.Fprintf(&b, "CREATE OR REPLACE TEMP MACRO ivf_nearest_key(%s) AS CAST(%s(%s) AS STRUCT(_distance FLOAT, _row JSON)[]);\n",
+		strings.Join(params, ", "), fnNearestKey, macroArgs("key", "VARCHAR", `coalesce("filter", "where")`))
 	// source('words') is the source view of index words.
 	b.WriteString("CREATE OR REPLACE TEMP MACRO source(index_name) AS TABLE (SELECT * FROM query_table(index_name));\n")
 	return b.String()
@@ -306,7 +311,13 @@ func (e *Engine) search(ctx context.Context, r request) (*query.Result, error) {
 	q := r.vec
 	switch {
 	case r.byKey:
-		vals, err := ix.ParseKey(strings.Split(r.text, ","))
+		// A one-field key is the whole text (a key may hold commas);
+		// composite keys are comma-separated.
+		parts := []string{r.text}
+		if len(ix.Snapshot().SourceKeyFields) > 1 {
+			parts = strings.Split(r.text, ",")
+		}
+		vals, err := ix.ParseKey(parts)
 		if err != nil {
 			return nil, err
 		}

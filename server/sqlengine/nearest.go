@@ -15,11 +15,12 @@ import (
 	"github.com/parqdb/parqdb/query"
 )
 
-// nearestFunc is the scalar function behind the ivf_nearest macro: one search
-// per row, its hits as a list of (_distance, _row) structs, _row being the
-// hit's source columns as the JSON object the HTTP API returns. A scalar
+// registerNearest registers the scalar functions behind the ivf_nearest
+// and ivf_nearest_key macros: one search per row (by vector or by key),
+// its hits as a list of (_distance, _row) structs, _row being the hit's
+// source columns as the JSON object the HTTP API returns. A scalar
 // function has one result type whatever the index, hence JSON rows; the
-// macro casts _row to DuckDB's JSON type, so _row->>'word' reads a column.
+// macros cast _row to DuckDB's JSON type, so _row->>'word' reads a column.
 func (e *Engine) registerNearest(conn *sql.Conn) error {
 	varchar, _ := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
 	bigint, _ := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
@@ -44,37 +45,46 @@ func (e *Engine) registerNearest(conn *sql.Conn) error {
 	if err != nil {
 		return err
 	}
-	cfg := duckdb.ScalarFuncConfig{
-		InputTypeInfos: []duckdb.TypeInfo{varchar, floats, bigint, bigint, bigint, bigint, varchar, varchar},
-		ResultTypeInfo: hits,
-		// NULL options mean defaults; a NULL vector gives NULL.
-		SpecialNullHandling: true,
-		// Each row is a search with its own admission and time limit.
-		Volatile: true,
-	}
-	if err := duckdb.RegisterScalarUDF(conn, fnNearest, nearestFunc{cfg: cfg, e: e}); err != nil {
-		return fmt.Errorf("%s: %w", fnNearest, err)
+	for _, byKey := range []bool{false, true} {
+		name, query := fnNearest, floats
+		if byKey {
+			name, query = fnNearestKey, varchar
+		}
+		cfg := duckdb.ScalarFuncConfig{
+			InputTypeInfos: []duckdb.TypeInfo{varchar, query, bigint, bigint, bigint, bigint, varchar, varchar},
+			ResultTypeInfo: hits,
+			// NULL options mean defaults; a NULL vector or key gives NULL.
+			SpecialNullHandling: true,
+			// Each row is a search with its own admission and time limit.
+			Volatile: true,
+		}
+		if err := duckdb.RegisterScalarUDF(conn, name, nearestFunc{cfg: cfg, e: e, byKey: byKey}); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	return nil
 }
 
 // nearestFunc: see registerNearest's doc above.
 type nearestFunc struct {
-	cfg duckdb.ScalarFuncConfig
-	e   *Engine
+	cfg   duckdb.ScalarFuncConfig
+	e     *Engine
+	byKey bool
 }
 
 func (f nearestFunc) Config() duckdb.ScalarFuncConfig { return f.cfg }
 
 func (f nearestFunc) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{ChunkContextExecutor: f.e.nearestChunk}
+	return duckdb.ScalarFuncExecutor{ChunkContextExecutor: func(ctx context.Context, chunk *duckdb.ChunkIteratorState) error {
+		return f.e.nearestChunk(ctx, chunk, f.byKey)
+	}}
 }
 
 // nearestChunk searches for the rows of one chunk (up to 2,048) at once,
 // GOMAXPROCS at a time (each search still takes its own admission slot):
 // DuckDB often calls a scalar function from one thread, as when a query
 // reads one Parquet row group.
-func (e *Engine) nearestChunk(ctx context.Context, chunk *duckdb.ChunkIteratorState) error {
+func (e *Engine) nearestChunk(ctx context.Context, chunk *duckdb.ChunkIteratorState, byKey bool) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -95,7 +105,7 @@ func (e *Engine) nearestChunk(ctx context.Context, chunk *duckdb.ChunkIteratorSt
 	for i, vals := range rows {
 		g.Go(func() error {
 			var err error
-			out[i], err = e.nearestRow(gctx, vals)
+			out[i], err = e.nearestRow(gctx, vals, byKey)
 			return err
 		})
 	}
@@ -116,32 +126,38 @@ func (e *Engine) nearestChunk(ctx context.Context, chunk *duckdb.ChunkIteratorSt
 }
 
 // nearestRow searches for one row.
-func (e *Engine) nearestRow(ctx context.Context, values []driver.Value) (any, error) {
+func (e *Engine) nearestRow(ctx context.Context, values []driver.Value, byKey bool) (any, error) {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	fn := "ivf_nearest"
+	if byKey {
+		fn = "ivf_nearest_key"
 	}
 	args := make([]any, len(values))
 	for i, v := range values {
 		args[i] = v
 	}
-	r, err := e.parseArgs("ivf_nearest", args)
+	r, err := e.parseArgs(fn, args)
 	if err != nil {
 		return nil, record(ctx, err)
 	}
-	if args[1] == nil {
+	switch q := args[1].(type) {
+	case nil:
 		return nil, nil
-	}
-	list, ok := args[1].([]any)
-	if !ok {
-		return nil, record(ctx, badArg("ivf_nearest: query_vector must be a list of numbers, not %T", args[1]))
-	}
-	r.vec = make([]float32, len(list))
-	for i, x := range list {
-		f, ok := x.(float32)
-		if !ok {
-			return nil, record(ctx, badArg("ivf_nearest: query_vector[%d] is NULL", i))
+	case string:
+		r.byKey, r.text = true, q
+	case []any:
+		r.vec = make([]float32, len(q))
+		for i, x := range q {
+			f, ok := x.(float32)
+			if !ok {
+				return nil, record(ctx, badArg("%s: query_vector[%d] is NULL", fn, i))
+			}
+			r.vec[i] = f
 		}
-		r.vec[i] = f
+	default:
+		return nil, record(ctx, badArg("%s: want a list of numbers or a key, not %T", fn, q))
 	}
 	res, err := e.search(ctx, r)
 	if err != nil {

@@ -100,3 +100,51 @@ func TestNearestArguments(t *testing.T) {
 func containsFold(s, sub string) bool {
 	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
 }
+
+// TestNearestKeyPerRow: ivf_nearest_key searches near each row's key, as
+// ivf_search_key does for one key.
+func TestNearestKeyPerRow(t *testing.T) {
+	e, _ := newEngine(t)
+	_, got := rows(t, e, `SELECT q.word, to_json(ivf_nearest_key('words', q.word, 4, nprobe := 16)) AS nn
+		FROM (SELECT word FROM words ORDER BY rank LIMIT 200) q`)
+	if len(got) != 200 {
+		t.Fatalf("%d rows, want 200", len(got))
+	}
+	for _, r := range got {
+		var word, nnText string
+		if err := json.Unmarshal([]byte(r["word"].(string)), &word); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(r["nn"].(string)), &nnText); err != nil {
+			nnText = r["nn"].(string)
+		}
+		var nn []struct {
+			Distance float32        `json:"_distance"`
+			Row      map[string]any `json:"_row"`
+		}
+		if err := json.Unmarshal([]byte(nnText), &nn); err != nil {
+			t.Fatalf("%s: %v: %s", word, err, nnText)
+		}
+		_, want := rows(t, e, "SELECT word, _distance FROM ivf_search_key('words', "+sqlString(word)+", 4, nprobe := 16)")
+		if len(nn) != len(want) {
+			t.Fatalf("%s: %d hits, want %d", word, len(nn), len(want))
+		}
+		for i, w := range want {
+			wd, _ := json.Marshal(nn[i].Distance)
+			ww, _ := json.Marshal(nn[i].Row["word"])
+			if string(ww) != w["word"] || string(wd) != w["_distance"] {
+				t.Fatalf("%s hit %d: %v %v, want %v", word, i, nn[i].Row["word"], nn[i].Distance, w)
+			}
+		}
+	}
+}
+
+// TestSearchKeyWithComma: a one-field key is the whole text, commas
+// included (the GloVe vocabulary has ","); only composite keys split.
+func TestSearchKeyWithComma(t *testing.T) {
+	e, _ := newEngine(t)
+	_, got := rows(t, e, "SELECT word FROM ivf_search_key('words', ',', 1)")
+	if len(got) != 1 || got[0]["word"] != `","` {
+		t.Fatalf("got %v, want the row of \",\"", got)
+	}
+}
