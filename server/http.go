@@ -46,6 +46,10 @@ type Config struct {
 	// Preload opens every index of the catalog when Serve starts; /readyz
 	// answers 503 until that is done.
 	Preload bool
+	// SQLAllowDirs are directories whose files SQL statements (Flight
+	// SQL) may read besides the indexes' sources; nothing else is
+	// reachable from SQL.
+	SQLAllowDirs []string
 }
 
 // Server serves the HTTP JSON API. It is safe for concurrent use; one
@@ -104,6 +108,9 @@ func (s *Server) Limits() Limits { return s.cfg.Limits }
 // Admitter returns the server's admission control, shared with the
 // Flight SQL front end.
 func (s *Server) Admitter() *Admitter { return s.admit }
+
+// SQLAllowDirs returns Config.SQLAllowDirs, for the SQL front end.
+func (s *Server) SQLAllowDirs() []string { return s.cfg.SQLAllowDirs }
 
 // Token returns the server's token.
 func (s *Server) Token() Token { return s.cfg.Token }
@@ -472,13 +479,20 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 		}
 		return err
 	}
-	body, err := encodeResponse(ctx, resp)
+	// Accept: application/vnd.apache.arrow.stream asks for Arrow IPC;
+	// JSON is the default (and the form of every error).
+	w.Header().Set("Vary", "Accept")
+	encode, ctype := encodeResponse, "application/json"
+	if wantsArrow(r) {
+		encode, ctype = encodeArrow, ArrowStreamType
+	}
+	body, err := encode(ctx, resp)
 	if err != nil {
 		return err
 	}
 	// The slot is held while writing too: the encoded answer is part of
 	// the memory that MaxConcurrent bounds.
-	return writeBody(ctx, w, rc, body)
+	return writeBody(ctx, w, rc, body, ctype)
 }
 
 func (s *Server) runSearch(ctx context.Context, name string, plan *searchPlan) (*SearchResponse, error) {

@@ -330,13 +330,13 @@ const (
 	writeRate      = 200 << 20 // bytes per second
 )
 
-// writeBody writes a 200 answer whose body is already encoded, within
+// writeBody writes a 200 answer whose body (of contentType) is already encoded, within
 // the request's deadline. When too little time remains to send the body
 // (writeTimeFloor + len(body) at writeRate) the answer is 504 timeout
 // instead. A client that reads too slowly has its connection closed at
 // the deadline: the answer is then cut short (the status line has gone
 // out; the client gets fewer bytes than Content-Length).
-func writeBody(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, body []byte) error {
+func writeBody(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, body []byte, contentType string) error {
 	if d, ok := ctx.Deadline(); ok {
 		need := writeTimeFloor + time.Duration(float64(len(body))/writeRate*float64(time.Second))
 		if err := ctx.Err(); err != nil || time.Until(d) < need {
@@ -344,7 +344,7 @@ func writeBody(ctx context.Context, w http.ResponseWriter, rc *http.ResponseCont
 		}
 		_ = rc.SetWriteDeadline(d)
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(body)

@@ -37,6 +37,7 @@ type serveFlags struct {
 	cacheBytes, vectorBytes   int64
 	logFormat, logLevel       string
 	noPreload                 bool
+	sqlAllowDirs              []string
 }
 
 // defaultFlightAddr is the Flight SQL address when the binary has it.
@@ -103,6 +104,7 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 	fl.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.BoolVar(&f.noPreload, "no-preload", false, "open indexes on first use instead of at start")
+	fl.StringArrayVar(&f.sqlAllowDirs, "sql-allow-dir", nil, "a directory whose files Flight SQL statements may read (read_parquet …) besides the indexes' sources; repeatable")
 	durationRange(fl, "refresh-interval", time.Millisecond, maxDuration, "")
 	durationRange(fl, "timeout", time.Millisecond, maxDuration, "")
 	durationRange(fl, "shutdown-timeout", 0, maxDuration, "")
@@ -177,6 +179,11 @@ func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) erro
 			return usageError{err}
 		}
 	}
+	for _, d := range f.sqlAllowDirs {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return usagef("--sql-allow-dir %s: not a directory", d)
+		}
+	}
 	load, err := f.loadLimits()
 	if err != nil {
 		return err
@@ -207,6 +214,7 @@ func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) erro
 		Pool: server.PoolOptions{RefreshInterval: f.refresh, CacheBytes: f.cacheBytes,
 			VectorCacheBytes: f.vectorBytes, Logger: log},
 		Logger: log, ShutdownTimeout: f.shutdown, Preload: !f.noPreload,
+		SQLAllowDirs: f.sqlAllowDirs,
 	})
 	if err != nil {
 		return usageError{err}

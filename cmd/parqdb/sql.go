@@ -14,24 +14,42 @@ import (
 func init() { subcommands = append(subcommands, newSQLCmd) }
 
 func newSQLCmd(g *globals) *cobra.Command {
-	var format string
+	var (
+		format     string
+		noExternal bool
+	)
 	cmd := &cobra.Command{
 		Use:   `sql "SELECT … FROM ivf_search('index', '[vector]', k) …"`,
-		Short: "Run SQL with the ivf_search table function in an embedded DuckDB",
-		Long: `sql runs one SQL statement in an embedded DuckDB where ivf_search(index,
-query_vector, k [, nprobe [, refine]]) returns the k nearest source rows with
-their source columns and _distance, exactly as search does; join and filter
-them with SQL. The query vector is a JSON array in a string. The optional
-arguments are positional: ivf_search('words', '[…]', 10, 16, 4, 2) searches
-with nprobe 16 and refine 4 in snapshot 2 (NULL keeps a default); choose
-columns in the SELECT list. ivf_search_key(index, key, k [, nprobe [, refine
-[, snapshot]]]) searches near the row with that key. The same SQL runs over
-Arrow Flight SQL on parqdb serve --flight.
+		Short: "Run SQL with ParqDB's search functions in an embedded DuckDB",
+		Long: `sql runs one SQL statement in an embedded DuckDB where
+
+  ivf_search(index_name, query_vector, k)       the k nearest source rows, with
+                                                their source columns and _distance,
+                                                exactly as search returns them
+  ivf_search_key(index_name, key, k)            the k nearest rows to the row with
+                                                that key (comma-separated if composite)
+  ivf_nearest(index_name, vector_expr, k)       scalar: a LIST of STRUCT(_distance,
+                                                _row JSON), one search per row of
+                                                another table; UNNEST it
+  ivf_nearest_key(index_name, key_expr, k)      the same, near each row's key
+  <index> (a view), source('<index>')           the index's source table
+
+Optional named arguments, for all three search functions: nprobe := 16,
+refine := 4, snapshot := 2, columns := ['word', 'rank'] (or 'word,rank'),
+filter := 'rank < 100' (a search --where predicate; "where" := … also works).
+NULL keeps a default. The query vector is a JSON array in a string, or a
+list (FLOAT[], DOUBLE[]). Join and filter the results with SQL: the
+statement runs with your rights and reads files and URLs (read_parquet,
+read_csv, s3:// through DuckDB's httpfs) unless --no-external-access. The
+same SQL runs over Arrow Flight SQL on parqdb serve --flight, where only
+the indexes' sources and --sql-allow-dir directories can be read.
 
 Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 		Example: `  parqdb sql "SELECT word, _distance FROM ivf_search_key('words', 'king', 10) WHERE word <> 'king'"
-  parqdb sql "SELECT r.word, r._distance FROM ivf_search('words', '[0.1, …]', 10) r ORDER BY r._distance" --format csv
-  parqdb sql "SELECT word, rank, _distance FROM ivf_search_key('words', 'king', 5, 16, 4, 1)" --format json`,
+  parqdb sql "SELECT word, rank, _distance FROM ivf_search_key('words', 'king', 5, nprobe := 16, refine := 4, columns := ['word', 'rank'])" --format json
+  parqdb sql "SELECT r.word, s.rank FROM ivf_search_key('words', 'queen', 5) r JOIN words s USING (word)"
+  parqdb sql "SELECT q.word, n._row->>'word' AS neighbour, n._distance FROM (FROM words LIMIT 3) q, UNNEST(ivf_nearest('words', q.embedding, 2)) AS t(n)" --format csv
+  parqdb sql "SELECT word, _distance FROM ivf_search_key('words', 'king', 5, filter := 'rank < 1000')"`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch format {
@@ -50,7 +68,7 @@ Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 			defer e.Close()
 			pool := server.NewPool(query.Env{Warehouse: e.wh, Catalog: e.cat}, server.PoolOptions{RefreshInterval: -1})
 			defer pool.Close()
-			eng, err := sqlengine.New(pool, sqlengine.Options{})
+			eng, err := sqlengine.New(pool, sqlengine.Options{ExternalAccess: !noExternal})
 			if err != nil {
 				return err
 			}
@@ -66,5 +84,6 @@ Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json (one object per row) or csv")
+	cmd.Flags().BoolVar(&noExternal, "no-external-access", false, "read no files or URLs but the indexes' sources, and run only queries (as parqdb serve does)")
 	return cmd
 }

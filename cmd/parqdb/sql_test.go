@@ -4,6 +4,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -51,3 +53,34 @@ func TestSQLCreatesNoWarehouse(t *testing.T) {
 		t.Errorf("sql created files: %v", got)
 	}
 }
+
+// TestSQLJoinsFiles: the local sql reads files with the user's rights, so
+// ivf_search joins with read_parquet; --no-external-access refuses the
+// same file (the indexes' own sources stay readable as views).
+func TestSQLJoinsFiles(t *testing.T) {
+	wh := cliIndex(t)
+	b, err := os.ReadFile("../../examples/glove/glove-10k.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "ranks.parquet")
+	if err := os.WriteFile(other, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stmt := "SELECT r.word, p.rank FROM ivf_search_key('words', 'king', 3) r JOIN read_parquet('" + other + "') p USING (word) ORDER BY r._distance"
+	out, code := runCLI(t, wh, "sql", stmt, "--format", "csv")
+	if code != exitOK || !strings.HasPrefix(out, "word,rank\nking,692\n") || strings.Count(out, "\n") != 4 {
+		t.Fatalf("join with read_parquet: exit %d\n%s", code, out)
+	}
+	out, code = runCLI(t, wh, "sql", "--no-external-access", stmt)
+	if code != exitUsage || !strings.Contains(out, ranksDenied) {
+		t.Fatalf("--no-external-access: exit %d, want %d and %q:\n%s", code, exitUsage, ranksDenied, out)
+	}
+	out, code = runCLI(t, wh, "sql", "--no-external-access", "SELECT count(*) AS n FROM words", "--format", "csv")
+	if code != exitOK || out != "n\n10000\n" {
+		t.Fatalf("source view with --no-external-access: exit %d\n%s", code, out)
+	}
+}
+
+// ranksDenied is DuckDB's refusal of a file outside the allowed paths.
+const ranksDenied = "disabled by configuration"

@@ -1,24 +1,25 @@
 // Package sqlengine runs SQL statements in an embedded DuckDB in which
-// ParqDB registers the table function
+// ParqDB registers its search functions:
 //
-//	ivf_search(index VARCHAR, query_vector VARCHAR, k INTEGER [, nprobe INTEGER [, refine INTEGER]])
+//	ivf_search(index_name, query_vector, k, nprobe := …, refine := …, snapshot := …, columns := …, filter := …)
+//	ivf_search_key(index_name, key, k, …)
+//	ivf_search_where(index_name, query_vector, k, where_predicate, …)
+//	ivf_search_key_where(index_name, key, k, where_predicate, …)
+//	ivf_nearest(index_name, vector_expr, k, …)   -- scalar: LIST<STRUCT(_distance FLOAT, _row JSON)>
+//	ivf_nearest_key(index_name, key_expr, k, …)  -- the same near each row's key
+//	source(index_name)                           -- the index's source view
 //
-// returning the index's source columns followed by _distance, ordered by
-// _distance (ties by key), exactly the rows `parqdb search` prints. The
-// query vector is a JSON array in a string ('[0.1, 0.2, …]'): DuckDB table
-// functions registered from Go cannot take LIST arguments. Named
-// arguments columns := 'a,b' and snapshot := N select source columns and
-// a retained snapshot. ivf_search_key(index, key, k [, nprobe, refine])
-// searches near the source row with that key (comma-separated for
-// composite keys), like `parqdb search --near-key`.
+// The table functions return the index's source columns followed by
+// _distance, ordered by _distance (ties by key), exactly the rows
+// `parqdb search` prints; their arguments must be constants (DuckDB binds
+// table functions before reading any table). ivf_nearest runs one search
+// per row of another table. The options are DuckDB named arguments (NULL
+// or absent: the default); the query vector is a JSON array in a string
+// or a list. Each index with a local source has a view of that source
+// under its name (SHOW TABLES lists them).
 //
-// ivf_search_where(index, query_vector, k, where [, nprobe, refine,
-// snapshot]) and ivf_search_key_where(index, key, k, where [, …]) are
-// filtered searches (`parqdb search --where`): the k nearest rows among
-// those for which the predicate is true. A SQL WHERE on ivf_search filters
-// after the top-k instead: Go table functions get no filter push-down.
-//
-// DuckDB is linked with cgo, so the engine builds only with
+// Without Options.ExternalAccess (the server), statements read no files
+// but the indexes' sources and Options.AllowedDirs, and change no
+// settings. DuckDB is linked with cgo, so the engine builds only with
 // -tags duckdb,duckdb_arrow; without them New returns ErrUnavailable.
-// All arguments of the table functions must be constants.
 package sqlengine

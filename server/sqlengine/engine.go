@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,10 +22,19 @@ import (
 // Available reports whether this binary was built with DuckDB.
 const Available = true
 
-// dsn configures every connection: no access to files or the network
-// from SQL (the server reads only the warehouse and the bound sources,
-// through ivf_search), no extension loading.
-const dsn = "?enable_external_access=false&autoinstall_known_extensions=false&autoload_known_extensions=false&allow_community_extensions=false"
+// dsn configures the database: without external access, no access to
+// files or the network from SQL but the allowed paths (the server reads
+// the warehouse and the bound sources through ivf_search and the source
+// views), no extension loading; with it, DuckDB's defaults for a local
+// user (known extensions such as httpfs load on first use).
+func dsn(external bool) string {
+	if external {
+		return "?allow_community_extensions=false"
+	}
+	// enable_external_access is turned off in createViews, after the
+	// allowed paths are set: DuckDB refuses to change them afterwards.
+	return "?autoinstall_known_extensions=false&autoload_known_extensions=false&allow_community_extensions=false"
+}
 
 // Engine is an embedded DuckDB database with ParqDB's table functions. It
 // is safe for concurrent use: each statement runs on its own connection.
@@ -45,10 +55,14 @@ func New(pool *server.Pool, opts Options) (*Engine, error) {
 	if err := opts.Limits.Validate(); err != nil {
 		return nil, err
 	}
+	dirs, err := checkDirs(opts.AllowedDirs)
+	if err != nil {
+		return nil, err
+	}
 	e := &Engine{pool: pool, opts: opts}
 	// The macros name the Go functions, so they can be created only on
 	// connections opened after the registration.
-	c, err := duckdb.NewConnector(dsn, func(ex driver.ExecerContext) error {
+	c, err := duckdb.NewConnector(dsn(opts.ExternalAccess), func(ex driver.ExecerContext) error {
 		if !e.registered.Load() {
 			return nil
 		}
@@ -73,6 +87,10 @@ func New(pool *server.Pool, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("duckdb: register table functions: %w", err)
 	}
 	e.registered.Store(true)
+	if err := e.createViews(ctx, dirs); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
 	// Nothing a statement runs may change the settings above.
 	if _, err := e.reg.ExecContext(ctx, "SET lock_configuration = true"); err != nil {
 		e.Close()
@@ -134,7 +152,7 @@ func classify(ctx context.Context, h *errHolder, err error) error {
 func (e *Engine) Query(ctx context.Context, statement string) (array.RecordReader, error) {
 	if l := strings.ToLower(statement); strings.Contains(l, internalPrefix) || strings.Contains(l, "u&") {
 		return nil, &server.Error{Status: 400, Code: server.CodeSQLError,
-			Message: "statements may not name ParqDB's internal functions or use U& escapes; call ivf_search or ivf_search_key",
+			Message: "statements may not name ParqDB's internal functions or use U& escapes; call ivf_search, ivf_search_key or ivf_nearest",
 			Err:     ErrSQL}
 	}
 	ctx, h := withHolder(ctx)
@@ -152,6 +170,12 @@ func (e *Engine) Query(ctx context.Context, statement string) (array.RecordReade
 		conn.Close()
 		return nil, server.AsError(err)
 	}
+	if !e.opts.ExternalAccess {
+		if err := onlyQueries(ctx, conn, statement); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		conn.Close()
 		return nil, server.AsError(err)
@@ -163,6 +187,32 @@ func (e *Engine) Query(ctx context.Context, statement string) (array.RecordReade
 	}
 	e.open.Add(1)
 	return &reader{RecordReader: rr, conn: conn, e: e, ctx: ctx, h: h}, nil
+}
+
+// onlyQueries refuses a statement that is not a query (all of them, if
+// several): without external access the engine reads its allowed paths
+// but must not write them, and DuckDB's allowed_directories allow COPY …
+// TO as well as reading. DuckDB's parser says (json_serialize_sql
+// serializes SELECT statements only, SHOW, DESCRIBE and SUMMARIZE
+// included); a statement that does not parse goes on, for DuckDB's own
+// error.
+func onlyQueries(ctx context.Context, conn *sql.Conn, statement string) error {
+	var text string
+	if err := conn.QueryRowContext(ctx, "SELECT CAST(json_serialize_sql(CAST(? AS VARCHAR)) AS VARCHAR)", statement).Scan(&text); err != nil {
+		return server.AsError(err)
+	}
+	var res struct {
+		Error     bool   `json:"error"`
+		ErrorType string `json:"error_type"`
+	}
+	if err := json.Unmarshal([]byte(text), &res); err != nil {
+		return server.AsError(fmt.Errorf("check statement: %w", err))
+	}
+	if res.Error && res.ErrorType != "parser" {
+		return &server.Error{Status: 400, Code: server.CodeSQLError, Err: ErrSQL,
+			Message: "this SQL is read-only: only queries run (SELECT, FROM …, WITH …, SHOW, DESCRIBE, SUMMARIZE); COPY, EXPORT, ATTACH, SET, PRAGMA, EXPLAIN and the like are refused"}
+	}
+	return nil
 }
 
 // reader keeps the statement's connection until the last Release.

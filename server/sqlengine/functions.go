@@ -22,29 +22,27 @@ import (
 	"github.com/parqdb/parqdb/server"
 )
 
-// The table functions are Go functions with six arguments (index,
-// query_vector or key, k, nprobe, refine, snapshot); NULL selects the
-// default of the last three. Table macros, created on every connection,
-// give the public names their optional trailing arguments: duckdb-go
-// binds named arguments only when a query gives them, and keeps only the
-// first of several registrations of one name.
+// The table functions are Go functions with eight arguments (index,
+// query_vector or key, k, nprobe, refine, snapshot, filter, columns); NULL
+// selects the default of the last five. Table macros, created on every
+// connection, give the public names DuckDB's named optional arguments
+// (nprobe := 16) with defaults: duckdb-go's table functions cannot read a
+// named argument a query leaves out.
 //
-// duckdb-go aborts the process when a table function gets a typed NULL
-// argument, so statements never name the Go functions (their names carry
-// a random suffix and Query refuses statements that mention the prefix),
-// and the macros pass them no NULL: absent or NULL values become the
-// sentinel nullArg.
+// Statements can reach the Go functions without the macros (query() runs
+// a constant string; duckdb_functions() lists the names), so the Go side
+// takes any argument, NULLs included: duckdb-go v2.20000.0 passes a NULL
+// argument as nil (older versions aborted the process on a typed NULL).
+// The random suffix only keeps the names out of the way of user macros.
 var (
-	suffix   = randomHex()
-	fnVector = internalPrefix + "search_" + suffix
-	fnKey    = internalPrefix + "search_key_" + suffix
+	suffix       = randomHex()
+	fnVector     = internalPrefix + "search_" + suffix
+	fnKey        = internalPrefix + "search_key_" + suffix
+	fnNearest    = internalPrefix + "nearest_" + suffix
+	fnNearestKey = internalPrefix + "nearest_key_" + suffix
 )
 
-const (
-	internalPrefix = "parqdb_internal_ivf_"
-	nullArg        = math.MinInt64
-	nullText       = "\x01NULL\x01"
-)
+const internalPrefix = "parqdb_internal_ivf_"
 
 func randomHex() string {
 	var b [8]byte
@@ -52,59 +50,89 @@ func randomHex() string {
 	return hex.EncodeToString(b[:])
 }
 
-// macros defines ivf_search and ivf_search_key with 3 to 6 arguments, and
-// ivf_search_where and ivf_search_key_where (a filter predicate as the
-// fourth argument) with 4 to 7. The Go functions take (index, query, k,
-// nprobe, refine, snapshot, where).
+// namedArgs are the optional arguments every search takes by name, in the
+// Go functions' order after (index, query, k).
+var namedArgs = []string{"nprobe", "refine", "snapshot", "columns", "filter", `"where"`}
+
+// macroArgs returns the Go function's arguments for a macro whose
+// parameters are given, casting each so that DuckDB picks the function's
+// only signature (and a value of the wrong type fails there, by name).
+func macroArgs(query, queryType string, filterExpr string) string {
+	return strings.Join([]string{
+		"CAST(index_name AS VARCHAR)",
+		fmt.Sprintf("CAST(%s AS %s)", query, queryType),
+		"CAST(k AS BIGINT)",
+		"CAST(nprobe AS BIGINT)",
+		"CAST(refine AS BIGINT)",
+		"CAST(snapshot AS BIGINT)",
+		"CAST(" + filterExpr + " AS VARCHAR)",
+		// A list of names or one comma-separated string: JSON tells them apart.
+		"CAST(to_json(columns) AS VARCHAR)",
+	}, ", ")
+}
+
+// macros defines the public functions:
+//
+//	ivf_search(index_name, query_vector, k, name := value …)
+//	ivf_search_key(index_name, key, k, name := value …)
+//	ivf_search_where(index_name, query_vector, k, where_predicate, name := value …)
+//	ivf_search_key_where(index_name, key, k, where_predicate, name := value …)
+//	ivf_nearest(index_name, query_vector, k, name := value …)   (scalar)
+//	ivf_nearest_key(index_name, key, k, name := value …)        (scalar)
+//
+// with the named arguments namedArgs (the _where forms take no filter).
+// DuckDB refuses overloads that differ only in defaults, so the options
+// are named only.
 var macros = func() string {
 	var b strings.Builder
 	for _, m := range []struct {
-		name, fn string
-		where    bool
-	}{{"ivf_search", fnVector, false}, {"ivf_search_key", fnKey, false}, {"ivf_search_where", fnVector, true}, {"ivf_search_key_where", fnKey, true}} {
+		name, fn, query string
+		where           bool
+	}{
+		{"ivf_search", fnVector, "query_vector", false},
+		{"ivf_search_key", fnKey, "key", false},
+		{"ivf_search_where", fnVector, "query_vector", true},
+		{"ivf_search_key_where", fnKey, "key", true},
+	} {
 		fmt.Fprintf(&b, "CREATE OR REPLACE TEMP MACRO %s", m.name)
-		params := []string{"index_name", "query", "k", "nprobe", "refine", "snapshot"}
-		first := 3
+		fixed := []string{"index_name", m.query, "k"}
+		filterExpr := `coalesce("filter", "where")`
 		if m.where {
-			params = []string{"index_name", "query", "k", "where_predicate", "nprobe", "refine", "snapshot"}
-			first = 4
+			fixed = append(fixed, "where_predicate")
+			filterExpr = "where_predicate"
 		}
-		for n := first; n <= len(params); n++ {
-			if n > first {
-				b.WriteString(",")
+		params := fixed
+		for _, a := range namedArgs {
+			if m.where && (a == "filter" || a == `"where"`) {
+				continue
 			}
-			given := map[string]bool{}
-			for _, p := range params[:n] {
-				given[p] = true
-			}
-			var args []string
-			for _, p := range []string{"index_name", "query", "k", "nprobe", "refine", "snapshot", "where_predicate"} {
-				switch {
-				case !given[p] && p == "where_predicate":
-					args = append(args, "'"+nullText+"'")
-				case !given[p]:
-					args = append(args, fmt.Sprint(int64(nullArg)))
-				case p == "index_name" || p == "query" || p == "where_predicate":
-					args = append(args, fmt.Sprintf("coalesce(CAST(%s AS VARCHAR), '%s')", p, nullText))
-				default:
-					args = append(args, fmt.Sprintf("coalesce(CAST(%s AS BIGINT), %d)", p, int64(nullArg)))
-				}
-			}
-			fmt.Fprintf(&b, " (%s) AS TABLE (SELECT * FROM %s(%s))", strings.Join(params[:n], ", "), m.fn, strings.Join(args, ", "))
+			params = append(params, a+" := NULL")
 		}
+		fmt.Fprintf(&b, "(%s) AS TABLE (SELECT * FROM %s(%s))", strings.Join(params, ", "), m.fn, macroArgs(m.query, "VARCHAR", filterExpr))
 		b.WriteString(";\n")
 	}
+	params := []string{"index_name", "query_vector", "k"}
+	for _, a := range namedArgs {
+		params = append(params, a+" := NULL")
+	}
+	fmt.Fprintf(&b, "CREATE OR REPLACE TEMP MACRO ivf_nearest(%s) AS CAST(%s(%s) AS STRUCT(_distance FLOAT, _row JSON)[]);\n",
+		strings.Join(params, ", "), fnNearest, macroArgs("query_vector", "FLOAT[]", `coalesce("filter", "where")`))
+	params[1] = "key"
+	fmt.Fprintf(&b, "CREATE OR REPLACE TEMP MACRO ivf_nearest_key(%s) AS CAST(%s(%s) AS STRUCT(_distance FLOAT, _row JSON)[]);\n",
+		strings.Join(params, ", "), fnNearestKey, macroArgs("key", "VARCHAR", `coalesce("filter", "where")`))
+	// source('words') is the source view of index words.
+	b.WriteString("CREATE OR REPLACE TEMP MACRO source(index_name) AS TABLE (SELECT * FROM query_table(index_name));\n")
 	return b.String()
 }()
 
-// register adds the Go table functions behind the macros.
+// register adds the Go functions behind the macros.
 func (e *Engine) register(conn *sql.Conn) error {
 	varchar, _ := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
 	bigint, _ := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
 	for _, name := range []string{fnVector, fnKey} {
 		byKey := name == fnKey
 		f := duckdb.RowTableFunction{
-			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar, bigint, bigint, bigint, bigint, varchar}},
+			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar, bigint, bigint, bigint, bigint, varchar, varchar}},
 			BindArgumentsContext: func(ctx context.Context, _ map[string]any, args ...any) (duckdb.RowTableSource, error) {
 				return e.bind(ctx, byKey, args)
 			},
@@ -113,24 +141,105 @@ func (e *Engine) register(conn *sql.Conn) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	return nil
-}
-
-func intArg(args []any, i int, name string) (*int, error) {
-	if i >= len(args) || args[i] == nil || args[i] == int64(nullArg) {
-		return nil, nil
-	}
-	n, ok := args[i].(int64)
-	if !ok {
-		return nil, fmt.Errorf("%s must be a non-NULL integer", name)
-	}
-	n = min(max(n, -1), math.MaxInt32) // out of range either way; CheckOptions says so
-	v := int(n)
-	return &v, nil
+	return e.registerNearest(conn)
 }
 
 func badArg(format string, args ...any) error {
 	return &server.Error{Status: http.StatusBadRequest, Code: server.CodeInvalidArgument, Message: fmt.Sprintf(format, args...)}
+}
+
+// request is one search as the SQL functions give it.
+type request struct {
+	index    string
+	snapshot int64
+	opts     query.Options
+	byKey    bool
+	text     string    // the key, or the query vector as JSON
+	vec      []float32 // the query vector, when given as a list
+}
+
+// parseArgs reads the Go functions' arguments (index, query, k, nprobe,
+// refine, snapshot, filter, columns) past the query, which the caller
+// reads; any may be nil (NULL), the first three may not.
+func (e *Engine) parseArgs(fn string, args []any) (request, error) {
+	var r request
+	if len(args) != 8 {
+		return r, badArg("%s: want 8 arguments, got %d", fn, len(args))
+	}
+	index, ok := args[0].(string)
+	if !ok {
+		return r, badArg("%s: index_name must be the name of an index, not NULL", fn)
+	}
+	r.index = index
+	k64, ok := args[2].(int64)
+	if !ok {
+		return r, badArg("%s: k must be an integer, not NULL", fn)
+	}
+	k := clampInt(k64)
+	var nprobe, refine *int
+	for i, p := range []**int{&nprobe, &refine} {
+		if n, ok := args[3+i].(int64); ok {
+			v := clampInt(n)
+			*p = &v
+		}
+	}
+	opts, err := e.opts.Limits.CheckOptions(&k, nprobe, refine)
+	if err != nil {
+		return r, err
+	}
+	if s, ok := args[5].(int64); ok {
+		if s < 0 {
+			return r, badArg("%s: snapshot must be a non-negative snapshot id, not %d", fn, s)
+		}
+		r.snapshot = s
+	}
+	if w, ok := args[6].(string); ok {
+		if opts.Filter, err = filter.Parse(w); err != nil {
+			return r, server.AsError(err)
+		}
+	}
+	if c, ok := args[7].(string); ok {
+		if opts.Columns, err = parseColumns(c); err != nil {
+			return r, badArg("%s: columns: %v", fn, err)
+		}
+	}
+	r.opts = opts
+	return r, nil
+}
+
+// clampInt narrows n to int; values out of range either way stay out of
+// range, for CheckOptions to name.
+func clampInt(n int64) int { return int(min(max(n, -1), math.MaxInt32)) }
+
+// parseColumns reads the columns argument as to_json gives it: a list of
+// names (["word", "rank"]) or one string of comma-separated names
+// ("word,rank").
+func parseColumns(text string) ([]string, error) {
+	var list []string
+	if err := json.Unmarshal([]byte(text), &list); err == nil {
+		if len(list) == 0 {
+			return nil, fmt.Errorf("the list is empty; omit columns for every column")
+		}
+		for i, c := range list {
+			if c == "" {
+				return nil, fmt.Errorf("columns[%d] is NULL or empty; give column names", i+1)
+			}
+		}
+		return list, nil
+	}
+	var one string
+	if err := json.Unmarshal([]byte(text), &one); err != nil {
+		return nil, fmt.Errorf("want a list of column names like ['word', 'rank'] or a string 'word,rank', not %s", text)
+	}
+	for _, c := range strings.Split(one, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			list = append(list, c)
+		}
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("no column names in %q", one)
+	}
+	return list, nil
 }
 
 // bind runs the search (DuckDB binds table functions with constant
@@ -139,45 +248,20 @@ func (e *Engine) bind(ctx context.Context, byKey bool, args []any) (duckdb.RowTa
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	fn := "ivf_search"
+	fn, what := "ivf_search", "query_vector"
 	if byKey {
-		fn = "ivf_search_key"
+		fn, what = "ivf_search_key", "key"
 	}
-	index, ok1 := args[0].(string)
-	arg, ok2 := args[1].(string)
-	k64, ok3 := args[2].(int64)
-	if !ok1 || !ok2 || !ok3 || index == nullText || arg == nullText || k64 == nullArg {
-		return nil, record(ctx, badArg("%s(index VARCHAR, %s VARCHAR, k BIGINT): NULL or mistyped argument", fn, map[bool]string{false: "query_vector", true: "key"}[byKey]))
-	}
-	k := int(min(max(k64, -1), math.MaxInt32))
-	nprobe, err := intArg(args, 3, "nprobe")
-	if err != nil {
-		return nil, record(ctx, badArg("%s: %v", fn, err))
-	}
-	refine, err := intArg(args, 4, "refine")
-	if err != nil {
-		return nil, record(ctx, badArg("%s: %v", fn, err))
-	}
-	opts, err := e.opts.Limits.CheckOptions(&k, nprobe, refine)
+	r, err := e.parseArgs(fn, args)
 	if err != nil {
 		return nil, record(ctx, err)
 	}
-	if len(args) > 6 {
-		if w, ok := args[6].(string); ok && w != nullText {
-			if opts.Filter, err = filter.Parse(w); err != nil {
-				return nil, record(ctx, server.AsError(err))
-			}
-		}
+	text, ok := args[1].(string)
+	if !ok {
+		return nil, record(ctx, badArg("%s: %s must be given, not NULL", fn, what))
 	}
-	var snapshot int64
-	if len(args) > 5 && args[5] != nil && args[5] != int64(nullArg) {
-		s, ok := args[5].(int64)
-		if !ok || s < 0 {
-			return nil, record(ctx, badArg("%s: snapshot must be a non-negative integer", fn))
-		}
-		snapshot = s
-	}
-	res, err := e.search(ctx, index, arg, byKey, snapshot, opts)
+	r.byKey, r.text = byKey, text
+	res, err := e.search(ctx, r)
 	if err != nil {
 		return nil, record(ctx, err)
 	}
@@ -185,13 +269,13 @@ func (e *Engine) bind(ctx context.Context, byKey bool, args []any) (duckdb.RowTa
 	if err != nil {
 		return nil, record(ctx, err)
 	}
-	if e.opts.OnSearch != nil {
-		e.opts.OnSearch(index, len(res.Hits))
-	}
 	return src, nil
 }
 
-func (e *Engine) search(ctx context.Context, index, arg string, byKey bool, snapshot int64, opts query.Options) (*query.Result, error) {
+// search runs r under the engine's time limit and admission, and reports
+// it to OnSearch.
+func (e *Engine) search(ctx context.Context, r request) (*query.Result, error) {
+	index, opts := r.index, r.opts
 	timeout := e.opts.Limits.Timeout
 	if timeout == 0 {
 		timeout = server.DefaultLimits.Timeout
@@ -205,7 +289,7 @@ func (e *Engine) search(ctx context.Context, index, arg string, byKey bool, snap
 		}
 		defer release()
 	}
-	lease, err := e.pool.Acquire(ctx, index, snapshot)
+	lease, err := e.pool.Acquire(ctx, index, r.snapshot)
 	if err != nil {
 		return nil, err
 	}
@@ -224,23 +308,39 @@ func (e *Engine) search(ctx context.Context, index, arg string, byKey bool, snap
 			}
 		}
 	}
-	var q []float32
-	if byKey {
-		vals, err := ix.ParseKey(strings.Split(arg, ","))
+	q := r.vec
+	switch {
+	case r.byKey:
+		// A one-field key is the whole text (a key may hold commas);
+		// composite keys are comma-separated.
+		parts := []string{r.text}
+		if len(ix.Snapshot().SourceKeyFields) > 1 {
+			parts = strings.Split(r.text, ",")
+		}
+		vals, err := ix.ParseKey(parts)
 		if err != nil {
 			return nil, err
 		}
 		if q, err = ix.VectorOf(ctx, vals); err != nil {
 			return nil, err
 		}
-	} else if q, err = parseVector(arg, ix); err != nil {
-		return nil, err
+	case q != nil:
+		if err := checkVector(q, ix); err != nil {
+			return nil, err
+		}
+	default:
+		if q, err = parseVector(r.text, ix); err != nil {
+			return nil, err
+		}
 	}
 	res, err := ix.Search(ctx, q, opts)
 	if err != nil {
 		return nil, err
 	}
 	server.CloneResult(res)
+	if e.opts.OnSearch != nil {
+		e.opts.OnSearch(index, len(res.Hits))
+	}
 	return res, nil
 }
 
@@ -255,22 +355,32 @@ func parseVector(s string, ix *query.Index) ([]float32, error) {
 		}
 		return nil, &server.Error{Status: 400, Code: server.CodeInvalidArgument, Message: fmt.Sprintf("query_vector: want a JSON array of numbers like '[0.1, 2, -3e-2]': %v", err)}
 	}
-	if len(xs) != ix.Dim() {
-		return nil, &server.Error{Status: 400, Code: server.CodeWrongDimension, Message: fmt.Sprintf("query_vector has %d values; index %q has dimension %d", len(xs), ix.Name(), ix.Dim())}
-	}
 	out := make([]float32, len(xs))
-	zero := true
 	for i, x := range xs {
 		out[i] = float32(x)
-		if math.IsInf(float64(out[i]), 0) {
+		if math.IsInf(float64(out[i]), 0) && !math.IsInf(x, 0) {
 			return nil, &server.Error{Status: 400, Code: server.CodeInvalidVector, Message: fmt.Sprintf("query_vector[%d] = %g overflows float32", i, x)}
 		}
-		zero = zero && out[i] == 0
+	}
+	return out, checkVector(out, ix)
+}
+
+// checkVector checks q's dimension and values for ix.
+func checkVector(q []float32, ix *query.Index) error {
+	if len(q) != ix.Dim() {
+		return &server.Error{Status: 400, Code: server.CodeWrongDimension, Message: fmt.Sprintf("query_vector has %d values; index %q has dimension %d", len(q), ix.Name(), ix.Dim())}
+	}
+	zero := true
+	for i, x := range q {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return &server.Error{Status: 400, Code: server.CodeInvalidVector, Message: fmt.Sprintf("query_vector[%d] = %g: values must be finite numbers", i, x)}
+		}
+		zero = zero && x == 0
 	}
 	if zero && ix.Snapshot().Metric == metadata.MetricCosine {
-		return nil, &server.Error{Status: 400, Code: server.CodeInvalidVector, Message: "query_vector is all zeros: it has no direction under the cosine metric"}
+		return &server.Error{Status: 400, Code: server.CodeInvalidVector, Message: "query_vector is all zeros: it has no direction under the cosine metric"}
 	}
-	return out, nil
+	return nil
 }
 
 // source is a search result as a DuckDB table.

@@ -15,4 +15,15 @@ type Options struct {
 	// OnSearch, if set, is called after every search a table function
 	// runs, with the index name and the number of rows (for metrics).
 	OnSearch func(index string, rows int)
+	// ExternalAccess lets statements read and write files and URLs with
+	// the rights of the process (read_parquet('data/*.parquet'), COPY … TO,
+	// s3:// through DuckDB's httpfs, which DuckDB may download and load):
+	// for the local `parqdb sql`, which runs as its user. Servers leave it
+	// false: then statements reach only the indexes' sources (one view per
+	// index) and AllowedDirs.
+	ExternalAccess bool
+	// AllowedDirs are directories whose files statements may read (and
+	// write) with external access off, through DuckDB's
+	// allowed_directories; each must exist.
+	AllowedDirs []string
 }

@@ -1,0 +1,150 @@
+//go:build duckdb
+
+package sqlengine_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server/sqlengine"
+)
+
+// TestNearestPerRow: one statement searches once per row of a 1,000-row
+// table (ivf_nearest over the source view) and returns, for every row,
+// what a single search with that row's vector and the same options
+// returns: the same rows in the same order, the same distances.
+func TestNearestPerRow(t *testing.T) {
+	e, ix := newEngineWith(t, sqlengine.Options{})
+	ctx := context.Background()
+	rr, err := e.Query(ctx, `SELECT q.word, q.embedding, ivf_nearest('words', q.embedding, 5, nprobe := 12, columns := ['word', 'rank']) AS nn
+		FROM (SELECT word, embedding FROM words ORDER BY rank LIMIT 1000) q`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	n := 0
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		for r := 0; r < int(rec.NumRows()); r++ {
+			var vec []float32
+			var nn []struct {
+				Distance float32         `json:"_distance"`
+				Row      json.RawMessage `json:"_row"`
+			}
+			for c, dst := range []any{nil, &vec, &nn} {
+				if dst == nil {
+					continue
+				}
+				b, _ := json.Marshal(rec.Column(c).GetOneForMarshal(r))
+				if err := json.Unmarshal(b, dst); err != nil {
+					t.Fatalf("row %d column %d: %v: %s", n, c, err, b)
+				}
+			}
+			want, err := ix.Search(ctx, vec, query.Options{K: 5, NProbe: 12, Columns: []string{"word", "rank"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(nn) != len(want.Hits) {
+				t.Fatalf("row %d: %d hits, want %d", n, len(nn), len(want.Hits))
+			}
+			for i, jr := range want.JSONRows() {
+				wrow, _ := jr.MarshalJSON()
+				var grow string // the JSON type travels as text
+				if err := json.Unmarshal(nn[i].Row, &grow); err != nil {
+					grow = string(nn[i].Row)
+				}
+				if nn[i].Distance != jr.Hit.Distance || grow != string(wrow) {
+					t.Fatalf("row %d hit %d: %v %s, want %v %s", n, i, nn[i].Distance, grow, jr.Hit.Distance, wrow)
+				}
+			}
+			n++
+		}
+	}
+	if err := rr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1000 {
+		t.Fatalf("%d rows, want 1000", n)
+	}
+}
+
+// TestNearestArguments: NULL vectors give NULL; bad arguments fail with
+// the API's codes and name the argument.
+func TestNearestArguments(t *testing.T) {
+	e, _ := newEngine(t)
+	_, got := rows(t, e, "SELECT ivf_nearest('words', CAST(NULL AS FLOAT[]), 3) AS nn")
+	if len(got) != 1 || got[0]["nn"] != "null" {
+		t.Errorf("NULL vector: %v", got)
+	}
+	_, got = rows(t, e, `SELECT len(ivf_nearest('words', (SELECT embedding FROM words WHERE word = 'king'), 3, refine := NULL)) AS n`)
+	if len(got) != 1 || got[0]["n"] != "3" {
+		t.Errorf("NULL refine: %v", got)
+	}
+	for _, tc := range []struct{ stmt, want string }{
+		{"SELECT ivf_nearest('words', [1.0, 2.0], 3)", "wrong_dimension"},
+		{"SELECT ivf_nearest(NULL, [1.0, 2.0], 3)", "index_name"},
+		{"SELECT ivf_nearest('words', (SELECT embedding FROM words LIMIT 1), NULL)", "k must be"},
+		{"SELECT ivf_nearest('nope', [1.0, 2.0], 3)", "nope"},
+		{"SELECT ivf_nearest('words', (SELECT embedding FROM words LIMIT 1), 3, columns := ['nope'])", "nope"},
+	} {
+		err := queryErr(e, tc.stmt)
+		if err == nil || !containsFold(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error naming %q", tc.stmt, err, tc.want)
+		}
+	}
+}
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}
+
+// TestNearestKeyPerRow: ivf_nearest_key searches near each row's key, as
+// ivf_search_key does for one key.
+func TestNearestKeyPerRow(t *testing.T) {
+	e, _ := newEngine(t)
+	_, got := rows(t, e, `SELECT q.word, to_json(ivf_nearest_key('words', q.word, 4, nprobe := 16)) AS nn
+		FROM (SELECT word FROM words ORDER BY rank LIMIT 200) q`)
+	if len(got) != 200 {
+		t.Fatalf("%d rows, want 200", len(got))
+	}
+	for _, r := range got {
+		var word, nnText string
+		if err := json.Unmarshal([]byte(r["word"].(string)), &word); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(r["nn"].(string)), &nnText); err != nil {
+			nnText = r["nn"].(string)
+		}
+		var nn []struct {
+			Distance float32        `json:"_distance"`
+			Row      map[string]any `json:"_row"`
+		}
+		if err := json.Unmarshal([]byte(nnText), &nn); err != nil {
+			t.Fatalf("%s: %v: %s", word, err, nnText)
+		}
+		_, want := rows(t, e, "SELECT word, _distance FROM ivf_search_key('words', "+sqlString(word)+", 4, nprobe := 16)")
+		if len(nn) != len(want) {
+			t.Fatalf("%s: %d hits, want %d", word, len(nn), len(want))
+		}
+		for i, w := range want {
+			wd, _ := json.Marshal(nn[i].Distance)
+			ww, _ := json.Marshal(nn[i].Row["word"])
+			if string(ww) != w["word"] || string(wd) != w["_distance"] {
+				t.Fatalf("%s hit %d: %v %v, want %v", word, i, nn[i].Row["word"], nn[i].Distance, w)
+			}
+		}
+	}
+}
+
+// TestSearchKeyWithComma: a one-field key is the whole text, commas
+// included (the GloVe vocabulary has ","); only composite keys split.
+func TestSearchKeyWithComma(t *testing.T) {
+	e, _ := newEngine(t)
+	_, got := rows(t, e, "SELECT word FROM ivf_search_key('words', ',', 1)")
+	if len(got) != 1 || got[0]["word"] != `","` {
+		t.Fatalf("got %v, want the row of \",\"", got)
+	}
+}
