@@ -4,7 +4,8 @@
 //	mkdata fashion OUTDIR            Fashion-MNIST (Debian dataset-fashion-mnist): 60,000 train + 10,000 test × 784
 //	mkdata synth -n N -d D OUTDIR    a seeded Gaussian mixture: N base vectors + 1,000 queries
 //	mkdata mixture -n N -d D OUTDIR  a seeded Gaussian mixture with unequal cluster sizes and
-//	                                 spreads, streamed into several Parquet files (10M × 96: ~4 GB)
+//	                                 spreads, streamed into several Parquet files in OUTDIR/base
+//	                                 (10M × 96: ~4 GB) + 1,000 queries
 //
 // Parquet files have columns id (int64, the key), label (int32) and vec
 // (list<float>).

@@ -85,15 +85,15 @@ func (m *mixture) row(rng *rand.Rand, v []float32) int {
 	return c
 }
 
-// write writes OUT/mixture-NxD-part-XX-of-YY.parquet (base rows, ids
-// 0..n-1 in order across files), OUT/mixture-NxD.fvecs (the same rows, if
+// write writes OUT/base/mixture-NxD-part-XX-of-YY.parquet (base rows, ids
+// 0..n-1 in order across files; the folder is the index's --source), OUT/mixture-NxD.fvecs (the same rows, if
 // m.fvecs) and OUT/mixture-NxD-queries.{parquet,fvecs}. File f draws from
 // its own PCG stream (seed, f+1), so the output depends only on the flags.
 func (m *mixture) write(out string) error {
 	if err := m.init(); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(out, "base"), 0o755); err != nil {
 		return err
 	}
 	name := fmt.Sprintf("mixture-%dx%d", m.n, m.d)
@@ -119,7 +119,7 @@ func (m *mixture) write(out string) error {
 			cnt = m.n - id
 		}
 		rng := rand.New(rand.NewPCG(m.seed, uint64(f+1)))
-		path := filepath.Join(out, fmt.Sprintf("%s-part-%02d-of-%02d.parquet", name, f, m.files))
+		path := filepath.Join(out, "base", fmt.Sprintf("%s-part-%02d-of-%02d.parquet", name, f, m.files))
 		if err := m.file(path, fw, id, cnt, rng); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
