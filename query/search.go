@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"slices"
@@ -20,6 +22,7 @@ import (
 	"github.com/parqdb/parqdb/lvq"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
+	"github.com/parqdb/parqdb/storage"
 )
 
 // Ranges of the search options: the one source of truth for the library,
@@ -349,6 +352,12 @@ func (ix *Index) fetch(ctx context.Context, ranges []postings.Range) (map[rangeK
 		g.Go(func() error {
 			buf := make([]byte, s.end-s.off)
 			if _, err := ix.files[s.file].ReadAt(buf, s.off); err != nil {
+				if errors.Is(err, storage.ErrNotExist) || errors.Is(err, storage.ErrChanged) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+					// Files are opened with the manifest's sizes (no HEAD):
+					// a missing, shorter or replaced file shows here.
+					return fmt.Errorf("read postings %s [%d, %d): %w: the file the manifest lists (%d bytes) is missing or differs: %w; run `parqdb index verify %s`",
+						ix.manifest.Files[s.file].Path, s.off, s.end, ErrCorrupt, ix.manifest.Files[s.file].Size, err, ix.name)
+				}
 				return fmt.Errorf("read postings %s [%d, %d): %w", ix.manifest.Files[s.file].Path, s.off, s.end, err)
 			}
 			bufs[i] = buf
