@@ -368,6 +368,18 @@ func (b *builder) writePostings(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postings manifest: %w", err)
 	}
+	// Only a build that scanned the whole source in this run knows every
+	// row's ordinal: an incremental refresh or optimize writes a version-1
+	// manifest, whose readers build the key map from the source.
+	if b.keySpill != nil && b.scanTable == nil && b.readBucket == nil && b.keepSourceFiles == nil {
+		e, err := b.writeKeyRows(ctx)
+		if err != nil {
+			return err
+		}
+		if m, err = m.WithKeyRows(e); err != nil {
+			return fmt.Errorf("postings manifest: %w", err)
+		}
+	}
 	data, err := m.Marshal()
 	if err != nil {
 		return err

@@ -97,6 +97,7 @@ type builder struct {
 
 	schema      postings.Schema
 	spill       *spill
+	keySpill    *keySpill // key map of a full scan, for the key-rows table
 	postingsLoc string
 	manifest    *postings.Manifest
 
@@ -187,6 +188,9 @@ func (b *builder) close() {
 	if b.spill != nil {
 		b.spill.remove()
 	}
+	if b.keySpill != nil {
+		b.keySpill.remove()
+	}
 }
 
 // cleanup deletes what a failed build wrote. No metadata references these
@@ -245,12 +249,25 @@ func (b *builder) scanSource(ctx context.Context) error {
 	var pos int64
 	next := 0
 	keys := source.NewKeyHashes()
+	// The key → row map of the whole source, persisted as the key-rows
+	// table (profile §9.5) so that readers need not rebuild it.
+	if b.keySpill != nil {
+		b.keySpill.remove()
+	}
+	if b.keySpill, err = newKeySpill(b.opts.TempDir); err != nil {
+		return err
+	}
+	var scratch []byte
 	err = t.Scan(ctx, l, 0, func(batch *source.Batch) error {
 		keys.Add(batch)
 		for i := 0; i < batch.N; i++ {
 			if next < len(picks) && picks[next] == pos {
 				b.sample = append(b.sample, batch.Vector(i)...)
 				next++
+			}
+			scratch = batch.AppendKey(scratch[:0], i)
+			if err := b.keySpill.add(source.StableKeyHash(scratch), pos); err != nil {
+				return err
 			}
 			pos++
 		}
