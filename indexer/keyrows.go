@@ -56,50 +56,78 @@ func (k *keySpill) add(h uint64, ord int64) error {
 	return nil
 }
 
-// write sorts each partition and streams the key-rows table to w.
-func (k *keySpill) write(ctx context.Context, w io.Writer) (int64, error) {
-	kw := postings.NewKeyRowsWriter(w)
-	type ent struct {
-		h   uint64
-		ord int64
-	}
-	var ents []ent
-	var hs []uint64
-	var os_ []int64
+type keyEnt struct {
+	h   uint64
+	ord int64
+}
+
+// partitions calls fn with each non-empty partition's entries sorted by
+// (hash, ordinal), in hash order; ents is reused between calls.
+func (k *keySpill) partitions(ctx context.Context, fn func(ents []keyEnt) error) error {
+	var ents []keyEnt
 	for p := range k.files {
 		if err := ctx.Err(); err != nil {
-			return 0, err
+			return err
 		}
 		if k.files[p] == nil {
 			continue
 		}
 		if err := k.bufs[p].Flush(); err != nil {
-			return 0, fmt.Errorf("key map spill %s: %w", k.files[p].Name(), err)
+			return fmt.Errorf("key map spill %s: %w", k.files[p].Name(), err)
 		}
 		data, err := os.ReadFile(k.files[p].Name())
 		if err != nil {
-			return 0, fmt.Errorf("key map spill: %w", err)
+			return fmt.Errorf("key map spill: %w", err)
 		}
 		if int64(len(data)) != 16*k.n[p] {
-			return 0, fmt.Errorf("key map spill %s: %d bytes, want %d", k.files[p].Name(), len(data), 16*k.n[p])
+			return fmt.Errorf("key map spill %s: %d bytes, want %d", k.files[p].Name(), len(data), 16*k.n[p])
 		}
 		ents = ents[:0]
 		for i := 0; i < len(data); i += 16 {
-			ents = append(ents, ent{binary.LittleEndian.Uint64(data[i:]), int64(binary.LittleEndian.Uint64(data[i+8:]))})
+			ents = append(ents, keyEnt{binary.LittleEndian.Uint64(data[i:]), int64(binary.LittleEndian.Uint64(data[i+8:]))})
 		}
-		slices.SortFunc(ents, func(a, b ent) int {
+		slices.SortFunc(ents, func(a, b keyEnt) int {
 			if c := cmp.Compare(a.h, b.h); c != 0 {
 				return c
 			}
 			return cmp.Compare(a.ord, b.ord)
 		})
-		hs, os_ = hs[:0], os_[:0]
+		if err := fn(ents); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shared returns the hashes that two or more rows have, sorted: the only
+// rows whose exact keys the unique-key check must compare.
+func (k *keySpill) shared(ctx context.Context) ([]uint64, error) {
+	var out []uint64
+	err := k.partitions(ctx, func(ents []keyEnt) error {
+		for i := 1; i < len(ents); i++ {
+			if h := ents[i].h; h == ents[i-1].h && (len(out) == 0 || out[len(out)-1] != h) {
+				out = append(out, h)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// write streams the key-rows table to w, partition by partition.
+func (k *keySpill) write(ctx context.Context, w io.Writer) (int64, error) {
+	kw := postings.NewKeyRowsWriter(w)
+	var hs []uint64
+	var ords []int64
+	err := k.partitions(ctx, func(ents []keyEnt) error {
+		hs, ords = hs[:0], ords[:0]
 		for _, e := range ents {
-			hs, os_ = append(hs, e.h), append(os_, e.ord)
+			hs, ords = append(hs, e.h), append(ords, e.ord)
 		}
-		if err := kw.Write(hs, os_); err != nil {
-			return 0, err
-		}
+		return kw.Write(hs, ords)
+	})
+	if err != nil {
+		return 0, err
 	}
 	return kw.Close()
 }

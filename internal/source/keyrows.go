@@ -1,6 +1,7 @@
 package source
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -59,4 +60,27 @@ func NewKeyIndexFromSorted(t *Table, l *Layout, hashes []uint64, ords []int64) (
 		k.ents[i] = keyEnt{h: h, ord: ords[i]}
 	}
 	return k, nil
+}
+
+// CheckSharedKeys completes a unique-key check done on StableKeyHash
+// values outside this package (an index build partitions them on disk, so
+// that its memory does not grow with the row count): given the hashes
+// that two or more rows of t share, sorted, it reads t's key columns and
+// compares those rows' exact keys. It returns an *Error with rule
+// ErrDuplicateKey naming both rows, like CheckUniqueKeys, when two keys
+// are equal, and nil when the hashes only collided.
+func CheckSharedKeys(ctx context.Context, t *Table, l *Layout, shared []uint64) error {
+	if err := t.checkLayout(l); err != nil {
+		return err
+	}
+	hs := &KeyHashes{stable: true}
+	isOld := make([]bool, len(t.files))
+	for len(shared) > 0 {
+		n := min(len(shared), checkChunk)
+		if err := t.findDuplicate(ctx, l, isOld, hs, shared[:n]); err != nil {
+			return err
+		}
+		shared = shared[n:]
+	}
+	return nil
 }
