@@ -172,3 +172,60 @@ func TestMissingPostingsFileAtSearch(t *testing.T) {
 		t.Fatalf("search error %v, want ErrCorrupt naming a postings file", err)
 	}
 }
+
+// TestS3ColdFirstQueryRounds: the first query of a freshly opened index
+// over the S3 server, joining source rows, takes at most three rounds of
+// storage reads: its postings (one round), the key-rows table (one GET,
+// instead of a scan of the source) and the joined source rows (one round).
+func TestS3ColdFirstQueryRounds(t *testing.T) {
+	ctx := context.Background()
+	srv := testenv.S3(t)
+	wh, err := storage.NewS3(ctx, srv.NewBucket(t), "wh",
+		storage.S3Endpoint(srv.Endpoint), storage.S3Region(srv.Region), storage.S3Credentials(srv.AccessKey, srv.SecretKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := catalog.NewWarehouse(wh)
+	src := filepath.Join(t.TempDir(), "src.parquet")
+	rows := synthRows(3, 0, 5000, 16)
+	writeSynth(t, src, rows)
+	if _, err := indexer.Create(ctx, indexer.Env{Warehouse: wh, Catalog: cat}, indexer.Options{Name: "cold", Source: src,
+		VectorField: "vec", KeyFields: []string{"id"}, NList: 64, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	lb := &logBucket{Bucket: wh}
+	ix, err := query.Open(ctx, query.Env{Warehouse: lb, Catalog: cat}, "cold", query.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	lb.mu.Lock()
+	lb.ops = nil
+	lb.mu.Unlock()
+	wh0, src0 := ix.StorageStats()
+	r, err := ix.Search(ctx, rows[42].Vec, query.Options{K: 10, NProbe: 8, Columns: []string{"id", "label"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh1, src1 := ix.StorageStats()
+	if len(r.Hits) == 0 || r.Hits[0].Row["id"] != rows[42].ID {
+		t.Fatalf("first hit %+v, want id %d", r.Hits, rows[42].ID)
+	}
+	// Warehouse requests beyond the postings round: the key-rows GET only.
+	extra := wh1.Requests - wh0.Requests - r.Stats.Requests
+	var keyRows int
+	for _, op := range lb.ops {
+		if strings.Contains(op, "read ") && strings.HasSuffix(strings.Fields(op)[1], "key-rows.parquet") {
+			keyRows++
+		}
+	}
+	rounds := r.Stats.Rounds + extra
+	t.Logf("cold first query: %d postings requests in %d+%d rounds (postings/join + key map), %d source requests",
+		r.Stats.Requests, r.Stats.Rounds, extra, src1.Requests-src0.Requests)
+	if keyRows != 1 || extra != 1 {
+		t.Fatalf("%d reads of the key-rows table, %d warehouse requests beyond the postings: want 1 and 1\n%s", keyRows, extra, strings.Join(lb.ops, "\n"))
+	}
+	if rounds > 3 {
+		t.Fatalf("cold first query took %d rounds, want ≤ 3 (%+v)", rounds, r.Stats)
+	}
+}
