@@ -3,7 +3,10 @@ package query_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/parqdb/parqdb/indexer"
@@ -105,4 +108,55 @@ func TestKeyRowsTable(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestKeyRowsSourceChangedInPlace: the key-rows table maps keys to the
+// rows of the build's source state. A source rewritten in place with the
+// same size and time (so Open cannot tell) must not join the wrong rows:
+// a key that moved to another row fails with ErrStale (refresh), a key no
+// row has any more with ErrCorrupt (verify), as with a source-built map.
+func TestKeyRowsSourceChangedInPlace(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(rows []synthRow)
+		want   error
+		fix    string
+	}{
+		{"key moved", func(rows []synthRow) { rows[500].ID, rows[501].ID = rows[501].ID, rows[500].ID }, query.ErrStale, "parqdb index refresh inplace"},
+		{"key gone", func(rows []synthRow) { rows[500].ID = 1_000_000 }, query.ErrCorrupt, "parqdb index verify inplace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			benv, qenv := localEnv(t)
+			src := filepath.Join(t.TempDir(), "src.parquet")
+			rows := synthRows(12, 0, 1000, 8)
+			writeSynth(t, src, rows)
+			if _, err := indexer.Create(ctx, benv, indexer.Options{Name: "inplace", Source: src, VectorField: "vec",
+				KeyFields: []string{"id"}, NList: 8, Seed: 1}); err != nil {
+				t.Fatal(err)
+			}
+			st, err := os.Stat(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := rows[500].Vec
+			tc.change(rows)
+			writeSynth(t, src, rows)
+			if err := os.Chtimes(src, st.ModTime(), st.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+			if st2, err := os.Stat(src); err != nil || st2.Size() != st.Size() {
+				t.Fatalf("the rewritten source must keep its size (%d): %v", st.Size(), err)
+			}
+			ix, err := query.Open(ctx, qenv, "inplace", query.OpenOptions{})
+			if err != nil {
+				t.Fatalf("open: %v (the change is meant to be invisible to Open)", err)
+			}
+			defer ix.Close()
+			_, err = ix.Search(ctx, q, query.Options{K: 3, NProbe: 8, Columns: []string{"id"}})
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.fix) {
+				t.Fatalf("search error %v, want %v saying %q", err, tc.want, tc.fix)
+			}
+		})
+	}
 }
