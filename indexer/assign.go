@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/ivf"
@@ -242,6 +243,7 @@ type spill struct {
 	files []*os.File
 	bufs  []*bufio.Writer
 	rows  []int64
+	bytes []int64
 }
 
 func newSpill(tmp string, buckets int) (*spill, error) {
@@ -249,7 +251,7 @@ func newSpill(tmp string, buckets int) (*spill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spill folder: %w", err)
 	}
-	return &spill{dir: dir, files: make([]*os.File, buckets), bufs: make([]*bufio.Writer, buckets), rows: make([]int64, buckets)}, nil
+	return &spill{dir: dir, files: make([]*os.File, buckets), bufs: make([]*bufio.Writer, buckets), rows: make([]int64, buckets), bytes: make([]int64, buckets)}, nil
 }
 
 func (s *spill) add(bucket int32, rec []byte) error {
@@ -261,6 +263,7 @@ func (s *spill) add(bucket int32, rec []byte) error {
 		s.files[bucket], s.bufs[bucket] = f, bufio.NewWriterSize(f, 64<<10)
 	}
 	s.rows[bucket]++
+	s.bytes[bucket] += int64(len(rec))
 	if _, err := s.bufs[bucket].Write(rec); err != nil {
 		return fmt.Errorf("spill %s: %w", s.files[bucket].Name(), err)
 	}
@@ -318,6 +321,20 @@ func (s *spill) read(bucket int, codeLen int) ([]postings.Row, error) {
 	return rows, nil
 }
 
+// writeMemBudget bounds the memory of the root buckets loaded at once by
+// the write stage (docs/build.md, "Memory").
+const writeMemBudget = 512 << 20
+
+// memory estimates the bytes bucket takes once loaded by read: the records
+// plus one postings.Row header per row. A nil spill (optimize reads the
+// base's postings instead) estimates 0.
+func (s *spill) memory(bucket int) int64 {
+	if s == nil {
+		return 0
+	}
+	return s.bytes[bucket] + 64*s.rows[bucket]
+}
+
 func (s *spill) remove() {
 	for _, f := range s.files {
 		if f != nil {
@@ -340,8 +357,18 @@ func (b *builder) writePostings(ctx context.Context) error {
 	sizes := make([]int64, c.NumRoots())
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(b.opts.Workers)
+	// Buckets load whole (their rows sorted by CID in memory); the
+	// semaphore keeps the loaded ones under writeMemBudget together, so
+	// memory does not grow with Workers × the largest buckets. A bucket
+	// larger than the budget is written alone.
+	sem := semaphore.NewWeighted(writeMemBudget)
 	for r := range perBucket {
 		g.Go(func() error {
+			cost := min(sp.memory(r), writeMemBudget)
+			if err := sem.Acquire(gctx, cost); err != nil {
+				return err
+			}
+			defer sem.Release(cost)
 			rows, err := b.bucketRows(gctx, sp, r, schema.CodeLen())
 			if err != nil {
 				return err
@@ -367,6 +394,18 @@ func (b *builder) writePostings(ctx context.Context) error {
 	m, err := postings.NewManifest(schema, int32(b.nlist), files)
 	if err != nil {
 		return fmt.Errorf("postings manifest: %w", err)
+	}
+	// Only a build that scanned the whole source in this run knows every
+	// row's ordinal: an incremental refresh or optimize writes a version-1
+	// manifest, whose readers build the key map from the source.
+	if b.keySpill != nil && b.scanTable == nil && b.readBucket == nil && b.keepSourceFiles == nil {
+		e, err := b.writeKeyRows(ctx)
+		if err != nil {
+			return err
+		}
+		if m, err = m.WithKeyRows(e); err != nil {
+			return fmt.Errorf("postings manifest: %w", err)
+		}
 	}
 	data, err := m.Marshal()
 	if err != nil {

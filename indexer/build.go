@@ -97,6 +97,7 @@ type builder struct {
 
 	schema      postings.Schema
 	spill       *spill
+	keySpill    *keySpill // key map of a full scan, for the key-rows table
 	postingsLoc string
 	manifest    *postings.Manifest
 
@@ -187,6 +188,9 @@ func (b *builder) close() {
 	if b.spill != nil {
 		b.spill.remove()
 	}
+	if b.keySpill != nil {
+		b.keySpill.remove()
+	}
 }
 
 // cleanup deletes what a failed build wrote. No metadata references these
@@ -244,13 +248,24 @@ func (b *builder) scanSource(ctx context.Context) error {
 	p.Start(StageScan, n)
 	var pos int64
 	next := 0
-	keys := source.NewKeyHashes()
+	// The key → row map of the whole source, persisted as the key-rows
+	// table (profile §9.5) so that readers need not rebuild it.
+	if b.keySpill != nil {
+		b.keySpill.remove()
+	}
+	if b.keySpill, err = newKeySpill(b.opts.TempDir); err != nil {
+		return err
+	}
+	var scratch []byte
 	err = t.Scan(ctx, l, 0, func(batch *source.Batch) error {
-		keys.Add(batch)
 		for i := 0; i < batch.N; i++ {
 			if next < len(picks) && picks[next] == pos {
 				b.sample = append(b.sample, batch.Vector(i)...)
 				next++
+			}
+			scratch = batch.AppendKey(scratch[:0], i)
+			if err := b.keySpill.add(source.StableKeyHash(scratch), pos); err != nil {
+				return err
 			}
 			pos++
 		}
@@ -265,7 +280,14 @@ func (b *builder) scanSource(ctx context.Context) error {
 	}
 	// Keys are unique (ivf-index-schema §8): a duplicate would make every
 	// join ambiguous, so it fails the build before anything is written.
-	return source.CheckUniqueKeys(ctx, t, l, nil, keys)
+	// The check runs on the key map's hash partitions (16·N/256 bytes in
+	// memory at a time); only rows whose hashes are shared have their
+	// exact keys compared.
+	shared, err := b.keySpill.shared(ctx)
+	if err != nil {
+		return err
+	}
+	return source.CheckSharedKeys(ctx, t, l, shared)
 }
 
 // samplePositions returns k distinct row positions in [0, n), ascending,

@@ -325,5 +325,8 @@ func markSnapshot(ctx context.Context, wh storage.Bucket, s *metadata.Snapshot, 
 	for _, f := range man.Files {
 		live[f.Path] = true
 	}
+	if man.KeyRows != nil {
+		live[man.KeyRows.Path] = true
+	}
 	return nil
 }

@@ -19,8 +19,16 @@ import (
 // ivf_postings table folder (properties.location).
 const ManifestName = "manifest.json"
 
-// ManifestVersion is the only manifest-version defined.
+// ManifestVersion is the manifest-version of a manifest without a key-rows
+// table. A manifest with one (member "key-rows", profile §9.5) has version
+// ManifestVersionKeyRows; ParseManifest reads both, and a reader that knows
+// only version 1 refuses version 2 by its version rather than by an
+// unknown member.
 const ManifestVersion = 1
+
+// ManifestVersionKeyRows is the manifest-version of a manifest with a
+// key-rows table.
+const ManifestVersionKeyRows = 2
 
 // MaxManifestSize is the largest manifest ParseManifest accepts, in bytes.
 const MaxManifestSize = 1 << 30
@@ -46,6 +54,30 @@ type Manifest struct {
 	// RowGroups are every row group of every file, sorted by CID, file
 	// and ordinal.
 	RowGroups []Range
+	// KeyRows is the key-rows table (version 2), or nil (version 1: readers
+	// build the key → row map from the source).
+	KeyRows *KeyRowsEntry
+}
+
+// KeyRowsEntry locates the key-rows table of a manifest.
+type KeyRowsEntry struct {
+	// Path is the table's full warehouse-relative location.
+	Path string
+	// Size is its length in bytes.
+	Size int64
+	// Rows is its row count: the manifest's rows, one per source row.
+	Rows int64
+}
+
+// WithKeyRows returns a copy of m (which it does not change) that lists
+// the key-rows table e, validated.
+func (m *Manifest) WithKeyRows(e KeyRowsEntry) (*Manifest, error) {
+	c := *m
+	c.KeyRows = &e
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // Schema returns the postings schema the manifest declares (key names
@@ -115,6 +147,9 @@ func (m *Manifest) CheckLocation(loc string) error {
 		if !strings.HasPrefix(f.Path, idx) {
 			return errorf(ErrManifest, fmt.Sprintf("manifest files[%d].path", i), "%q is not under index folder %q", f.Path, idx)
 		}
+	}
+	if m.KeyRows != nil && !strings.HasPrefix(m.KeyRows.Path, idx) {
+		return errorf(ErrManifest, "manifest key-rows.path", "%q is not under index folder %q", m.KeyRows.Path, idx)
 	}
 	return nil
 }
@@ -286,6 +321,20 @@ func (m *Manifest) validate() error {
 	if rows != m.Rows {
 		return bad("rows", "%d, row groups hold %d", m.Rows, rows)
 	}
+	if k := m.KeyRows; k != nil {
+		switch {
+		case location.Check(k.Path) != nil:
+			return bad("key-rows.path", "%v", location.Check(k.Path))
+		case !strings.HasSuffix(k.Path, "/"+KeyRowsName):
+			return bad("key-rows.path", "%q does not name a %s", k.Path, KeyRowsName)
+		case paths[k.Path]:
+			return bad("key-rows.path", "%q is also a postings file", k.Path)
+		case k.Size < minFileSize:
+			return bad("key-rows.size", "%d smaller than a Parquet file", k.Size)
+		case k.Rows != m.Rows:
+			return bad("key-rows.rows", "%d, the manifest has %d rows", k.Rows, m.Rows)
+		}
+	}
 	if cids != m.CIDs {
 		return bad("cids", "%d, row groups hold %d distinct cids", m.CIDs, cids)
 	}
@@ -303,7 +352,11 @@ func (m *Manifest) Marshal() ([]byte, error) {
 		return nil, err
 	}
 	b := make([]byte, 0, 256+len(m.Files)*128+len(m.RowGroups)*48)
-	b = append(b, `{"manifest-version":1,"posting-encoding":`...)
+	if m.KeyRows != nil {
+		b = append(b, `{"manifest-version":2,"posting-encoding":`...)
+	} else {
+		b = append(b, `{"manifest-version":1,"posting-encoding":`...)
+	}
 	b = strconv.AppendQuote(b, m.Encoding)
 	b = append(b, `,"dimension":`...)
 	b = strconv.AppendInt(b, int64(m.Dim), 10)
@@ -320,6 +373,19 @@ func (m *Manifest) Marshal() ([]byte, error) {
 	b = strconv.AppendInt(b, m.Rows, 10)
 	b = append(b, `,"cids":`...)
 	b = strconv.AppendInt(b, m.CIDs, 10)
+	if k := m.KeyRows; k != nil {
+		path, err := jsontext.AppendQuote(nil, k.Path)
+		if err != nil {
+			return nil, errorf(ErrManifest, "manifest key-rows.path", "%v", err)
+		}
+		b = append(b, `,"key-rows":{"path":`...)
+		b = append(b, path...)
+		b = append(b, `,"size":`...)
+		b = strconv.AppendInt(b, k.Size, 10)
+		b = append(b, `,"rows":`...)
+		b = strconv.AppendInt(b, k.Rows, 10)
+		b = append(b, '}')
+	}
 	b = append(b, `,"files":[`...)
 	for i, f := range m.Files {
 		if i > 0 {
@@ -472,15 +538,19 @@ func (p *manifestParser) string(where string) (string, error) {
 func (p *manifestParser) parse() (*Manifest, error) {
 	m := &Manifest{}
 	seen := map[string]bool{}
+	var version int64
 	err := p.object("", func(name string) error {
 		seen[name] = true
 		var err error
 		var n int64
 		switch name {
 		case "manifest-version":
-			if n, err = p.int(name, 0, math.MaxInt32); err == nil && n != ManifestVersion {
-				err = errorf(ErrManifest, "manifest "+name, "%d, want %d", n, ManifestVersion)
+			if n, err = p.int(name, 0, math.MaxInt32); err == nil && n != ManifestVersion && n != ManifestVersionKeyRows {
+				err = errorf(ErrManifest, "manifest "+name, "%d, want %d or %d", n, ManifestVersion, ManifestVersionKeyRows)
 			}
+			version = n
+		case "key-rows":
+			m.KeyRows, err = p.keyRows(name)
 		case "posting-encoding":
 			m.Encoding, err = p.string(name)
 		case "dimension":
@@ -529,7 +599,44 @@ func (p *manifestParser) parse() (*Manifest, error) {
 		}
 		return nil, p.fail("", err)
 	}
+	switch {
+	case version == ManifestVersion && m.KeyRows != nil:
+		return nil, errorf(ErrManifest, "manifest key-rows", "not allowed in manifest-version %d (key-rows needs %d)", ManifestVersion, ManifestVersionKeyRows)
+	case version == ManifestVersionKeyRows && m.KeyRows == nil:
+		return nil, errorf(ErrManifest, "manifest", "missing member %q (required by manifest-version %d)", "key-rows", ManifestVersionKeyRows)
+	}
 	return m, nil
+}
+
+// keyRows reads the key-rows object {"path", "size", "rows"}.
+func (p *manifestParser) keyRows(where string) (*KeyRowsEntry, error) {
+	var k KeyRowsEntry
+	seen := map[string]bool{}
+	err := p.object(where, func(name string) error {
+		seen[name] = true
+		w := where + "." + name
+		var err error
+		switch name {
+		case "path":
+			k.Path, err = p.string(w)
+		case "size":
+			k.Size, err = p.int(w, 0, math.MaxInt64)
+		case "rows":
+			k.Rows, err = p.int(w, 0, math.MaxInt64)
+		default:
+			err = errorf(ErrManifest, "manifest "+where, "unknown member %q", name)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range [...]string{"path", "size", "rows"} {
+		if !seen[name] {
+			return nil, errorf(ErrManifest, "manifest "+where, "missing member %q", name)
+		}
+	}
+	return &k, nil
 }
 
 func (p *manifestParser) file(m *Manifest, where string) error {

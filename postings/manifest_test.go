@@ -55,6 +55,12 @@ var badManifests = map[string]string{
 	"bad-json-negative":   "out of range",
 	"bad-file-unknown":    "unknown member \"x\"",
 	"bad-file-missing":    "missing member \"bucket\"",
+	"bad-keyrows-v1":      "key-rows: not allowed in manifest-version 1",
+	"bad-keyrows-missing": "missing member \"key-rows\"",
+	"bad-keyrows-rows":    "key-rows.rows",
+	"bad-keyrows-path":    "key-rows.path",
+	"bad-keyrows-size":    "key-rows.size",
+	"bad-keyrows-unknown": "unknown member \"x\"",
 }
 
 func TestParseManifestValid(t *testing.T) {
@@ -215,5 +221,51 @@ func TestManifestCIDAcrossFiles(t *testing.T) {
 	}
 	if m.Rows != 8 || m.CIDs != 2 {
 		t.Fatalf("rows %d cids %d", m.Rows, m.CIDs)
+	}
+}
+
+// TestParseManifestKeyRows: a version-2 manifest lists the key-rows
+// table; it marshals back byte for byte, and dropping the table gives
+// version 1 again (what releases before it wrote).
+func TestParseManifestKeyRows(t *testing.T) {
+	data, err := os.ReadFile("testdata/manifest/valid-v2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := KeyRowsEntry{Path: "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701/ivf_postings/" + KeyRowsName, Size: 400, Rows: 10}
+	if m.KeyRows == nil || *m.KeyRows != want {
+		t.Fatalf("key-rows %+v, want %+v", m.KeyRows, want)
+	}
+	if err := m.CheckLocation("indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701-00000000000000aa/ivf_postings/"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(out)) != strings.TrimSpace(string(data)) {
+		t.Fatalf("Marshal:\n%s\nwant:\n%s", out, data)
+	}
+	v1, err := os.ReadFile("testdata/manifest/valid.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *m
+	c.KeyRows = nil
+	if out, err = c.Marshal(); err != nil || strings.TrimSpace(string(out)) != strings.TrimSpace(string(v1)) {
+		t.Fatalf("without key-rows: %v\n%s\nwant:\n%s", err, out, v1)
+	}
+	if _, err := c.WithKeyRows(KeyRowsEntry{Path: want.Path, Size: 400, Rows: 11}); err == nil {
+		t.Fatal("WithKeyRows accepted 11 rows for a 10-row manifest")
+	}
+	// A key-rows table of another index is refused like a postings file.
+	other := *m
+	other.KeyRows = &KeyRowsEntry{Path: "indexes/00000000000000000000000000000000/1/ivf_postings/" + KeyRowsName, Size: 400, Rows: 10}
+	if err := other.CheckLocation("indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701-00000000000000aa/ivf_postings/"); err == nil {
+		t.Fatal("CheckLocation accepted a key-rows table of another index")
 	}
 }

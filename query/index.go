@@ -1,9 +1,11 @@
 package query
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -201,15 +203,16 @@ func (ix *Index) openPostings(ctx context.Context) error {
 	for i := range ix.schema.Keys {
 		ix.schema.Keys[i].Name = ix.snap.SourceKeyFields[i]
 	}
+	// The manifest gives every file's size, so opening a file sends no
+	// request (no HEAD on S3): Open costs the same whatever the number of
+	// postings files. A file that is missing or of another size is
+	// reported by the first read of it, and a replaced row group by its
+	// CRC-32C (profile §8.3).
 	ix.files = make([]storage.Object, len(man.Files))
 	for i, f := range man.Files {
-		o, err := ix.wh.Open(ctx, f.Path)
+		o, err := storage.OpenSized(ctx, ix.wh, f.Path, f.Size)
 		if err != nil {
 			return fmt.Errorf("open postings file: %w", err)
-		}
-		if o.Size() != f.Size {
-			o.Close()
-			return fmt.Errorf("postings file %s: %w: %d bytes, manifest says %d", f.Path, ErrCorrupt, o.Size(), f.Size)
 		}
 		ix.files[i] = o
 	}
@@ -371,7 +374,16 @@ func (ix *Index) Columns() []string {
 func (ix *Index) keys(ctx context.Context) (*source.KeyIndex, error) {
 	ix.keyOnce.Do(func() {
 		// The index outlives this caller's context: build it to the end.
-		ix.keyIndex, ix.keyErr = source.BuildKeyIndex(context.WithoutCancel(ctx), ix.table, ix.layout)
+		ctx := context.WithoutCancel(ctx)
+		if kr := ix.manifest.KeyRows; kr != nil {
+			ix.keyIndex, ix.keyErr = ix.readKeyRows(ctx, kr)
+			if !errors.Is(ix.keyErr, source.ErrSharedHash) {
+				return
+			}
+			// Two keys share a hash (about N²/2^65 likely): the table
+			// cannot tell them apart, the source can.
+		}
+		ix.keyIndex, ix.keyErr = source.BuildKeyIndex(ctx, ix.table, ix.layout)
 		if errors.Is(ix.keyErr, source.ErrDuplicateKey) {
 			// Builds refuse duplicate keys: say how this index got one.
 			ix.keyErr = fmt.Errorf("%w; the source was changed in place or the index was built by a release that did not check keys: make the keys unique, then run `parqdb index refresh %s`",
@@ -379,6 +391,33 @@ func (ix *Index) keys(ctx context.Context) (*source.KeyIndex, error) {
 		}
 	})
 	return ix.keyIndex, ix.keyErr
+}
+
+// readKeyRows reads the persisted key → row map (the key-rows table of a
+// version-2 manifest) with one request: far less than the source's key
+// columns, and never the source's vectors, which BuildKeyIndex decodes.
+func (ix *Index) readKeyRows(ctx context.Context, kr *postings.KeyRowsEntry) (*source.KeyIndex, error) {
+	o, err := storage.OpenSized(ctx, ix.wh, kr.Path, kr.Size)
+	if err != nil {
+		return nil, fmt.Errorf("key map %s: %w", kr.Path, err)
+	}
+	defer o.Close()
+	buf := make([]byte, kr.Size)
+	if n, err := o.ReadAt(buf, 0); n < len(buf) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("key map %s: %w: %w; run `parqdb index verify %s`", kr.Path, ErrCorrupt, err, ix.name)
+	}
+	hs, ords, err := postings.ReadKeyRows(bytes.NewReader(buf), kr.Size, kr.Rows)
+	if err != nil {
+		return nil, fmt.Errorf("key map %s: %w", kr.Path, err)
+	}
+	ki, err := source.NewKeyIndexFromSorted(ix.table, ix.layout, hs, ords)
+	if err != nil && !errors.Is(err, source.ErrSharedHash) {
+		return nil, fmt.Errorf("key map %s: %w: %w", kr.Path, ErrCorrupt, err)
+	}
+	return ki, err
 }
 
 // formatKey formats a canonical key encoding for messages ("id=42"), or

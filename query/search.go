@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"slices"
@@ -20,6 +22,7 @@ import (
 	"github.com/parqdb/parqdb/lvq"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
+	"github.com/parqdb/parqdb/storage"
 )
 
 // Ranges of the search options: the one source of truth for the library,
@@ -349,6 +352,12 @@ func (ix *Index) fetch(ctx context.Context, ranges []postings.Range) (map[rangeK
 		g.Go(func() error {
 			buf := make([]byte, s.end-s.off)
 			if _, err := ix.files[s.file].ReadAt(buf, s.off); err != nil {
+				if errors.Is(err, storage.ErrNotExist) || errors.Is(err, storage.ErrChanged) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+					// Files are opened with the manifest's sizes (no HEAD):
+					// a missing, shorter or replaced file shows here.
+					return fmt.Errorf("read postings %s [%d, %d): %w: the file the manifest lists (%d bytes) is missing or differs: %w; run `parqdb index verify %s`",
+						ix.manifest.Files[s.file].Path, s.off, s.end, ErrCorrupt, ix.manifest.Files[s.file].Size, err, ix.name)
+				}
 				return fmt.Errorf("read postings %s [%d, %d): %w", ix.manifest.Files[s.file].Path, s.off, s.end, err)
 			}
 			bufs[i] = buf
@@ -789,15 +798,36 @@ func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (
 		miss = append(miss, i)
 	}
 	if len(locs) > 0 {
-		rows, err := ix.table.ReadRows(ctx, locs, cols)
+		// A key map read from the key-rows table was made at build time:
+		// read the key columns too and check each row still holds the
+		// hit's key (a source rewritten in place, same sizes and times,
+		// would otherwise join the wrong rows).
+		readCols, extra := cols, []string(nil)
+		if ix.manifest.KeyRows != nil {
+			for _, k := range ix.snap.SourceKeyFields {
+				if !slices.Contains(cols, k) {
+					extra = append(extra, k)
+				}
+			}
+			readCols = append(slices.Clone(cols), extra...)
+		}
+		rows, err := ix.table.ReadRows(ctx, locs, readCols)
 		if err != nil {
 			return nil, err
 		}
 		res.Stats.Rounds++
 		for j, i := range miss {
+			if ix.manifest.KeyRows != nil {
+				if err := ix.checkJoinedKey(ctx, top[i].key(), rows, j); err != nil {
+					return nil, err
+				}
+			}
 			m, err := rows.Map(j)
 			if err != nil {
 				return nil, err
+			}
+			for _, k := range extra {
+				delete(m, k)
 			}
 			res.Hits[i].Row = m
 			c := top[i]
@@ -805,6 +835,59 @@ func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (
 		}
 	}
 	return res, nil
+}
+
+// checkJoinedKey checks that joined row j of rows holds the hit's key
+// enc, comparing the key columns' Parquet values as the source reads keys
+// (source.KeyValueOf). On a mismatch the source changed in place after
+// the build: a scan of the source names a duplicate key if it now has one
+// (refresh), a key no row has any more wraps ErrCorrupt (verify), and a
+// key that moved to another row wraps ErrStale (refresh), as the
+// source-scanned key map would report them.
+func (ix *Index) checkJoinedKey(ctx context.Context, enc []byte, rows *source.Rows, j int) error {
+	vals, err := source.DecodeKey(ix.layout.Keys, enc)
+	if err != nil {
+		return fmt.Errorf("%w: postings key: %v", ErrCorrupt, err)
+	}
+	sch := rows.Schema(j)
+	same := true
+	for k, kt := range ix.layout.Keys {
+		leaf, ok := sch.Lookup(kt.Name)
+		if !ok {
+			same = false
+			break
+		}
+		var got source.KeyValue
+		found := false
+		for _, v := range rows.Rows[j] {
+			if v.Column() == leaf.ColumnIndex {
+				if got, err = source.KeyValueOf(kt, v); err != nil {
+					same = false
+				}
+				found = true
+				break
+			}
+		}
+		want := vals[k]
+		same = same && found && got.Int == want.Int && bytes.Equal(got.Bytes, want.Bytes)
+	}
+	if same {
+		return nil
+	}
+	ki, err := source.BuildKeyIndex(context.WithoutCancel(ctx), ix.table, ix.layout)
+	switch {
+	case errors.Is(err, source.ErrDuplicateKey):
+		return fmt.Errorf("%w; the source was changed in place or the index was built by a release that did not check keys: make the keys unique, then run `parqdb index refresh %s`",
+			err, ix.name)
+	case err != nil:
+		return fmt.Errorf("index %q: key index: %w", ix.name, err)
+	}
+	if _, ok := ki.Lookup(enc); !ok {
+		return fmt.Errorf("index %q: %w: a hit holds key %s, which no row of source %s has: the source was changed in place (its files kept their sizes and versions) or the index is damaged; run `parqdb index verify %s`",
+			ix.name, ErrCorrupt, ix.formatKey(enc), ix.snap.SourceTable.Properties["location"], ix.name)
+	}
+	return fmt.Errorf("index %q: %w: the source row joined for key %s holds another key: the source %s was changed in place (its files kept their sizes and versions); run `parqdb index refresh %s`",
+		ix.name, ErrStale, ix.formatKey(enc), ix.snap.SourceTable.Properties["location"], ix.name)
 }
 
 // keyValueAny returns a key value as the Go value a join would give

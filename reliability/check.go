@@ -122,8 +122,8 @@ func CheckSearch(ctx context.Context, env Env, name string, probe Probe) error {
 
 // Referenced returns the warehouse keys that the retained snapshots of m
 // reference: for each snapshot its centroid metadata file, centroid and
-// root tables, postings manifest, source file list and every postings file
-// the manifest names. It checks that each exists (and, for postings files,
+// root tables, postings manifest, source file list, every postings file
+// the manifest names and its key-rows table. It checks that each exists (and, for postings files,
 // has the manifest's size) and reports every missing one at once, wrapped
 // in ErrMissingFile. The metadata file itself is not included.
 func Referenced(ctx context.Context, wh storage.Bucket, m *metadata.Metadata) (map[string]bool, error) {
@@ -180,6 +180,9 @@ func Referenced(ctx context.Context, wh storage.Bucket, m *metadata.Metadata) (m
 		}
 		for _, f := range man.Files {
 			need(f.Path, f.Size)
+		}
+		if man.KeyRows != nil {
+			need(man.KeyRows.Path, man.KeyRows.Size)
 		}
 	}
 	if len(missing) > 0 {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/parqdb/parqdb/postings"
 )
 
 // damage is one way to break a warehouse file. A flipped byte may land
@@ -68,6 +70,7 @@ const (
 	kindManifest    = "postings manifest"
 	kindSourceFiles = "source-files list"
 	kindPostings    = "postings file"
+	kindKeyRows     = "key-rows table"
 )
 
 func fileKind(rel string) string {
@@ -86,6 +89,8 @@ func fileKind(rel string) string {
 		return kindManifest
 	case strings.HasSuffix(rel, "/source-files.json"):
 		return kindSourceFiles
+	case strings.HasSuffix(rel, "/ivf_postings/"+postings.KeyRowsName):
+		return kindKeyRows
 	case strings.HasSuffix(rel, ".parquet") && strings.Contains(rel, "/ivf_postings/"):
 		return kindPostings
 	}
@@ -97,17 +102,20 @@ func kinds(k ...string) func(string) bool {
 }
 
 // opened: the kinds query.Open reads (catalog, metadata, the artifact,
-// the manifest and every postings file).
+// the manifest and every postings file), and with a join (search's default
+// output) or a key lookup the key-rows table too.
 var opened = kinds(kindCatalog, kindMetadata, kindCentroidDoc, kindCentroids, kindRoots, kindManifest, kindPostings)
+
+var openedJoin = kinds(kindCatalog, kindMetadata, kindCentroidDoc, kindCentroids, kindRoots, kindManifest, kindPostings, kindKeyRows)
 
 var matrixCommands = []matrixCommand{
 	{name: "index describe", args: indexArgs("index", "describe", "v"), reads: kinds(kindCatalog, kindMetadata)},
 	{name: "index history", args: indexArgs("index", "history", "v"), reads: kinds(kindCatalog, kindMetadata)},
 	{name: "index list", args: indexArgs("index", "list"), reads: kinds(kindCatalog, kindMetadata)},
-	{name: "search --vector", args: indexArgs("search", "v", "--vector", "[0,0,0,0,0,0,0,0]", "-k", "3"), reads: opened},
-	{name: "search --near-key", args: indexArgs("search", "v", "--near-key", "7", "-k", "3"), reads: opened},
+	{name: "search --vector", args: indexArgs("search", "v", "--vector", "[0,0,0,0,0,0,0,0]", "-k", "3"), reads: openedJoin},
+	{name: "search --near-key", args: indexArgs("search", "v", "--near-key", "7", "-k", "3"), reads: openedJoin},
 	{name: "index verify", args: indexArgs("index", "verify", "v", "-q"),
-		reads: kinds(kindCatalog, kindMetadata, kindCentroidDoc, kindCentroids, kindRoots, kindManifest, kindSourceFiles, kindPostings)},
+		reads: kinds(kindCatalog, kindMetadata, kindCentroidDoc, kindCentroids, kindRoots, kindManifest, kindSourceFiles, kindPostings, kindKeyRows)},
 	// The source is unchanged, so refresh decides "nothing to do" from the
 	// metadata alone.
 	{name: "index refresh --dry-run", args: indexArgs("index", "refresh", "v", "--dry-run", "-q"), reads: kinds(kindCatalog, kindMetadata)},

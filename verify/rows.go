@@ -134,8 +134,7 @@ func (r *runner) checkRows(ctx context.Context) error {
 		}
 		rc.sweep()
 	}
-	rc.report()
-	return nil
+	return rc.report(ctx)
 }
 
 // partitions is how many key-space partitions keep the key map under
@@ -484,7 +483,7 @@ func (rc *rowCheck) sweep() {
 }
 
 // report records the row checks.
-func (rc *rowCheck) report() {
+func (rc *rowCheck) report(ctx context.Context) error {
 	r, m := rc.r, rc.man
 	spanning := 0
 	for i := 0; i < len(m.RowGroups); {
@@ -521,7 +520,7 @@ func (rc *rowCheck) report() {
 		for _, c := range rowChecks[3:] {
 			r.skip(c, why)
 		}
-		return
+		return nil
 	}
 	sn := rc.srcRowsN.Load()
 	if !rc.scanStopped && sn != r.snap.IndexedRows {
@@ -532,9 +531,13 @@ func (rc *rowCheck) report() {
 		for _, c := range rowChecks[4:] {
 			r.skip(c, "the source scan stopped (see "+CheckSourceRows+")")
 		}
-		return
+		return nil
 	}
-	r.finish(CheckKeys, rc.keys, "%d keys unique, each resolves to exactly one source row (%d key-space partition(s))", n, rc.parts)
+	krNote, err := r.checkKeyRows(ctx, rc.keys)
+	if err != nil {
+		return err
+	}
+	r.finish(CheckKeys, rc.keys, "%d keys unique, each resolves to exactly one source row (%d key-space partition(s))%s", n, rc.parts, krNote)
 	if rc.lvq == 0 {
 		r.skip(CheckLVQ, "posting encoding source stores no codes")
 	} else {
@@ -542,7 +545,7 @@ func (rc *rowCheck) report() {
 	}
 	if rc.assigner == nil {
 		r.skip(CheckAssignment, "the centroids are invalid (see "+CheckCentroids+")")
-		return
+		return nil
 	}
 	mode := "every row decided by the brute-force reference ivf.ExactNearest"
 	if rc.refEvery > 1 {
@@ -550,4 +553,5 @@ func (rc *rowCheck) report() {
 			rc.fastRows.Load(), rc.refRows.Load(), rc.refEvery)
 	}
 	r.finish(CheckAssignment, rc.assign, "%d rows in their exact nearest centroid: %s", rc.joined.Load(), mode)
+	return nil
 }

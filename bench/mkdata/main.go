@@ -3,6 +3,9 @@
 //
 //	mkdata fashion OUTDIR            Fashion-MNIST (Debian dataset-fashion-mnist): 60,000 train + 10,000 test × 784
 //	mkdata synth -n N -d D OUTDIR    a seeded Gaussian mixture: N base vectors + 1,000 queries
+//	mkdata mixture -n N -d D OUTDIR  a seeded Gaussian mixture with unequal cluster sizes and
+//	                                 spreads, streamed into several Parquet files in OUTDIR/base
+//	                                 (10M × 96: ~4 GB) + 1,000 queries
 //
 // Parquet files have columns id (int64, the key), label (int32) and vec
 // (list<float>).
@@ -42,7 +45,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) < 1 {
-		return errors.New("usage: mkdata fashion OUTDIR | mkdata synth [-n N] [-d D] [-clusters K] [-seed S] OUTDIR")
+		return errors.New("usage: mkdata fashion OUTDIR | mkdata synth [-n N] [-d D] [-clusters K] [-seed S] OUTDIR | mkdata mixture [-n N] [-d D] [-clusters K] [-files F] [-seed S] [-fvecs=false] OUTDIR")
 	}
 	switch args[0] {
 	case "fashion":
@@ -64,6 +67,23 @@ func run(args []string) error {
 			return errors.New("synth: want OUTDIR")
 		}
 		return synth(fs.Arg(0), *n, *d, *k, *q, *seed)
+	case "mixture":
+		fs := flag.NewFlagSet("mixture", flag.ContinueOnError)
+		var m mixture
+		fs.Int64Var(&m.n, "n", 10_000_000, "base vectors")
+		fs.IntVar(&m.d, "d", 96, "dimension")
+		fs.IntVar(&m.k, "clusters", 2000, "mixture components")
+		fs.IntVar(&m.files, "files", 10, "Parquet files the base vectors are split into")
+		fs.IntVar(&m.q, "queries", 1000, "query vectors")
+		fs.Uint64Var(&m.seed, "seed", 1, "seed")
+		fs.BoolVar(&m.fvecs, "fvecs", true, "also write the base vectors as one .fvecs file (for FAISS)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			return errors.New("mixture: want OUTDIR")
+		}
+		return m.write(fs.Arg(0))
 	}
 	return fmt.Errorf("unknown dataset %q", args[0])
 }

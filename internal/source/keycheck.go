@@ -15,6 +15,7 @@ const checkChunk = 1 << 16
 // the rows, for CheckUniqueKeys: 8 bytes per row. Make one with
 // NewKeyHashes; it is not safe for concurrent use.
 type KeyHashes struct {
+	stable  bool // StableKeyHash instead of the seeded maphash
 	seed    maphash.Seed
 	h       []uint64
 	scratch []byte
@@ -37,6 +38,9 @@ func (k *KeyHashes) Len() int { return len(k.h) }
 func (k *KeyHashes) hash(b []byte) uint64 {
 	if hashKeyForTest != nil {
 		return hashKeyForTest(b)
+	}
+	if k.stable {
+		return StableKeyHash(b)
 	}
 	return maphash.Bytes(k.seed, b)
 }

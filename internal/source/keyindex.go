@@ -26,6 +26,7 @@ type KeyIndex struct {
 	ents      []keyEnt // sorted by hash
 	fileStart []int64  // ordinal of each file's first row, plus the total
 	exact     map[string]int64
+	stable    bool // hash is StableKeyHash (a persisted key map), not maphash
 }
 
 type keyEnt struct {
@@ -109,6 +110,9 @@ var hashKeyForTest func([]byte) uint64
 func (k *KeyIndex) hash(b []byte) uint64 {
 	if hashKeyForTest != nil {
 		return hashKeyForTest(b)
+	}
+	if k.stable {
+		return StableKeyHash(b)
 	}
 	return maphash.Bytes(k.seed, b)
 }
