@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/parqdb/parqdb/filter"
@@ -129,11 +128,13 @@ type Stats struct {
 	// CachedLists counts probed lists served from the cache.
 	CachedLists int64
 	// Filtered search (Options.Filter): FilterRows is the number of source
-	// rows that match the predicate; FilterRejected counts candidates that
-	// were close enough to enter the top k but did not match; FilterExact
-	// counts queries answered by an exact scan of the matching rows, and
-	// FilterWidenings the extra probing rounds taken because the probed
-	// lists held too few matching rows (see filter.go).
+	// rows that match the predicate; FilterRejected counts the rows of the
+	// probed lists that do not match, skipped without being scored
+	// (Candidates counts the matching rows scored); FilterExact counts
+	// queries answered by an exact scan of the matching rows (the exact
+	// plan; the others took the list plan), and FilterWidenings the extra
+	// routings over every root taken because the lists first routed to held
+	// too few matching rows (see filter.go).
 	FilterRows      int64
 	FilterRejected  int64
 	FilterExact     int64
@@ -167,7 +168,7 @@ type scratch struct {
 	dists   []float32
 	top     topK
 	route   routeScratch
-	allow   *roaring.Bitmap // filtered search: source ordinals that may be returned
+	filt    filterScratch // filtered search (filter.go)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -524,10 +525,6 @@ func (ix *Index) scoreLVQ8(s *scratch, half bool, st *Stats) {
 			if d > thr {
 				continue
 			}
-			if s.allow != nil && !s.allow.Contains(uint32(l.ords[i])) {
-				st.FilterRejected++
-				continue
-			}
 			t.push(cand{dist: d, i: int32(i), l: l})
 			thr = t.threshold()
 		}
@@ -554,10 +551,6 @@ func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
 				d *= 0.5
 			}
 			if len(t.h) == t.k && d > t.h[0].dist {
-				continue
-			}
-			if s.allow != nil && !s.allow.Contains(uint32(l.ords[i])) {
-				st.FilterRejected++
 				continue
 			}
 			t.push(cand{dist: d, i: int32(i), l: l})
@@ -601,10 +594,6 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 				d *= 0.5
 			}
 			if len(t.h) == t.k && d > t.h[0].dist {
-				continue
-			}
-			if s.allow != nil && !s.allow.Contains(uint32(ords[i])) {
-				st.FilterRejected++
 				continue
 			}
 			t.push(cand{dist: d, i: int32(i), l: l})
