@@ -169,6 +169,13 @@ func (e *filterEntry) positions(l *list) []int32 {
 	return pos
 }
 
+// setEmpty records that the list cid holds no row.
+func (e *filterEntry) setEmpty(cid int32) {
+	if cid >= 0 && int(cid) < len(e.lists) && e.lists[cid].CompareAndSwap(nil, &[]int32{}) {
+		e.counted.Add(1)
+	}
+}
+
 // nonEmpty estimates the fraction of lists that hold a matching row: that
 // of the lists probed so far once there are enough of them, else what
 // uniformly spread matches would give, 1 − (1 − σ)^(n/nlist).
@@ -479,7 +486,8 @@ func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, np
 		s.filt.pos = slices.Grow(s.filt.pos[:0], len(s.lists))[:len(s.lists)]
 		for i, l := range s.lists {
 			s.filt.pos[i] = nil
-			if l == nil {
+			if l == nil { // a list without rows
+				e.setEmpty(s.cids[i])
 				continue
 			}
 			if _, err := ix.sourceOrds(ctx, l); err != nil {
