@@ -429,6 +429,7 @@ func (f *filterScratch) release() { clear(f.pos) }
 // list is left, scoring only the matching rows into s.top.
 func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, nprobe, keep int, extra int32, st *Stats) error {
 	nlist := ix.NList()
+	st.FilterLists++
 	s.top.reset(keep)
 	target := min(int64(math.Ceil(float64(nprobe)*float64(e.info.SourceRows)/float64(nlist))), e.info.Rows)
 	// Expected matching rows of a list not probed yet, and the leaves to

@@ -132,12 +132,14 @@ type Stats struct {
 	// probed lists that do not match, skipped without being scored
 	// (Candidates counts the matching rows scored); FilterExact counts
 	// queries answered by an exact scan of the matching rows (the exact
-	// plan; the others took the list plan), and FilterWidenings the extra
+	// plan), FilterLists those answered by the list plan (a query with no
+	// matching row counts in neither), and FilterWidenings the extra
 	// routings over every root taken because the lists first routed to held
 	// too few matching rows (see filter.go).
 	FilterRows      int64
 	FilterRejected  int64
 	FilterExact     int64
+	FilterLists     int64
 	FilterWidenings int64
 }
 
@@ -154,6 +156,7 @@ func (s *Stats) Add(s2 Stats) {
 	s.FilterRows += s2.FilterRows
 	s.FilterRejected += s2.FilterRejected
 	s.FilterExact += s2.FilterExact
+	s.FilterLists += s2.FilterLists
 	s.FilterWidenings += s2.FilterWidenings
 }
 
