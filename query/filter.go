@@ -307,6 +307,27 @@ func (ix *Index) buildFilter(ctx context.Context, p *filter.Predicate, e *filter
 	return nil
 }
 
+// ScanFilterColumns reads every value of p's columns from the source, as
+// the bitmap build does but with no row group skipped and nothing
+// evaluated, and returns the number of rows read: the plain column scan
+// that the cost of a new predicate (Filter) is measured against (parqdb
+// bench --where). Errors as Filter's.
+func (ix *Index) ScanFilterColumns(ctx context.Context, p *filter.Predicate) (int64, error) {
+	prog, err := p.Check(ix.table.Schema())
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrBadQuery, err)
+	}
+	var rows atomic.Int64
+	err = ix.table.ScanColumns(ctx, prog.Columns(), nil, func(b *source.ColumnBatch) error {
+		rows.Add(int64(b.N))
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("index %q: scan the columns of %s: %w", ix.name, p.Text(), err)
+	}
+	return rows.Load(), nil
+}
+
 // warmFilter computes opts.Filter's bitmap and, when the exact plan will
 // answer opts' searches, its list of matching rows.
 func (ix *Index) warmFilter(ctx context.Context, opts Options) error {

@@ -371,6 +371,13 @@ func TestFilteredPlans(t *testing.T) {
 	if info.Rows != 2000 || info.RowGroupsSkipped != 8 || info.RowGroupsRead != 4 {
 		t.Errorf("id ≥ 4000: %+v, want 2000 rows, 8 row groups skipped, 4 read", info)
 	}
+	// The plain scan the build is compared with reads every row group.
+	if n, err := ix.ScanFilterColumns(ctx, p); err != nil || n != 6000 {
+		t.Errorf("plain scan of id: %d rows, %v; want 6000", n, err)
+	}
+	if _, err := ix.ScanFilterColumns(ctx, mustParseFilter(t, "nope < 1")); !errors.Is(err, query.ErrBadQuery) {
+		t.Errorf("plain scan of an unknown column: %v, want ErrBadQuery", err)
+	}
 }
 
 func TestFilterErrors(t *testing.T) {
@@ -404,4 +411,13 @@ func TestFilterErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %v saying %q", tt.where, err, tt.err, tt.msg)
 		}
 	}
+}
+
+func mustParseFilter(t *testing.T, where string) *filter.Predicate {
+	t.Helper()
+	p, err := filter.Parse(where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
