@@ -764,6 +764,16 @@ func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (
 		cols = ix.Columns()
 	}
 	res.Columns = append(slices.Clone(cols), metadata.ReservedField)
+	if ix.keyColumns(cols) { // the postings' keys hold them: no source read
+		for i, c := range top {
+			row, err := ix.keyRow(c.key(), cols)
+			if err != nil {
+				return nil, err
+			}
+			res.Hits[i] = Hit{Key: c.key(), Distance: c.dist, Row: row}
+		}
+		return res, nil
+	}
 	ck := colsKey(cols)
 	var locs []source.RowLoc
 	var miss []int
