@@ -117,7 +117,8 @@ func recallOf(got []query.Hit, truth []query.Hit) int {
 // matching rows at selectivities from 50% to none: every hit matches, the
 // count is min(k, matches), recall@10 is at least the unfiltered recall at
 // the same nprobe (minus 0.03), and with every list probed (source
-// encoding, or lvq8 with refine) the answer is exactly the brute force's.
+// encoding, or lvq8 and lvq4 with refine) the answer is exactly the
+// brute force's.
 func TestFilteredSearch(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -126,7 +127,7 @@ func TestFilteredSearch(t *testing.T) {
 	writeAttr(t, src, rows)
 	qs := filterQueries(rows, 80)
 	const nlist, nprobe, k = 60, 4, 10
-	for _, enc := range []string{metadata.EncodingLVQ8, metadata.EncodingSource} {
+	for _, enc := range []string{metadata.EncodingLVQ8, metadata.EncodingLVQ4, metadata.EncodingSource} {
 		t.Run(enc, func(t *testing.T) {
 			benv, env := localEnv(t)
 			buildIndex(t, benv, src, enc, nlist)
