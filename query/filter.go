@@ -484,7 +484,10 @@ func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, np
 			s.cids = append(s.cids, extra)
 		}
 		expect := float64(matched)
-		for next < len(order) && (expect < float64(target) || len(s.cids) == 0) {
+		// Take enough for the kept candidates too (keep > target with
+		// refine on a small index), not one list per round.
+		goal := float64(min(max(target, int64(keep)), e.info.Rows))
+		for next < len(order) && (expect < goal || len(s.cids) == 0) {
 			cid := order[next].cid
 			next++
 			if s.filt.probed[cid] {
