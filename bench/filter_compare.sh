@@ -21,7 +21,9 @@ for w in "" "u < 500" "u < 100" "u < 10" "u < 1" "label = 3"; do
   "$PARQDB" --warehouse "$WH" bench fashion --queries "$D/fashion-q1k.fvecs" -k 10 --nprobe "$NPROBE" \
     --threads 1 --cold-queries 1 --format json ${w:+--where "$w"} >> "$OUT/parqdb.jsonl"
 done
-/usr/bin/python3 "$HERE/faiss_filter.py" "$D/fashion-train.fvecs" "$D/fashion-q1k.fvecs" \
+# One OpenMP/BLAS thread, not spinning: on a loaded machine two spinning
+# threads kept FAISS's training from finishing in 30 minutes.
+OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$HERE/faiss_filter.py" "$D/fashion-train.fvecs" "$D/fashion-q1k.fvecs" \
   "$D/fashion-attr.parquet.u.i32" 980 10 1000,500,100,10,1 8,16,32,64,128 > "$OUT/faiss.txt"
 node "$HERE/duckdb/duckdb_filter.mjs" search "$D/fashion-attr.parquet" "$D/fashion-q1k.fvecs" 10 \
   "u < 500" "u < 100" "u < 10" "u < 1" "label = 3" > "$OUT/duckdb.txt"
