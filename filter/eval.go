@@ -120,7 +120,7 @@ func (p *Program) compile(n node, index map[string]int) (eval, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &cmpEval{c: c, col: ct, op: n.op, v: v}, nil
+		return newCmpEval(c, ct, n.op, v), nil
 	case *inNode:
 		e := &inEval{c: c, col: ct, not: n.not}
 		for _, l := range n.lits {
@@ -210,12 +210,64 @@ type cmpEval struct {
 	col column
 	op  string
 	v   value
+	// intOp is the operator as a code when the column is an integer,
+	// date or timestamp and the literal an integer, so that eval compares
+	// int64s (what compareTo would do) without building values; opNone
+	// otherwise.
+	intOp opCode
+}
+
+type opCode uint8
+
+const (
+	opNone opCode = iota
+	opEq
+	opNe
+	opLt
+	opLe
+	opGt
+	opGe
+)
+
+var opCodes = map[string]opCode{"=": opEq, "!=": opNe, "<": opLt, "<=": opLe, ">": opGt, ">=": opGe}
+
+func newCmpEval(c int, col column, op string, v value) *cmpEval {
+	e := &cmpEval{c: c, col: col, op: op, v: v}
+	if (col.typ == typeInt || col.typ == typeDate || col.typ == typeTimestamp) && !v.isF && !v.null {
+		e.intOp = opCodes[op]
+	}
+	return e
 }
 
 func (e *cmpEval) eval(cols [][]parquet.Value, i int) tri {
 	pv := cols[e.c][i]
 	if pv.IsNull() || e.v.null {
 		return unknown
+	}
+	if e.intOp != opNone {
+		var x int64
+		switch {
+		case pv.Kind() != parquet.Int32:
+			x = pv.Int64()
+		case e.col.unsigned:
+			x = int64(uint32(pv.Int32()))
+		default:
+			x = int64(pv.Int32())
+		}
+		v := e.v.i
+		switch e.intOp {
+		case opEq:
+			return truth(x == v)
+		case opNe:
+			return truth(x != v)
+		case opLt:
+			return truth(x < v)
+		case opLe:
+			return truth(x <= v)
+		case opGt:
+			return truth(x > v)
+		}
+		return truth(x >= v)
 	}
 	return truth(cmpResult(e.op, compareTo(e.col.typ, rowValue(e.col, pv), e.v)))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/internal/vecmath"
+	"github.com/parqdb/parqdb/lvq"
 	"github.com/parqdb/parqdb/metadata"
 )
 
@@ -30,52 +31,79 @@ import (
 //     computed on the predicate's first use by reading only its columns
 //     (row groups whose footer statistics rule out a match are skipped)
 //     and cached per index, keyed by the predicate's canonical form, up to
-//     DefaultFilterCacheBytes.
+//     DefaultFilterCacheBytes. For each list it probes, a search also
+//     records once per predicate the positions of the list's matching
+//     rows, so a list with no match is never routed to again and the rows
+//     that do not match are never scored.
 //  2. No matching row: an empty result.
-//  3. Few matching rows (exactRows): an exact scan of the matching rows'
-//     source vectors, with exact distances; recall 1.
-//  4. Otherwise the routed lists are scanned and a candidate enters the
-//     top k only if its row matches. The initial nprobe is NProbe scaled
-//     by 1/selectivity (so that about as many matching candidates are
-//     scored as an unfiltered search scores candidates), and it doubles
-//     while the probed lists hold fewer matching rows than the candidates
-//     the search keeps (K, or K·Refine) or than half the candidates an
-//     unfiltered search scores (nprobe·n/nlist), up to every list: so a
-//     search that probed every list has seen every matching row.
+//  3. The exact plan scans the matching rows' source vectors, with exact
+//     distances (recall 1). It runs when it is estimated to cost no more
+//     than the list plan (planCost: rows and centroids scored).
+//  4. The list plan routes among the lists that hold matching rows: it
+//     probes them nearest first until they hold as many matching rows as
+//     an unfiltered search at NProbe scores candidates (NProbe·n/nlist),
+//     scoring only the matching rows; lists known to hold no match cost
+//     nothing, not even a routing distance. It continues while fewer than
+//     K (or K·Refine) matching rows were found, up to every list: a search
+//     that probed every list has seen every matching row.
 
 // DefaultFilterCacheBytes bounds the memory of cached filter bitmaps per
-// index (least recently built evicted first). The per-predicate lists of
-// the exact plan (keys of at most a few percent of the rows) and per-list
-// match counts are not counted.
+// index (least recently built evicted first), with the per-list positions
+// of their matching rows (4 bytes per matching row, charged up front). The
+// per-predicate lists of the exact plan (keys of at most a few percent of
+// the rows) are not counted.
 const DefaultFilterCacheBytes = 256 << 20
 
 // exactMinRows is the number of matching rows up to which a filtered
 // search always scans the matching rows exactly.
 const exactMinRows = 256
 
-// exactRows reports whether a filtered search with m matching rows of n
-// scans them exactly. Scanning lists at selectivity σ = m/n probes
-// min(nprobe/σ, nlist) lists of about n/nlist candidates; the exact scan
-// scores m vectors, each costing ratio candidates (4 for LVQ codes: float32
-// against 8-bit codes; 1 when the lists hold source vectors). The exact
-// scan runs when it costs no more (roughly σ² ≤ nprobe/(ratio·nlist)), and
-// it is exact.
-func exactRows(m, n int64, nprobe, nlist int, ratio float64) bool {
+// Costs of the plan, in units of one LVQ8 candidate scored (784 bytes of
+// codes on Fashion-MNIST): a float32 vector or centroid is 4 (four times
+// the bytes), a probed list 8 (its lookup and loop overhead).
+const (
+	costVector = 4
+	costList   = 8
+)
+
+// planCost estimates the work of both plans of a filtered search with m
+// matching rows of n, nlist lists of which a fraction nonEmpty hold at
+// least one match, at nprobe: the exact plan scores m vectors of ratio
+// units each (costVector for LVQ codes, 1 when the lists hold source
+// vectors); the list plan scores the leaves that hold matches until it has
+// enough lists (routeOptions.Factor times the lists it probes, at most the
+// non-empty ones), then the target's matching rows, plus a per-list cost.
+func planCost(m, n int64, nprobe, nlist int, nonEmpty, ratio float64) (exact, lists float64) {
+	exact = ratio * float64(m)
+	target := min(float64(nprobe)*float64(n)/float64(nlist), float64(m))
+	full := max(nonEmpty*float64(nlist), 1)
+	perList := float64(m) / full
+	probe := min(math.Ceil(target/perList), full)
+	routed := min(float64(routeOptions.Factor)*probe, full)
+	// A centroid is a float32 vector like the exact plan's; a list row
+	// costs one unit.
+	lists = ratio*routed + target + costList*probe
+	return exact, lists
+}
+
+// exactPlan reports whether a filtered search with the matching rows of e
+// scans them exactly (see planCost).
+func (ix *Index) exactPlan(e *filterEntry, nprobe int) bool {
+	m := e.info.Rows
 	if m <= exactMinRows {
 		return true
 	}
-	sigma := float64(m) / float64(n)
-	lists := min(float64(nprobe)/sigma, float64(nlist))
-	return ratio*float64(m) <= lists*float64(n)/float64(nlist)
+	exact, lists := planCost(m, e.info.SourceRows, nprobe, ix.NList(), e.nonEmpty(), ix.exactCost())
+	return exact <= lists
 }
 
 // exactCost is the cost of scoring one exact vector in units of one
-// candidate of the lists (see exactRows).
+// candidate of the lists (see planCost).
 func (ix *Index) exactCost() float64 {
 	if ix.schema.Encoding == metadata.EncodingSource {
 		return 1
 	}
-	return 4
+	return costVector
 }
 
 // FilterInfo describes the matching rows of a predicate on an index.
@@ -99,33 +127,65 @@ type filterEntry struct {
 	exact     *list
 	exactErr  error
 
-	countsOnce sync.Once
-	counts     []atomic.Int32 // matching rows per CID, -1 until counted
+	// Per list (by CID), the positions of its matching rows, set once per
+	// list on its first probe (a list's rows keep their order when it is
+	// read again); counted and nonEmptyCount tally the lists set.
+	lists         []atomic.Pointer[[]int32]
+	counted       atomic.Int64
+	nonEmptyCount atomic.Int64
 }
 
-// listMatches returns how many rows of l match, counted once per list
-// (l.ords must be resolved).
-func (e *filterEntry) listMatches(l *list, nlist int) int {
-	e.countsOnce.Do(func() {
-		e.counts = make([]atomic.Int32, nlist)
-		for i := range e.counts {
-			e.counts[i].Store(-1)
-		}
-	})
-	if l.cid < 0 || int(l.cid) >= len(e.counts) {
-		return 0
+// known returns the positions of cid's matching rows, or ok false when the
+// list was not probed yet with this predicate.
+func (e *filterEntry) known(cid int32) (pos []int32, ok bool) {
+	if cid < 0 || int(cid) >= len(e.lists) {
+		return nil, true
 	}
-	if c := e.counts[l.cid].Load(); c >= 0 {
-		return int(c)
+	p := e.lists[cid].Load()
+	if p == nil {
+		return nil, false
 	}
-	c := 0
-	for _, o := range l.ords {
+	return *p, true
+}
+
+// positions returns the positions of l's matching rows, computing them on
+// the list's first use with this predicate (l.ords must be resolved).
+func (e *filterEntry) positions(l *list) []int32 {
+	if pos, ok := e.known(l.cid); ok {
+		return pos
+	}
+	pos := []int32{}
+	for i, o := range l.ords {
 		if e.rows.Contains(uint32(o)) {
-			c++
+			pos = append(pos, int32(i))
 		}
 	}
-	e.counts[l.cid].Store(int32(c))
-	return c
+	if e.lists[l.cid].CompareAndSwap(nil, &pos) {
+		e.counted.Add(1)
+		if len(pos) > 0 {
+			e.nonEmptyCount.Add(1)
+		}
+	}
+	return pos
+}
+
+// setEmpty records that the list cid holds no row.
+func (e *filterEntry) setEmpty(cid int32) {
+	if cid >= 0 && int(cid) < len(e.lists) && e.lists[cid].CompareAndSwap(nil, &[]int32{}) {
+		e.counted.Add(1)
+	}
+}
+
+// nonEmpty estimates the fraction of lists that hold a matching row: that
+// of the lists probed so far once there are enough of them, else what
+// uniformly spread matches would give, 1 − (1 − σ)^(n/nlist).
+func (e *filterEntry) nonEmpty() float64 {
+	if c := e.counted.Load(); c >= 32 || (c > 0 && int(c) == len(e.lists)) {
+		return float64(e.nonEmptyCount.Load()) / float64(c)
+	}
+	nlist := max(len(e.lists), 1)
+	sigma := float64(e.info.Rows) / float64(max(e.info.SourceRows, 1))
+	return 1 - math.Pow(1-sigma, float64(e.info.SourceRows)/float64(nlist))
 }
 
 // filterCache maps canonical predicates to their entries, bounded by bytes.
@@ -241,9 +301,31 @@ func (ix *Index) buildFilter(ctx context.Context, p *filter.Predicate, e *filter
 	}
 	rows.RunOptimize()
 	e.rows = rows
-	e.size = int64(rows.GetSizeInBytes()) + 256
+	e.lists = make([]atomic.Pointer[[]int32], ix.NList())
+	e.size = int64(rows.GetSizeInBytes()) + 4*int64(rows.GetCardinality()) + 256
 	e.info = FilterInfo{Rows: int64(rows.GetCardinality()), SourceRows: n, RowGroupsRead: read, RowGroupsSkipped: skipped, Build: time.Since(start)}
 	return nil
+}
+
+// ScanFilterColumns reads every value of p's columns from the source, as
+// the bitmap build does but with no row group skipped and nothing
+// evaluated, and returns the number of rows read: the plain column scan
+// that the cost of a new predicate (Filter) is measured against (parqdb
+// bench --where). Errors as Filter's.
+func (ix *Index) ScanFilterColumns(ctx context.Context, p *filter.Predicate) (int64, error) {
+	prog, err := p.Check(ix.table.Schema())
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrBadQuery, err)
+	}
+	var rows atomic.Int64
+	err = ix.table.ScanColumns(ctx, prog.Columns(), nil, func(b *source.ColumnBatch) error {
+		rows.Add(int64(b.N))
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("index %q: scan the columns of %s: %w", ix.name, p.Text(), err)
+	}
+	return rows.Load(), nil
 }
 
 // warmFilter computes opts.Filter's bitmap and, when the exact plan will
@@ -254,7 +336,7 @@ func (ix *Index) warmFilter(ctx context.Context, opts Options) error {
 		return err
 	}
 	o := opts.withDefaults(ix.NList())
-	if e.info.Rows > 0 && exactRows(e.info.Rows, e.info.SourceRows, o.NProbe, ix.NList(), ix.exactCost()) {
+	if e.info.Rows > 0 && ix.exactPlan(e, o.NProbe) {
 		_, err = ix.exactList(ctx, e)
 	}
 	return err
@@ -296,7 +378,7 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 	}
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
-	defer func() { s.allow = nil }()
+	defer s.filt.release()
 	if err := ix.prepareQuery(s, q); err != nil {
 		return nil, err
 	}
@@ -305,8 +387,7 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 		return ix.join(ctx, nil, opts, st)
 	}
 	half := ix.snap.Metric == metadata.MetricCosine
-	nlist := ix.NList()
-	if exactRows(e.info.Rows, e.info.SourceRows, opts.NProbe, nlist, ix.exactCost()) {
+	if ix.exactPlan(e, opts.NProbe) {
 		l, err := ix.exactList(ctx, e)
 		if err != nil {
 			return nil, err
@@ -323,7 +404,6 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 		}
 		return ix.join(ctx, top[:min(len(top), opts.K)], opts, st)
 	}
-
 	exact := ix.schema.Encoding == metadata.EncodingSource
 	keep := opts.K
 	switch {
@@ -332,53 +412,8 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 	case opts.Refine > 0:
 		keep = opts.K * opts.Refine
 	}
-	s.allow = e.rows
-	s.top.reset(keep)
-	scaled := math.Ceil(float64(opts.NProbe) * float64(e.info.SourceRows) / float64(e.info.Rows))
-	np := int(min(scaled, float64(nlist)))
-	probed := make(map[int32]bool, np)
-	// An unfiltered search at nprobe scores about this many candidates;
-	// the filtered one widens until the probed lists hold at least half as
-	// many matching rows (a predicate correlated with the vectors leaves
-	// the lists near the query with few), and at least keep.
-	target := float64(opts.NProbe) * float64(e.info.SourceRows) / float64(nlist) / 2
-	matched := 0
-	var routed []int32
-	for round := 0; ; round++ {
-		var n int
-		routed, n = ix.router.route(s.q, np, &s.route, routed)
-		st.LeafDistances += int64(n + ix.art.Centroids.NumRoots())
-		s.cids = s.cids[:0]
-		for _, cid := range routed {
-			if !probed[cid] {
-				probed[cid] = true
-				s.cids = append(s.cids, cid)
-			}
-		}
-		if round == 0 && extra >= 0 && !probed[extra] {
-			probed[extra] = true
-			s.cids = append(s.cids, extra)
-		}
-		st.Lists += int64(len(s.cids))
-		if err := ix.readLists(ctx, s, &st); err != nil {
-			return nil, err
-		}
-		for _, l := range s.lists {
-			if l != nil {
-				if _, err := ix.sourceOrds(ctx, l); err != nil {
-					return nil, err
-				}
-				matched += e.listMatches(l, nlist)
-			}
-		}
-		if err := ix.scoreMore(ctx, s, half, &st); err != nil {
-			return nil, err
-		}
-		if (len(s.top.h) >= keep && float64(matched) >= target) || len(probed) >= nlist || np >= nlist {
-			break
-		}
-		np = min(2*np, nlist)
-		st.FilterWidenings++
+	if err := ix.searchLists(ctx, s, e, opts.NProbe, keep, extra, &st); err != nil {
+		return nil, err
 	}
 	top := s.top.sorted()
 	if opts.Refine > 0 && !exact {
@@ -398,16 +433,250 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 	return ix.join(ctx, top, opts, st)
 }
 
-// scoreMore scores s.lists into s.top without resetting it, so that the
-// rounds of a widening search accumulate.
-func (ix *Index) scoreMore(ctx context.Context, s *scratch, half bool, st *Stats) error {
+// filterScratch is the per-query memory of the list plan.
+type filterScratch struct {
+	probed []bool     // by CID
+	order  []leafDist // routed leaves, nearest first
+	roots  []leafDist // root distances (cid holds the root)
+	pos    [][]int32  // matching positions of each list of scratch.lists
+}
+
+// release drops the references to lists' positions held past a query.
+func (f *filterScratch) release() { clear(f.pos) }
+
+// searchLists is the list plan: it probes the lists that may hold matching
+// rows, nearest first, until they hold target matching rows (what an
+// unfiltered search at nprobe scores) and s.top holds keep of them, or no
+// list is left, scoring only the matching rows into s.top.
+func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, nprobe, keep int, extra int32, st *Stats) error {
+	nlist := ix.NList()
+	st.FilterLists++
+	s.top.reset(keep)
+	target := min(int64(math.Ceil(float64(nprobe)*float64(e.info.SourceRows)/float64(nlist))), e.info.Rows)
+	// Expected matching rows of a list not probed yet, and the leaves to
+	// route to: Factor times the lists the target needs.
+	perList := float64(e.info.Rows) / max(e.nonEmpty()*float64(nlist), 1)
+	want := routeOptions.Factor * int(math.Ceil(float64(target)/perList))
+	s.filt.probed = slices.Grow(s.filt.probed[:0], nlist)[:nlist]
+	clear(s.filt.probed)
+	var matched int64
+	order := s.filt.order[:0]
+	next := 0
+	allRoots := false
+	for round := 0; ; round++ {
+		if next == len(order) {
+			if allRoots {
+				break // every list that may hold a match was probed
+			}
+			var n int
+			order, n, allRoots = ix.matchRoute(s.q, e, want, &s.filt, order[:0])
+			st.LeafDistances += int64(n)
+			next = 0
+			if round > 0 {
+				st.FilterWidenings++
+			}
+			want = nlist // a second routing visits every root
+		}
+		// Take lists nearest first until they should hold the target.
+		s.cids = s.cids[:0]
+		if round == 0 && extra >= 0 && int(extra) < nlist && !s.filt.probed[extra] {
+			s.filt.probed[extra] = true
+			s.cids = append(s.cids, extra)
+		}
+		expect := float64(matched)
+		// Take enough for the kept candidates too (keep > target with
+		// refine on a small index), not one list per round.
+		goal := float64(min(max(target, int64(keep)), e.info.Rows))
+		for next < len(order) && (expect < goal || len(s.cids) == 0) {
+			cid := order[next].cid
+			next++
+			if s.filt.probed[cid] {
+				continue
+			}
+			s.filt.probed[cid] = true
+			s.cids = append(s.cids, cid)
+			if pos, ok := e.known(cid); ok {
+				expect += float64(len(pos))
+			} else {
+				expect += perList
+			}
+		}
+		if len(s.cids) == 0 {
+			continue
+		}
+		st.Lists += int64(len(s.cids))
+		if err := ix.readLists(ctx, s, st); err != nil {
+			return err
+		}
+		s.filt.pos = slices.Grow(s.filt.pos[:0], len(s.lists))[:len(s.lists)]
+		for i, l := range s.lists {
+			s.filt.pos[i] = nil
+			if l == nil { // a list without rows
+				e.setEmpty(s.cids[i])
+				continue
+			}
+			if _, err := ix.sourceOrds(ctx, l); err != nil {
+				return err
+			}
+			s.filt.pos[i] = e.positions(l)
+			matched += int64(len(s.filt.pos[i]))
+			st.FilterRejected += int64(l.len() - len(s.filt.pos[i]))
+		}
+		if err := ix.scoreMatching(ctx, s, st); err != nil {
+			return err
+		}
+		if matched >= target && len(s.top.h) >= keep {
+			break
+		}
+	}
+	s.filt.order = order
+	return nil
+}
+
+// matchRoute appends to dst, nearest first, the leaves not yet probed that
+// may hold matching rows (those probed with e and found empty are skipped
+// without a distance), visiting roots nearest first until want such leaves
+// were scored (and at least routeOptions.MinRoots roots). It returns them,
+// the distances computed, and whether every root was visited.
+func (ix *Index) matchRoute(q []float32, e *filterEntry, want int, f *filterScratch, dst []leafDist) ([]leafDist, int, bool) {
+	c := ix.art.Centroids
+	nr := c.NumRoots()
+	roots := slices.Grow(f.roots[:0], nr)[:nr]
+	for r := range nr {
+		roots[r] = leafDist{vecmath.L2Sq(q, c.Root(r)), int32(r)}
+	}
+	slices.SortFunc(roots, cmpLeaf)
+	computed, visited := nr, 0
+	scored := 0
+	for _, rd := range roots {
+		if scored >= want && visited >= routeOptions.MinRoots {
+			break
+		}
+		visited++
+		for cid := c.CIDOffsets[rd.cid]; cid < c.CIDOffsets[rd.cid+1]; cid++ {
+			if f.probed[cid] {
+				continue
+			}
+			if pos, ok := e.known(cid); ok && len(pos) == 0 {
+				continue
+			}
+			dst = append(dst, leafDist{vecmath.L2Sq(q, c.Leaf(cid)), cid})
+			computed++
+			scored++
+		}
+	}
+	f.roots = roots
+	slices.SortFunc(dst, cmpLeaf)
+	return dst, computed, visited == nr
+}
+
+func cmpLeaf(a, b leafDist) int {
+	switch {
+	case lessLeaf(a, b):
+		return -1
+	case lessLeaf(b, a):
+		return 1
+	}
+	return 0
+}
+
+// scoreMatching scores the matching rows of s.lists (positions s.filt.pos) into
+// s.top, which it does not reset. A list of which at least half the rows
+// match is scored whole by the batch kernel and only its matching rows
+// offered; otherwise each matching row is scored alone.
+func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error {
+	half := ix.snap.Metric == metadata.MetricCosine
+	mul := float32(1)
+	if half {
+		mul = 0.5
+	}
+	t := &s.top
 	switch ix.schema.Encoding {
-	case metadata.EncodingSource:
-		return ix.scoreSource(ctx, s, half, st)
 	case metadata.EncodingLVQ8:
-		ix.scoreLVQ8(s, half, st)
+		var sumq, norm2 float64
+		for _, v := range s.q {
+			f := float64(v)
+			sumq += f
+			norm2 += f * f
+		}
+		sumq2 := 2 * sumq
+		w := len(s.qp)
+		for li, l := range s.lists {
+			pos := s.filt.pos[li]
+			if len(pos) == 0 {
+				continue
+			}
+			offs, scs, base := l.batch.Offsets, l.batch.Scales, l.base
+			thr := t.threshold()
+			dist := func(i int32, dot float32) {
+				r := norm2 + base[i] - (float64(offs[i])*sumq2 + float64(scs[i])*2*float64(dot))
+				if d := float32(max(r, 0)) * mul; d <= thr {
+					t.push(cand{dist: d, i: i, l: l})
+					thr = t.threshold()
+				}
+			}
+			if n := l.len(); 2*len(pos) >= n {
+				s.dists = slices.Grow(s.dists[:0], n)[:n]
+				vecmath.DotU8Batch(s.qp, l.codes, w, s.dists)
+				for _, i := range pos {
+					dist(i, s.dists[i])
+				}
+			} else {
+				for _, i := range pos {
+					dist(i, vecmath.DotU8(s.qp, l.codes[int(i)*w:(int(i)+1)*w]))
+				}
+			}
+			st.Candidates += int64(len(pos))
+		}
+	case metadata.EncodingLVQ4:
+		lq := lvq.NewQuery(s.q)
+		cl := lvq.CodeLen(4, ix.Dim())
+		for li, l := range s.lists {
+			b := &l.batch
+			for _, i := range s.filt.pos[li] {
+				d := lq.L2Sq4(b.Codes[int(i)*cl:(int(i)+1)*cl], b.Offsets[i], b.Scales[i]) * mul
+				if len(t.h) < t.k || d <= t.h[0].dist {
+					t.push(cand{dist: d, i: i, l: l})
+				}
+			}
+			st.Candidates += int64(len(s.filt.pos[li]))
+		}
 	default:
-		ix.scoreLVQ4(s, half, st)
+		vecs, err := ix.allVectors(ctx)
+		if err != nil {
+			return err
+		}
+		dim := int64(ix.Dim())
+		for li, l := range s.lists {
+			pos := s.filt.pos[li]
+			if len(pos) == 0 {
+				continue
+			}
+			var read []float32
+			if vecs == nil {
+				ords := make([]int64, len(pos))
+				for j, i := range pos {
+					ords[j] = l.ords[i]
+				}
+				if read, err = ix.readVectors(ctx, ords); err != nil {
+					return err
+				}
+			}
+			for j, i := range pos {
+				var v []float32
+				if vecs != nil {
+					o := l.ords[i]
+					v = vecs[o*dim : (o+1)*dim]
+				} else {
+					v = read[int64(j)*dim : int64(j+1)*dim]
+				}
+				d := vecmath.L2Sq(s.q, v) * mul
+				if len(t.h) < t.k || d <= t.h[0].dist {
+					t.push(cand{dist: d, i: i, l: l})
+				}
+			}
+			st.Candidates += int64(len(pos))
+		}
 	}
 	return nil
 }

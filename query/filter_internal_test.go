@@ -2,29 +2,36 @@ package query
 
 import "testing"
 
-// TestExactRows checks the plan's bound c·m ≤ min(nprobe/σ, nlist)·n/nlist, including
-// the encoding term: with source lists (c = 1) a 10 % filter on a 1M-row
-// index with nlist 200 is scanned exactly; before the term it probed 80
-// lists of 5,000 rows.
-func TestExactRows(t *testing.T) {
+// TestPlanCost checks the choice between the exact and the list plan on
+// the cases of docs/benchmarks.md: the exact plan wins when the matching
+// rows are few or spread so thinly that the list plan would route to
+// almost every list; the list plan wins at 10 % and for a predicate whose
+// matches sit in a few lists. Before the cost model, a fixed selectivity
+// bound sent a 10 % predicate on source lists to the exact plan, which
+// scores 2.5 times the rows the list plan now scores.
+func TestPlanCost(t *testing.T) {
 	for _, tt := range []struct {
+		name          string
 		m, n          int64
 		nprobe, nlist int
+		nonEmpty      float64
 		ratio         float64
-		want          bool
+		exact         bool
 	}{
-		{256, 1_000_000, 1, 1000, 4, true},     // few rows: always exact
-		{300, 1_000_000, 1, 1000, 4, true},     // σ² = 9e-8 ≤ 2.5e-4
-		{2700, 60_000, 8, 980, 4, true},        // Fashion-MNIST lvq8, 4.5 %
-		{2800, 60_000, 8, 980, 4, false},       // 4.7 %
-		{100_309, 1_000_000, 8, 200, 1, true},  // source lists: 0.01006 ≤ 0.04
-		{100_309, 1_000_000, 8, 200, 4, false}, // LVQ lists: 0.01006 > 0.01
-		{200_000, 1_000_000, 8, 200, 1, true},  // 0.04 ≤ 0.04
-		{300_000, 1_000_000, 8, 200, 1, false}, // 0.09 > 0.04
-		{30_000, 60_000, 980, 980, 4, false},   // half the rows, every list: lists
+		{"fashion 1 %", 600, 60_000, 8, 980, 0.46, 4, true},
+		{"fashion 1 %, nprobe 2", 600, 60_000, 2, 980, 0.46, 4, true},
+		{"fashion 0.1 %", 57, 60_000, 8, 980, 0.06, 4, true},
+		{"fashion 10 %", 6000, 60_000, 8, 980, 1, 4, false},
+		{"fashion 10 %, nprobe 2", 6000, 60_000, 2, 980, 1, 4, false},
+		{"fashion 50 %", 30_000, 60_000, 8, 980, 1, 4, false},
+		{"one class of ten, in 30 % of the lists", 6000, 60_000, 8, 980, 0.3, 4, false},
+		{"source lists, 10 %", 100_309, 1_000_000, 8, 200, 1, 1, false},
+		{"source lists, 0.5 %", 5000, 1_000_000, 8, 200, 1, 1, true},
+		{"every list", 30_000, 60_000, 980, 980, 1, 4, false},
 	} {
-		if got := exactRows(tt.m, tt.n, tt.nprobe, tt.nlist, tt.ratio); got != tt.want {
-			t.Errorf("exactRows(%d of %d, nprobe %d, nlist %d, c %v) = %v, want %v", tt.m, tt.n, tt.nprobe, tt.nlist, tt.ratio, got, tt.want)
+		exact, lists := planCost(tt.m, tt.n, tt.nprobe, tt.nlist, tt.nonEmpty, tt.ratio)
+		if got := exact <= lists; got != tt.exact {
+			t.Errorf("%s: exact plan cost %.0f, list plan %.0f: exact %v, want %v", tt.name, exact, lists, got, tt.exact)
 		}
 	}
 }

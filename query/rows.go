@@ -1,9 +1,13 @@
 package query
 
 import (
+	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
+
+	"github.com/parqdb/parqdb/internal/source"
 )
 
 // DefaultRowCacheRows is the default number of joined source rows kept.
@@ -70,4 +74,32 @@ func (c *rowCache) put(k rowKey, row map[string]any) {
 		c.mu.next = (c.mu.next + 1) % c.limit
 	}
 	c.mu.m[k] = row
+}
+
+// keyColumns reports whether every column of cols is a source key field:
+// such a join is answered from the keys the postings carry, reading no
+// source page (and no key index).
+func (ix *Index) keyColumns(cols []string) bool {
+	for _, c := range cols {
+		if !slices.Contains(ix.snap.SourceKeyFields, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// keyRow returns the columns cols (key fields, see keyColumns) of the row
+// with encoded key key, with the Go values a join would give.
+func (ix *Index) keyRow(key []byte, cols []string) (map[string]any, error) {
+	vals, err := source.DecodeKey(ix.layout.Keys, key)
+	if err != nil {
+		return nil, fmt.Errorf("%w: postings key: %v", ErrCorrupt, err)
+	}
+	row := make(map[string]any, len(cols))
+	for j, kv := range vals {
+		if name := ix.layout.Keys[j].Name; slices.Contains(cols, name) {
+			row[name] = keyValueAny(kv)
+		}
+	}
+	return row, nil
 }

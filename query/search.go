@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/parqdb/parqdb/filter"
@@ -132,14 +131,18 @@ type Stats struct {
 	// CachedLists counts probed lists served from the cache.
 	CachedLists int64
 	// Filtered search (Options.Filter): FilterRows is the number of source
-	// rows that match the predicate; FilterRejected counts candidates that
-	// were close enough to enter the top k but did not match; FilterExact
-	// counts queries answered by an exact scan of the matching rows, and
-	// FilterWidenings the extra probing rounds taken because the probed
-	// lists held too few matching rows (see filter.go).
+	// rows that match the predicate; FilterRejected counts the rows of the
+	// probed lists that do not match, skipped without being scored
+	// (Candidates counts the matching rows scored); FilterExact counts
+	// queries answered by an exact scan of the matching rows (the exact
+	// plan), FilterLists those answered by the list plan (a query with no
+	// matching row counts in neither), and FilterWidenings the extra
+	// routings over every root taken because the lists first routed to held
+	// too few matching rows (see filter.go).
 	FilterRows      int64
 	FilterRejected  int64
 	FilterExact     int64
+	FilterLists     int64
 	FilterWidenings int64
 }
 
@@ -156,6 +159,7 @@ func (s *Stats) Add(s2 Stats) {
 	s.FilterRows += s2.FilterRows
 	s.FilterRejected += s2.FilterRejected
 	s.FilterExact += s2.FilterExact
+	s.FilterLists += s2.FilterLists
 	s.FilterWidenings += s2.FilterWidenings
 }
 
@@ -170,7 +174,7 @@ type scratch struct {
 	dists   []float32
 	top     topK
 	route   routeScratch
-	allow   *roaring.Bitmap // filtered search: source ordinals that may be returned
+	filt    filterScratch // filtered search (filter.go)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -533,10 +537,6 @@ func (ix *Index) scoreLVQ8(s *scratch, half bool, st *Stats) {
 			if d > thr {
 				continue
 			}
-			if s.allow != nil && !s.allow.Contains(uint32(l.ords[i])) {
-				st.FilterRejected++
-				continue
-			}
 			t.push(cand{dist: d, i: int32(i), l: l})
 			thr = t.threshold()
 		}
@@ -563,10 +563,6 @@ func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
 				d *= 0.5
 			}
 			if len(t.h) == t.k && d > t.h[0].dist {
-				continue
-			}
-			if s.allow != nil && !s.allow.Contains(uint32(l.ords[i])) {
-				st.FilterRejected++
 				continue
 			}
 			t.push(cand{dist: d, i: int32(i), l: l})
@@ -610,10 +606,6 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 				d *= 0.5
 			}
 			if len(t.h) == t.k && d > t.h[0].dist {
-				continue
-			}
-			if s.allow != nil && !s.allow.Contains(uint32(ords[i])) {
-				st.FilterRejected++
 				continue
 			}
 			t.push(cand{dist: d, i: int32(i), l: l})
@@ -781,6 +773,16 @@ func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (
 		cols = ix.Columns()
 	}
 	res.Columns = append(slices.Clone(cols), metadata.ReservedField)
+	if ix.keyColumns(cols) { // the postings' keys hold them: no source read
+		for i, c := range top {
+			row, err := ix.keyRow(c.key(), cols)
+			if err != nil {
+				return nil, err
+			}
+			res.Hits[i] = Hit{Key: c.key(), Distance: c.dist, Row: row}
+		}
+		return res, nil
+	}
 	ck := colsKey(cols)
 	var locs []source.RowLoc
 	var miss []int

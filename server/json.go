@@ -29,6 +29,7 @@ type searchStats struct {
 	FilterRows      int64 `json:"filter_rows,omitempty"`
 	FilterRejected  int64 `json:"filter_rejected,omitempty"`
 	FilterExact     int64 `json:"filter_exact_plans,omitempty"`
+	FilterLists     int64 `json:"filter_list_plans,omitempty"`
 	FilterWidenings int64 `json:"filter_widenings,omitempty"`
 }
 
@@ -43,6 +44,6 @@ func newSearchResponse(ix *query.Index, results []*query.Result) *SearchResponse
 		st.Add(r.Stats)
 	}
 	resp.Stats = searchStats{st.Lists, st.Candidates, st.Refined, st.Requests, st.BytesRead,
-		st.FilterRows, st.FilterRejected, st.FilterExact, st.FilterWidenings}
+		st.FilterRows, st.FilterRejected, st.FilterExact, st.FilterLists, st.FilterWidenings}
 	return resp
 }

@@ -41,6 +41,11 @@ func TestSearchWhere(t *testing.T) {
 		if want.Stats.FilterRows > 0 && st["filter_rows"] != json.Number(jsonInt(want.Stats.FilterRows)) {
 			t.Errorf("%s: stats %v, want filter_rows %d", where, st, want.Stats.FilterRows)
 		}
+		// The plan chosen is reported either way: one query, one plan.
+		exact, lists := st["filter_exact_plans"] == json.Number("1"), st["filter_list_plans"] == json.Number("1")
+		if want.Stats.FilterRows > 0 && exact == lists || exact != (want.Stats.FilterExact == 1) || lists && st["lists"] == json.Number("0") {
+			t.Errorf("%s: stats %v, want the plan chosen (query: %+v)", where, st, want.Stats)
+		}
 	}
 	for _, tc := range []struct{ where, code, msg string }{
 		{"rank <", "filter_syntax", "position 7"},

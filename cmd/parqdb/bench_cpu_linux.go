@@ -25,3 +25,18 @@ func threadCPU(fn func() error) (time.Duration, error) {
 	d := time.Duration(b.Utime.Nano()-a.Utime.Nano()) + time.Duration(b.Stime.Nano()-a.Stime.Nano())
 	return d, err
 }
+
+// processCPU runs fn and returns the CPU time of the whole process while
+// it ran (user + system), for work spread over goroutines; 0 if the
+// platform does not report it.
+func processCPU(fn func() error) (time.Duration, error) {
+	var a, b unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &a); err != nil {
+		return 0, fn()
+	}
+	err := fn()
+	if e := unix.Getrusage(unix.RUSAGE_SELF, &b); e != nil {
+		return 0, err
+	}
+	return time.Duration(b.Utime.Nano()-a.Utime.Nano()) + time.Duration(b.Stime.Nano()-a.Stime.Nano()), err
+}

@@ -10,30 +10,46 @@ import (
 	"testing"
 )
 
-// TestSQLEqualsSearch: `parqdb sql` over ivf_search_key gives the rows
-// `parqdb search --near-key` gives, source columns and _distance included.
+// TestSQLEqualsSearch: `parqdb sql` over ivf_search_key (and its filtered
+// form ivf_search_key_where) gives the rows `parqdb search --near-key`
+// (with --where) gives, byte for byte, source columns and _distance
+// included.
 func TestSQLEqualsSearch(t *testing.T) {
 	wh := cliIndex(t)
-	out, code := runCLI(t, wh, "search", "words", "--near-key", "king", "-k", "5", "--columns", "word,rank", "--format", "json")
-	if code != exitOK {
-		t.Fatalf("search: %s", out)
-	}
-	var cli struct{ Results []json.RawMessage }
-	if err := json.Unmarshal([]byte(out), &cli); err != nil {
-		t.Fatal(err)
-	}
-	out, code = runCLI(t, wh, "sql", "SELECT word, rank, _distance FROM ivf_search_key('words', 'king', 5)", "--format", "json")
-	if code != exitOK {
-		t.Fatalf("sql: %d %s", code, out)
-	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != len(cli.Results) {
-		t.Fatalf("sql gives %d rows, search %d:\n%s", len(lines), len(cli.Results), out)
-	}
-	for i, l := range lines {
-		if l != string(cli.Results[i]) {
-			t.Fatalf("row %d:\nsql    %s\nsearch %s", i, l, cli.Results[i])
-		}
+	for _, tc := range []struct {
+		name, sql string
+		cli       []string
+	}{
+		{"unfiltered", "SELECT word, rank, _distance FROM ivf_search_key('words', 'king', 5)", nil},
+		{"where, lists", "SELECT word, rank, _distance FROM ivf_search_key_where('words', 'king', 5, 'rank > 2000')",
+			[]string{"--where", "rank > 2000"}},
+		{"where, exact", "SELECT word, rank, _distance FROM ivf_search_key_where('words', 'king', 5, 'word LIKE ''qu%'' AND rank < 9000')",
+			[]string{"--where", "word LIKE 'qu%' AND rank < 9000"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{wh, "search", "words", "--near-key", "king", "-k", "5", "--columns", "word,rank", "--format", "json"}, tc.cli...)
+			out, code := runCLI(t, args...)
+			if code != exitOK {
+				t.Fatalf("search: %s", out)
+			}
+			var cli struct{ Results []json.RawMessage }
+			if err := json.Unmarshal([]byte(out), &cli); err != nil {
+				t.Fatal(err)
+			}
+			out, code = runCLI(t, wh, "sql", tc.sql, "--format", "json")
+			if code != exitOK {
+				t.Fatalf("sql: %d %s", code, out)
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if len(lines) != len(cli.Results) || len(lines) == 0 {
+				t.Fatalf("sql gives %d rows, search %d:\n%s", len(lines), len(cli.Results), out)
+			}
+			for i, l := range lines {
+				if l != string(cli.Results[i]) {
+					t.Fatalf("row %d:\nsql    %s\nsearch %s", i, l, cli.Results[i])
+				}
+			}
+		})
 	}
 	if _, code := runCLI(t, wh, "sql", "SELEC 1"); code != exitUsage {
 		t.Fatalf("a SQL error exits %d, want %d", code, exitUsage)

@@ -48,9 +48,10 @@ type filterStats struct {
 	FilterRows       int64   `json:"filter_rows,omitempty"`    // source rows matching the predicate
 	FilterSeconds    float64 `json:"filter_seconds,omitempty"` // computing the matching rows (once per index and predicate)
 	RowGroupsSkipped int     `json:"filter_row_groups_skipped,omitempty"`
-	FilterRejected   int64   `json:"filter_rejected,omitempty"`    // candidates rejected by the predicate
+	FilterRejected   int64   `json:"filter_rejected,omitempty"`    // rows of the probed lists that do not match (skipped, not scored)
 	FilterExact      int64   `json:"filter_exact_plans,omitempty"` // queries answered by an exact scan of the matching rows
-	FilterWidenings  int64   `json:"filter_widenings,omitempty"`   // extra probing rounds
+	FilterLists      int64   `json:"filter_list_plans,omitempty"`  // queries answered by the list plan
+	FilterWidenings  int64   `json:"filter_widenings,omitempty"`   // extra routings over every root
 }
 
 func newFilterStats(p *filter.Predicate, info query.FilterInfo, st query.Stats) filterStats {
@@ -60,6 +61,6 @@ func newFilterStats(p *filter.Predicate, info query.FilterInfo, st query.Stats) 
 	return filterStats{
 		Where: p.String(), FilterRows: info.Rows, FilterSeconds: info.Build.Seconds(),
 		RowGroupsSkipped: info.RowGroupsSkipped, FilterRejected: st.FilterRejected,
-		FilterExact: st.FilterExact, FilterWidenings: st.FilterWidenings,
+		FilterExact: st.FilterExact, FilterLists: st.FilterLists, FilterWidenings: st.FilterWidenings,
 	}
 }

@@ -54,6 +54,23 @@ func TestSearchWhere(t *testing.T) {
 			if !strings.Contains(errs, `"filter_rows":`) && tt.want > 0 || !strings.Contains(errs, `"where":`) {
 				t.Errorf("--stats line lacks the filter: %s", errs)
 			}
+			// Every query's plan is reported: exact or lists.
+			var st struct {
+				Queries int   `json:"queries"`
+				Exact   int   `json:"filter_exact_plans"`
+				Lists   int   `json:"filter_list_plans"`
+				Scanned int64 `json:"lists"`
+			}
+			for _, line := range strings.Split(errs, "\n") {
+				if strings.Contains(line, `"where":`) {
+					if err := json.Unmarshal([]byte(line), &st); err != nil {
+						t.Fatalf("%s: %v", line, err)
+					}
+				}
+			}
+			if tt.want > 0 && (st.Exact+st.Lists != st.Queries || st.Lists > 0 && st.Scanned == 0) {
+				t.Errorf("--stats: %+v, want one plan per query (and lists scanned by the list plan): %s", st, errs)
+			}
 		})
 	}
 	for _, tt := range []struct{ where, msg string }{
