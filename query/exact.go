@@ -32,7 +32,7 @@ func (ix *Index) Warm(ctx context.Context, opts Options) error {
 		}
 	}
 	if needVectors {
-		if _, err := ix.allVectors(ctx); err != nil {
+		if err := ix.warmStore(ctx); err != nil {
 			return err
 		}
 	}

@@ -91,6 +91,7 @@ type Index struct {
 	vecOnce   sync.Once
 	vecAll    []float32 // canonical source vectors by ordinal, if they fit
 	vecErr    error
+	vstore    *vecStore // exact vectors per list (vecstore.go)
 
 	filters filterCache // bitmaps of filter predicates (filter.go)
 }
@@ -166,6 +167,7 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 	if ix.vecBudget == 0 {
 		ix.vecBudget = DefaultVectorCacheBytes
 	}
+	ix.vstore = newVecStore(ix.vecBudget, ix.NList(), ix.Dim())
 	return nil
 }
 

@@ -1,0 +1,359 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/parqdb/parqdb/internal/source"
+)
+
+// vecStore keeps the exact (canonical: converted to float32, normalised
+// under cosine) source vectors of an index's lists, laid out per list: row
+// i of list cid is blocks[cid][i*dim:(i+1)*dim], in the postings order of
+// the list, so that the source encoding scans a list's vectors
+// contiguously with the float32 SIMD kernels, exactly as IVF-Flat does.
+//
+// When every vector fits the budget, the first use fills the whole store
+// in one pass over the source (fill); otherwise a list's block is read on
+// demand (the rows of that list only) and blocks are evicted with the
+// CLOCK approximation of least-recently-used, like the postings cache.
+// Reads are lock-free; insertions take a lock. It is safe for concurrent
+// use; blocks are immutable once stored.
+type vecStore struct {
+	dim    int
+	budget int64 // bytes; < 0 disables the store
+	slots  []atomic.Pointer[listVecs]
+	mu     struct {
+		sync.Mutex
+		size int64
+		hand int
+	}
+	hits, misses atomic.Int64 // list lookups by the search paths
+
+	fillOnce sync.Once
+	fillErr  error
+	// where maps a source ordinal to its list and row once the whole store
+	// was filled (nil before, or when the vectors do not fit): it lets a
+	// vector be found by ordinal (filters' exact plan, SearchNearKey).
+	// full is set once where is.
+	where []place
+	full  atomic.Bool
+}
+
+// place is a source row's list (cid) and row within it.
+type place struct{ cid, pos int32 }
+
+// listVecs is one list's block of exact vectors.
+type listVecs struct {
+	v    []float32
+	ref  atomic.Bool // read since the clock hand passed
+	size int64       // bytes charged
+}
+
+// listVecsOverhead is charged per stored block on top of its vectors.
+const listVecsOverhead = 64
+
+func newVecStore(budget int64, nlist, dim int) *vecStore {
+	s := &vecStore{dim: dim, budget: budget}
+	if budget >= 0 {
+		s.slots = make([]atomic.Pointer[listVecs], nlist)
+	}
+	return s
+}
+
+// fits reports whether rows vectors (in nlist blocks) fit the budget, with
+// the ordinal map of a full fill.
+func (s *vecStore) fits(rows int64, nlist int) bool {
+	need := rows*int64(s.dim)*4 + int64(nlist)*listVecsOverhead + rows*8
+	return s.budget >= 0 && need <= s.budget
+}
+
+// get returns the stored block of cid, or nil, counting a hit or a miss.
+func (s *vecStore) get(cid int32) []float32 {
+	if cid < 0 || int(cid) >= len(s.slots) {
+		return nil
+	}
+	lv := s.slots[cid].Load()
+	if lv == nil {
+		s.misses.Add(1)
+		return nil
+	}
+	if !lv.ref.Load() {
+		lv.ref.Store(true)
+	}
+	s.hits.Add(1)
+	return lv.v
+}
+
+// put stores v as the block of cid (unless another caller stored one
+// first, which is returned instead) and evicts down to the budget. A block
+// larger than the budget is returned without being stored.
+func (s *vecStore) put(cid int32, v []float32) []float32 {
+	if cid < 0 || int(cid) >= len(s.slots) {
+		return v
+	}
+	lv := &listVecs{v: v, size: int64(len(v))*4 + listVecsOverhead}
+	if lv.size > s.budget {
+		return v
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.slots[cid].Load(); old != nil {
+		return old.v
+	}
+	s.slots[cid].Store(lv)
+	s.mu.size += lv.size
+	for steps := 0; s.mu.size > s.budget && steps < 2*len(s.slots)+1; steps++ {
+		h := s.mu.hand
+		s.mu.hand = (h + 1) % len(s.slots)
+		o := s.slots[h].Load()
+		if o == nil || o == lv {
+			continue
+		}
+		if o.ref.Load() {
+			o.ref.Store(false)
+			continue
+		}
+		s.slots[h].Store(nil)
+		s.mu.size -= o.size
+	}
+	return v
+}
+
+// bytes returns the bytes the stored blocks are charged.
+func (s *vecStore) bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.size
+}
+
+// VectorStoreStats describes an index's store of exact source vectors.
+type VectorStoreStats struct {
+	Hits, Misses int64 // list lookups served from the store, and not
+	Bytes        int64 // bytes held
+	Budget       int64 // bytes allowed (< 0: disabled)
+	Full         bool  // every list's vectors were loaded in one pass
+}
+
+// VectorStoreStats returns the counters of the index's exact-vector store
+// (used by the source encoding and refine).
+func (ix *Index) VectorStoreStats() VectorStoreStats {
+	s := ix.vstore
+	return VectorStoreStats{Hits: s.hits.Load(), Misses: s.misses.Load(), Bytes: s.bytes(), Budget: s.budget, Full: s.full.Load()}
+}
+
+// warmStore fills the whole store once, if every vector fits its budget;
+// otherwise it does nothing and lists are read on demand. The fill runs to
+// its end whatever the caller's context: the store outlives the caller.
+func (ix *Index) warmStore(ctx context.Context) error {
+	s := ix.vstore
+	s.fillOnce.Do(func() {
+		if !s.fits(ix.table.NumRows(), ix.NList()) {
+			return
+		}
+		s.fillErr = ix.fillStore(context.WithoutCancel(ctx))
+	})
+	return s.fillErr
+}
+
+// fillStore reads every list's keys (its postings), maps them to source
+// ordinals, then scans the source once and scatters each vector into its
+// list's block: one sequential pass, no per-row reads, and peak memory is
+// the store itself.
+func (ix *Index) fillStore(ctx context.Context) error {
+	s, dim, nlist := ix.vstore, ix.Dim(), ix.NList()
+	n := ix.table.NumRows()
+	where := make([]place, n)
+	for i := range where {
+		where[i].cid = -1
+	}
+	blocks := make([][]float32, nlist)
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	const chunk = 256
+	for start := 0; start < nlist; start += chunk {
+		sc.cids = sc.cids[:0]
+		for cid := start; cid < min(start+chunk, nlist); cid++ {
+			sc.cids = append(sc.cids, int32(cid))
+		}
+		var st Stats
+		if err := ix.readLists(ctx, sc, &st); err != nil {
+			return err
+		}
+		for _, l := range sc.lists {
+			if l == nil || l.len() == 0 {
+				continue
+			}
+			ords, err := ix.sourceOrds(ctx, l)
+			if err != nil {
+				return err
+			}
+			blocks[l.cid] = make([]float32, len(ords)*dim)
+			for pos, o := range ords {
+				if o < 0 || o >= n {
+					return fmt.Errorf("index %q: %w: list %d row %d maps to source row %d of %d", ix.name, ErrCorrupt, l.cid, pos, o, n)
+				}
+				where[o] = place{l.cid, int32(pos)}
+			}
+		}
+		clear(sc.lists)
+	}
+	err := ix.table.Scan(ctx, ix.layout, 0, func(b *source.Batch) error {
+		first := ix.fileStart[b.File] + b.FirstRow
+		for i := 0; i < b.N; i++ {
+			p := where[first+int64(i)]
+			if p.cid < 0 {
+				continue
+			}
+			copy(blocks[p.cid][int(p.pos)*dim:int(p.pos+1)*dim], b.Vectors[i*dim:(i+1)*dim])
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for cid, v := range blocks {
+		if v != nil {
+			s.put(int32(cid), v)
+		}
+	}
+	s.where = where
+	s.full.Store(true)
+	return nil
+}
+
+// listVectors returns the exact vectors of list l (row i at
+// [i*dim:(i+1)*dim]) from the store, reading only that list's rows from
+// the source on a miss. Lists that are not an index list (cid < 0, the
+// filters' exact plan) are gathered by ordinal.
+func (ix *Index) listVectors(ctx context.Context, l *list) ([]float32, error) {
+	if err := ix.warmStore(ctx); err != nil {
+		return nil, err
+	}
+	if v := ix.vstore.get(l.cid); v != nil {
+		return v, nil
+	}
+	ords, err := ix.sourceOrds(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	v := make([]float32, len(ords)*ix.Dim())
+	if err := ix.gatherVectors(ctx, ords, v); err != nil {
+		return nil, err
+	}
+	return ix.vstore.put(l.cid, v), nil
+}
+
+// gatherVectors writes the vectors of ords into dst: from the store when
+// it was filled whole and still holds their lists, else read from the
+// source in one batched call for the rest.
+func (ix *Index) gatherVectors(ctx context.Context, ords []int64, dst []float32) error {
+	dim := ix.Dim()
+	s := ix.vstore
+	var miss []int64
+	var missAt []int
+	full := s.full.Load()
+	for j, o := range ords {
+		if full {
+			if p := s.where[o]; p.cid >= 0 {
+				if lv := s.slots[p.cid].Load(); lv != nil {
+					copy(dst[j*dim:(j+1)*dim], lv.v[int(p.pos)*dim:int(p.pos+1)*dim])
+					continue
+				}
+			}
+		}
+		miss = append(miss, o)
+		missAt = append(missAt, j)
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	v, err := ix.readVectors(ctx, miss)
+	if err != nil {
+		return err
+	}
+	for i, j := range missAt {
+		copy(dst[j*dim:(j+1)*dim], v[i*dim:(i+1)*dim])
+	}
+	return nil
+}
+
+// ordViews sets vs[j] to the exact vector of source ordinal ords[j]: a
+// view into the store when it was filled whole, else rows read from the
+// source in one batched call.
+func (ix *Index) ordViews(ctx context.Context, ords []int64, vs [][]float32) ([][]float32, error) {
+	if err := ix.warmStore(ctx); err != nil {
+		return nil, err
+	}
+	dim := ix.Dim()
+	s := ix.vstore
+	vs = slices.Grow(vs[:0], len(ords))[:len(ords)]
+	var miss []int64
+	var missAt []int
+	full := s.full.Load()
+	for j, o := range ords {
+		if full {
+			if p := s.where[o]; p.cid >= 0 {
+				if lv := s.slots[p.cid].Load(); lv != nil {
+					vs[j] = lv.v[int(p.pos)*dim : int(p.pos+1)*dim : int(p.pos+1)*dim]
+					continue
+				}
+			}
+		}
+		miss = append(miss, o)
+		missAt = append(missAt, j)
+	}
+	if len(miss) > 0 {
+		read, err := ix.readVectors(ctx, miss)
+		if err != nil {
+			return nil, err
+		}
+		for i, j := range missAt {
+			vs[j] = read[i*dim : (i+1)*dim : (i+1)*dim]
+		}
+	}
+	return vs, nil
+}
+
+// candVectors sets vs[j] to the exact vector of cands[j]: a view into the
+// store for candidates whose list is stored, and, for the others, rows
+// read from the source in one batched call (never a whole list).
+func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) ([][]float32, error) {
+	if err := ix.warmStore(ctx); err != nil {
+		return nil, err
+	}
+	dim := ix.Dim()
+	vs = slices.Grow(vs[:0], len(cands))[:len(cands)]
+	var miss []int64
+	var missAt []int
+	var last *list
+	var lastV []float32
+	for j, c := range cands {
+		if c.l != last {
+			last, lastV = c.l, ix.vstore.get(c.l.cid)
+		}
+		if lastV != nil {
+			vs[j] = lastV[int(c.i)*dim : int(c.i+1)*dim : int(c.i+1)*dim]
+			continue
+		}
+		ords, err := ix.sourceOrds(ctx, c.l)
+		if err != nil {
+			return nil, err
+		}
+		miss = append(miss, ords[c.i])
+		missAt = append(missAt, j)
+	}
+	if len(miss) > 0 {
+		read := make([]float32, len(miss)*dim)
+		if err := ix.gatherVectors(ctx, miss, read); err != nil {
+			return nil, err
+		}
+		for i, j := range missAt {
+			vs[j] = read[i*dim : (i+1)*dim : (i+1)*dim]
+		}
+	}
+	return vs, nil
+}

@@ -1,0 +1,179 @@
+package query_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/query"
+)
+
+// gloveVectorBytes is what the GloVe sample's vectors take in the store.
+const gloveVectorBytes = 10000 * 50 * 4
+
+// TestVectorStoreSameResults checks that searches answer the same whether
+// the vector store holds every list (filled in one pass), only some (a
+// budget of a tenth of the vectors: lists read on demand and evicted,
+// refine reading only its candidates) or none (disabled: every vector read
+// from the source): same keys, same distances, bit for bit.
+func TestVectorStoreSameResults(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		metric, enc string
+		refine      int
+	}{
+		{metadata.MetricL2Squared, metadata.EncodingSource, 0},
+		{metadata.MetricCosine, metadata.EncodingSource, 2},
+		{metadata.MetricL2Squared, metadata.EncodingLVQ8, 4},
+		{metadata.MetricCosine, metadata.EncodingLVQ4, 3},
+	} {
+		t.Run(fmt.Sprintf("%s/%s/refine%d", tc.metric, tc.enc, tc.refine), func(t *testing.T) {
+			f := newFixture(t, tc.metric, tc.enc, 40)
+			budgets := map[string]int64{"full": 0, "partial": gloveVectorBytes / 10, "disabled": -1}
+			got := map[string][][]query.Hit{}
+			for name, b := range budgets {
+				ix, err := query.Open(ctx, f.env, "words", query.OpenOptions{VectorCacheBytes: b})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for qi := 0; qi < 60; qi++ {
+					res, err := ix.Search(ctx, f.vecs[qi*131], query.Options{K: 10, NProbe: 6, Refine: tc.refine, NoRows: true})
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					got[name] = append(got[name], res.Hits)
+				}
+				st := ix.VectorStoreStats()
+				switch {
+				case name == "full" && !st.Full:
+					t.Errorf("full: the store was not filled whole: %+v", st)
+				case name == "partial" && tc.enc == metadata.EncodingSource && (st.Full || st.Bytes > st.Budget || st.Bytes == 0):
+					t.Errorf("partial: want some lists stored within the budget: %+v", st)
+				case name == "partial" && tc.enc != metadata.EncodingSource && (st.Full || st.Bytes != 0):
+					// Refine alone reads its candidates' rows, never whole lists.
+					t.Errorf("partial refine: want no list stored: %+v", st)
+				case name == "disabled" && st.Bytes != 0:
+					t.Errorf("disabled: the store holds %d bytes", st.Bytes)
+				}
+				ix.Close()
+			}
+			for _, name := range []string{"partial", "disabled"} {
+				for qi := range got["full"] {
+					a, b := got["full"][qi], got[name][qi]
+					if !slices.EqualFunc(a, b, func(x, y query.Hit) bool {
+						return string(x.Key) == string(y.Key) && x.Distance == y.Distance
+					}) {
+						t.Fatalf("query %d: store %s answers differently from the full store:\n%v\n%v", qi, name, b, a)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestVectorStoreKeepsListsOverBudget: when the vectors do not all fit,
+// the lists a query scanned stay in the store, so the same query again
+// reads nothing from the source (before the store, every query past the
+// budget read its vectors from the source again).
+func TestVectorStoreKeepsListsOverBudget(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, metadata.MetricL2Squared, metadata.EncodingSource, 40)
+	ix, err := query.Open(ctx, f.env, "words", query.OpenOptions{VectorCacheBytes: gloveVectorBytes / 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	opts := query.Options{K: 10, NProbe: 4, NoRows: true}
+	q := f.vecs[77]
+	if _, err := ix.Search(ctx, q, opts); err != nil {
+		t.Fatal(err)
+	}
+	_, before := ix.StorageStats()
+	if _, err := ix.Search(ctx, q, opts); err != nil {
+		t.Fatal(err)
+	}
+	_, after := ix.StorageStats()
+	if d := after.BytesRead - before.BytesRead; d != 0 {
+		t.Fatalf("the repeated query read %d source bytes; its lists should be in the vector store", d)
+	}
+	if st := ix.VectorStoreStats(); st.Full || st.Hits == 0 {
+		t.Fatalf("want a partial store that served hits, got %+v", st)
+	}
+}
+
+// TestVectorStoreBudgetUnderConcurrency searches from many goroutines with
+// a store budget of an eighth of the vectors and checks, while they run,
+// that the store never holds more than its budget. Run with -race.
+func TestVectorStoreBudgetUnderConcurrency(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, metadata.MetricCosine, metadata.EncodingSource, 40)
+	budget := int64(gloveVectorBytes / 8)
+	ix, err := query.Open(ctx, f.env, "words", query.OpenOptions{VectorCacheBytes: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ref, err := query.Open(ctx, f.env, "words", query.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	done := make(chan struct{})
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for qi := w; qi < 200; qi += 8 {
+				opts := query.Options{K: 5, NProbe: 5, Refine: qi % 3, NoRows: true}
+				got, err := ix.Search(ctx, f.vecs[qi*37], opts)
+				if err != nil {
+					errs <- err
+					return
+				}
+				want, err := ref.Search(ctx, f.vecs[qi*37], opts)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for i := range want.Hits {
+					if string(got.Hits[i].Key) != string(want.Hits[i].Key) || got.Hits[i].Distance != want.Hits[i].Distance {
+						errs <- fmt.Errorf("query %d hit %d: %q %v, want %q %v", qi, i, got.Hits[i].Key, got.Hits[i].Distance, want.Hits[i].Key, want.Hits[i].Distance)
+						return
+					}
+				}
+			}
+		}()
+	}
+	over := make(chan query.VectorStoreStats, 1)
+	go func() {
+		defer close(over)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if st := ix.VectorStoreStats(); st.Bytes > budget {
+				over <- st
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(done)
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if st, ok := <-over; ok {
+		t.Fatalf("store over its budget: %+v", st)
+	}
+	if st := ix.VectorStoreStats(); st.Hits == 0 || st.Misses == 0 || st.Bytes > budget {
+		t.Fatalf("want hits and misses within the budget, got %+v", st)
+	}
+}
