@@ -39,8 +39,31 @@ type pageKey struct {
 
 type pageEntry struct {
 	key  pageKey
-	page parquet.Page
+	val  any // parquet.Page, or *vecPage for a vector page
 	size int64
+}
+
+// vecPage is one data page of a vector column decoded to canonical
+// vectors (converted, normalised under cosine), row i at v[i*dim:]. Rows
+// that violate the source contract are kept as faults and reported only
+// when asked for. Immutable once cached.
+type vecPage struct {
+	v      []float32
+	faults map[int]rowFault
+}
+
+type rowFault struct {
+	rule   error
+	detail string
+}
+
+// vecLeaf is the pageKey.leaf of a vector column's decoded vectors: apart
+// from its raw pages, and by metric, as cosine vectors are normalised.
+func vecLeaf(cosine bool) int {
+	if cosine {
+		return -2
+	}
+	return -1
 }
 
 // pageCache is an LRU of decoded pages bounded by bytes. Cached pages are
@@ -50,9 +73,10 @@ type pageEntry struct {
 type pageCache struct {
 	mu struct {
 		sync.Mutex
-		max, used int64
-		lru       list.List // of *pageEntry, most recent first
-		m         map[pageKey]*list.Element
+		max, used    int64
+		hits, misses int64
+		lru          list.List // of *pageEntry, most recent first
+		m            map[pageKey]*list.Element
 	}
 }
 
@@ -74,20 +98,38 @@ func (c *pageCache) setMax(n int64) int64 {
 
 // get returns the cached page for k, marking it recently used.
 func (c *pageCache) get(k pageKey) (parquet.Page, bool) {
+	p, ok := c.getAny(k).(parquet.Page)
+	return p, ok
+}
+
+// getVec returns the cached vector page for k.
+func (c *pageCache) getVec(k pageKey) (*vecPage, bool) {
+	p, ok := c.getAny(k).(*vecPage)
+	return p, ok
+}
+
+func (c *pageCache) getAny(k pageKey) any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.mu.m[k]
 	if !ok {
-		return nil, false
+		c.mu.misses++
+		return nil
 	}
+	c.mu.hits++
 	c.mu.lru.MoveToFront(e)
-	return e.Value.(*pageEntry).page, true
+	return e.Value.(*pageEntry).val
 }
 
 // put caches p under k unless it would take more than a quarter of the
 // bound (one huge page should not flush everything else).
-func (c *pageCache) put(k pageKey, p parquet.Page) {
-	size := p.Size() + pageEntryOverhead
+func (c *pageCache) put(k pageKey, p parquet.Page) { c.putAny(k, p, p.Size()) }
+
+// putVec caches a decoded vector page.
+func (c *pageCache) putVec(k pageKey, p *vecPage) { c.putAny(k, p, int64(4*len(p.v))) }
+
+func (c *pageCache) putAny(k pageKey, p any, size int64) {
+	size += pageEntryOverhead
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if size > c.mu.max/4 {
@@ -97,7 +139,7 @@ func (c *pageCache) put(k pageKey, p parquet.Page) {
 		c.mu.lru.MoveToFront(e)
 		return
 	}
-	c.mu.m[k] = c.mu.lru.PushFront(&pageEntry{key: k, page: p, size: size})
+	c.mu.m[k] = c.mu.lru.PushFront(&pageEntry{key: k, val: p, size: size})
 	c.mu.used += size
 	c.evictLocked()
 }
@@ -112,6 +154,13 @@ func (c *pageCache) evictLocked() {
 		delete(c.mu.m, pe.key)
 		c.mu.used -= pe.size
 	}
+}
+
+// counters returns the lookups that hit and missed and the bytes held.
+func (c *pageCache) counters() (hits, used, misses int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.hits, c.mu.used, c.mu.misses
 }
 
 // stats returns the cached pages and bytes (for tests).
