@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/source"
 )
 
@@ -25,13 +26,14 @@ import (
 type vecStore struct {
 	dim    int
 	budget int64 // bytes; < 0 disables the store
+	acct   *membudget.Account
 	slots  []atomic.Pointer[listVecs]
 	mu     struct {
 		sync.Mutex
 		size int64
 		hand int
 	}
-	hits, misses atomic.Int64 // list lookups by the search paths
+	hits, misses atomic.Int64 // list lookups by the search paths (this index)
 
 	fillOnce sync.Once
 	fillErr  error
@@ -56,19 +58,23 @@ type listVecs struct {
 // listVecsOverhead is charged per stored block on top of its vectors.
 const listVecsOverhead = 64
 
-func newVecStore(budget int64, nlist, dim int) *vecStore {
+func newVecStore(budget int64, nlist, dim int, b *membudget.Budget) *vecStore {
 	s := &vecStore{dim: dim, budget: budget}
 	if budget >= 0 {
 		s.slots = make([]atomic.Pointer[listVecs], nlist)
+		if b != nil {
+			s.acct = b.Account("vectors", s.evict)
+		}
 	}
 	return s
 }
 
 // fits reports whether rows vectors (in nlist blocks) fit the budget, with
-// the ordinal map of a full fill.
-func (s *vecStore) fits(rows int64, nlist int) bool {
+// the ordinal map of a full fill, and whether the process budget could
+// hold them.
+func (s *vecStore) fits(rows int64, nlist int, limit int64) bool {
 	need := rows*int64(s.dim)*4 + int64(nlist)*listVecsOverhead + rows*8
-	return s.budget >= 0 && need <= s.budget
+	return s.budget >= 0 && need <= s.budget && need <= limit
 }
 
 // get returns the stored block of cid, or nil, counting a hit or a miss.
@@ -79,38 +85,60 @@ func (s *vecStore) get(cid int32) []float32 {
 	lv := s.slots[cid].Load()
 	if lv == nil {
 		s.misses.Add(1)
+		s.acct.Miss()
 		return nil
 	}
 	if !lv.ref.Load() {
 		lv.ref.Store(true)
 	}
 	s.hits.Add(1)
+	s.acct.Hit()
 	return lv.v
 }
 
 // put stores v as the block of cid (unless another caller stored one
 // first, which is returned instead) and evicts down to the budget. A block
-// larger than the budget is returned without being stored.
+// that the budget (or the process budget) has no room for is returned
+// without being stored.
 func (s *vecStore) put(cid int32, v []float32) []float32 {
 	if cid < 0 || int(cid) >= len(s.slots) {
 		return v
 	}
+	if old := s.slots[cid].Load(); old != nil {
+		return old.v
+	}
 	lv := &listVecs{v: v, size: int64(len(v))*4 + listVecsOverhead}
-	if lv.size > s.budget {
+	if lv.size > s.budget || !s.acct.Reserve(lv.size) {
 		return v
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old := s.slots[cid].Load(); old != nil {
+		s.acct.Release(lv.size)
 		return old.v
 	}
 	s.slots[cid].Store(lv)
 	s.mu.size += lv.size
-	for steps := 0; s.mu.size > s.budget && steps < 2*len(s.slots)+1; steps++ {
+	s.evictLocked(s.mu.size-s.budget, lv)
+	return v
+}
+
+// evict frees at least need bytes if it can (the process budget asks).
+func (s *vecStore) evict(need int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.evictLocked(need, nil)
+}
+
+// evictLocked runs the clock hand until need bytes are freed or every
+// block had its second chance; keep is never evicted.
+func (s *vecStore) evictLocked(need int64, keep *listVecs) int64 {
+	var freed int64
+	for steps := 0; freed < need && steps < 2*len(s.slots)+1; steps++ {
 		h := s.mu.hand
 		s.mu.hand = (h + 1) % len(s.slots)
 		o := s.slots[h].Load()
-		if o == nil || o == lv {
+		if o == nil || o == keep {
 			continue
 		}
 		if o.ref.Load() {
@@ -119,8 +147,11 @@ func (s *vecStore) put(cid int32, v []float32) []float32 {
 		}
 		s.slots[h].Store(nil)
 		s.mu.size -= o.size
+		freed += o.size
+		s.acct.Release(o.size)
+		s.acct.Evicted()
 	}
-	return v
+	return freed
 }
 
 // bytes returns the bytes the stored blocks are charged.
@@ -151,7 +182,11 @@ func (ix *Index) VectorStoreStats() VectorStoreStats {
 func (ix *Index) warmStore(ctx context.Context) error {
 	s := ix.vstore
 	s.fillOnce.Do(func() {
-		if !s.fits(ix.table.NumRows(), ix.NList()) {
+		if !s.fits(ix.table.NumRows(), ix.NList(), ix.budget.Limit()) {
+			return
+		}
+		// The ordinal map is charged to the store for as long as it lives.
+		if m := ix.table.NumRows() * 8; !s.acct.Reserve(m) {
 			return
 		}
 		s.fillErr = ix.fillStore(context.WithoutCancel(ctx))

@@ -11,7 +11,7 @@ func TestVecStoreEvictionAndAccounting(t *testing.T) {
 	const dim = 8
 	blk := func(rows int) []float32 { return make([]float32, rows*dim) }
 	one := int64(10*dim*4 + listVecsOverhead)
-	s := newVecStore(3*one, 10, dim)
+	s := newVecStore(3*one, 10, dim, nil)
 	for cid := int32(0); cid < 3; cid++ {
 		s.put(cid, blk(10))
 	}
@@ -38,12 +38,12 @@ func TestVecStoreEvictionAndAccounting(t *testing.T) {
 	if s.hits.Load() == 0 || s.misses.Load() == 0 {
 		t.Fatalf("hits %d misses %d", s.hits.Load(), s.misses.Load())
 	}
-	off := newVecStore(-1, 10, dim)
+	off := newVecStore(-1, 10, dim, nil)
 	off.put(3, blk(1))
 	if off.get(3) != nil || off.bytes() != 0 {
 		t.Fatal("a disabled store kept a block")
 	}
-	if off.fits(1, 1) || !s.fits(1, 1) || s.fits(1000, 10) {
+	if off.fits(1, 1, 1<<40) || !s.fits(1, 1, 1<<40) || s.fits(1000, 10, 1<<40) || s.fits(1, 1, 10) {
 		t.Fatal("fits")
 	}
 }

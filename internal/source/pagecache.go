@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/parqdb/parqdb/internal/membudget"
 )
 
 // SuggestedPageCacheBytes is the default bound of the decoded-page cache:
@@ -18,7 +20,7 @@ const pageEntryOverhead = 256
 // decodedPages is the process-wide cache of decompressed, decoded data
 // pages that ReadRows reads rows from. It is shared by every Table so that
 // one bound holds however many tables are open.
-var decodedPages = newPageCache(SuggestedPageCacheBytes)
+var decodedPages = newPageCache(SuggestedPageCacheBytes, membudget.Default)
 
 // SetPageCacheBytes sets the bound, in bytes, of the process-wide cache of
 // decoded source pages that ReadRows keeps so that repeated queries
@@ -71,7 +73,8 @@ func vecLeaf(cosine bool) int {
 // so a page evicted while a reader still slices it stays valid until the
 // garbage collector frees it.
 type pageCache struct {
-	mu struct {
+	acct *membudget.Account // the process budget's share; nil: none
+	mu   struct {
 		sync.Mutex
 		max, used    int64
 		hits, misses int64
@@ -80,8 +83,11 @@ type pageCache struct {
 	}
 }
 
-func newPageCache(max int64) *pageCache {
+func newPageCache(max int64, b *membudget.Budget) *pageCache {
 	c := &pageCache{}
+	if b != nil {
+		c.acct = b.Account("pages", c.evict)
+	}
 	c.mu.max = max
 	c.mu.m = map[pageKey]*list.Element{}
 	return c
@@ -92,7 +98,7 @@ func (c *pageCache) setMax(n int64) int64 {
 	defer c.mu.Unlock()
 	prev := c.mu.max
 	c.mu.max = max(n, 0)
-	c.evictLocked()
+	c.evictLocked(c.mu.used - c.mu.max)
 	return prev
 }
 
@@ -114,9 +120,11 @@ func (c *pageCache) getAny(k pageKey) any {
 	e, ok := c.mu.m[k]
 	if !ok {
 		c.mu.misses++
+		c.acct.Miss()
 		return nil
 	}
 	c.mu.hits++
+	c.acct.Hit()
 	c.mu.lru.MoveToFront(e)
 	return e.Value.(*pageEntry).val
 }
@@ -131,21 +139,44 @@ func (c *pageCache) putVec(k pageKey, p *vecPage) { c.putAny(k, p, int64(4*len(p
 func (c *pageCache) putAny(k pageKey, p any, size int64) {
 	size += pageEntryOverhead
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if size > c.mu.max/4 {
+		c.mu.Unlock()
 		return
 	}
 	if e, ok := c.mu.m[k]; ok { // another reader decoded it meanwhile
 		c.mu.lru.MoveToFront(e)
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	// Charge the process budget without the lock: it may ask this cache
+	// (evict) or others for memory back.
+	if !c.acct.Reserve(size) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.mu.m[k]; ok {
+		c.mu.lru.MoveToFront(e)
+		c.acct.Release(size)
 		return
 	}
 	c.mu.m[k] = c.mu.lru.PushFront(&pageEntry{key: k, val: p, size: size})
 	c.mu.used += size
-	c.evictLocked()
+	c.evictLocked(c.mu.used - c.mu.max)
 }
 
-func (c *pageCache) evictLocked() {
-	for c.mu.used > c.mu.max {
+// evict frees at least need bytes, least recently used first (the process
+// budget asks for memory back).
+func (c *pageCache) evict(need int64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.evictLocked(need)
+}
+
+func (c *pageCache) evictLocked(need int64) int64 {
+	var freed int64
+	for freed < need {
 		e := c.mu.lru.Back()
 		if e == nil {
 			break
@@ -153,7 +184,11 @@ func (c *pageCache) evictLocked() {
 		pe := c.mu.lru.Remove(e).(*pageEntry)
 		delete(c.mu.m, pe.key)
 		c.mu.used -= pe.size
+		freed += pe.size
+		c.acct.Release(pe.size)
+		c.acct.Evicted()
 	}
+	return freed
 }
 
 // counters returns the lookups that hit and missed and the bytes held.
