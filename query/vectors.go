@@ -42,11 +42,9 @@ func (ix *Index) allVectors(ctx context.Context) ([]float32, error) {
 }
 
 // vectorOf returns the canonical source vector of ordinal ord, from the
-// vector store when it holds it, else read from the source.
+// vector store when it holds it, else read from the source (one row: it
+// does not fill the store).
 func (ix *Index) vectorOf(ctx context.Context, ord int64) ([]float32, error) {
-	if err := ix.warmStore(ctx); err != nil {
-		return nil, err
-	}
 	v := make([]float32, ix.Dim())
 	if err := ix.gatherVectors(ctx, []int64{ord}, v); err != nil {
 		return nil, err

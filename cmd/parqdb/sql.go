@@ -14,7 +14,7 @@ import (
 func init() { subcommands = append(subcommands, newSQLCmd) }
 
 func newSQLCmd(g *globals) *cobra.Command {
-	var format string
+	var format, cacheSize string
 	cmd := &cobra.Command{
 		Use:   `sql "SELECT … FROM ivf_search('index', '[vector]', k) …"`,
 		Short: "Run SQL with the ivf_search table function in an embedded DuckDB",
@@ -38,6 +38,9 @@ Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 			case "table", "json", "csv":
 			default:
 				return usagef("--format must be table, json or csv, not %q", format)
+			}
+			if err := applyCacheSize(cacheSize); err != nil {
+				return err
 			}
 			if !sqlengine.Available {
 				return sqlengine.ErrUnavailable
@@ -66,5 +69,6 @@ Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json (one object per row) or csv")
+	addCacheSizeFlag(cmd.Flags(), &cacheSize)
 	return cmd
 }
