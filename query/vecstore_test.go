@@ -1,14 +1,22 @@
 package query_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 
+	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/source/sourcetest"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/storage"
 )
 
 // gloveVectorBytes is what the GloVe sample's vectors take in the store.
@@ -175,5 +183,87 @@ func TestVectorStoreBudgetUnderConcurrency(t *testing.T) {
 	}
 	if st := ix.VectorStoreStats(); st.Hits == 0 || st.Misses == 0 || st.Bytes > budget {
 		t.Fatalf("want hits and misses within the budget, got %+v", st)
+	}
+}
+
+// TestSourceAllListsIsExact: on clustered data of a wider dimension than
+// the GloVe sample (160, several row groups), the source encoding with
+// every list probed answers exactly the brute-force neighbours with their
+// exact distances, for both metrics.
+func TestSourceAllListsIsExact(t *testing.T) {
+	ctx := context.Background()
+	const n, d = 3000, 160
+	r := rand.New(rand.NewPCG(3, 4))
+	centers := make([][]float32, 12)
+	for c := range centers {
+		centers[c] = make([]float32, d)
+		for j := range centers[c] {
+			// unequal spread per dimension, as real data has
+			centers[c][j] = float32(r.NormFloat64() * float64(1+j%7))
+		}
+	}
+	keys := make([]int64, n)
+	vecs := make([][]float32, n)
+	for i := range vecs {
+		keys[i] = int64(i)
+		c := centers[r.IntN(len(centers))]
+		vecs[i] = make([]float32, d)
+		for j := range vecs[i] {
+			vecs[i][j] = c[j] + float32(r.NormFloat64())
+		}
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.parquet")
+	var buf bytes.Buffer
+	if err := sourcetest.WriteVectors(&buf, keys, vecs, sourcetest.Options{RowGroupRows: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, metric := range []string{metadata.MetricL2Squared, metadata.MetricCosine} {
+		t.Run(metric, func(t *testing.T) {
+			wh, err := storage.NewLocal(filepath.Join(dir, metric, "wh"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cat, err := catalog.OpenSQLite(ctx, filepath.Join(dir, metric, "wh", "catalog.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cat.Close()
+			env := query.Env{Warehouse: wh, Catalog: cat}
+			if _, err := indexer.Create(ctx, indexer.Env{Warehouse: wh, Catalog: cat}, indexer.Options{
+				Name: "p", Source: src, VectorField: "embedding", KeyFields: []string{"id"},
+				Metric: metric, Encoding: metadata.EncodingSource, NList: 20,
+			}); err != nil {
+				t.Fatal(err)
+			}
+			ix, err := query.Open(ctx, env, "p", query.OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			qs := make([][]float32, 40)
+			for i := range qs {
+				qs[i] = vecs[i*71]
+			}
+			want, err := ix.ExactBatch(ctx, qs, 10, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, q := range qs {
+				res, err := ix.Search(ctx, q, query.Options{K: 10, NProbe: 20, NoRows: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for h := range want[i] {
+					g, w := res.Hits[h], want[i][h]
+					if string(g.Key) != string(w.Key) || g.Distance != w.Distance {
+						t.Fatalf("query %d hit %d: %x %v, want %x %v", i, h, g.Key, g.Distance, w.Key, w.Distance)
+					}
+				}
+			}
+		})
 	}
 }
