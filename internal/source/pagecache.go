@@ -114,6 +114,31 @@ func (c *pageCache) getVec(k pageKey) (*vecPage, bool) {
 	return p, ok
 }
 
+// peekVec is getVec that counts nothing: a probe that falls back to
+// reading looks the page up again. countHits counts the pages served.
+func (c *pageCache) peekVec(k pageKey) (*vecPage, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.mu.m[k]
+	if !ok {
+		return nil, false
+	}
+	p, ok := e.Value.(*pageEntry).val.(*vecPage)
+	if ok {
+		c.mu.lru.MoveToFront(e)
+	}
+	return p, ok
+}
+
+func (c *pageCache) countHits(n int) {
+	c.mu.Lock()
+	c.mu.hits += int64(n)
+	c.mu.Unlock()
+	for range n {
+		c.acct.Hit()
+	}
+}
+
 func (c *pageCache) getAny(k pageKey) any {
 	c.mu.Lock()
 	defer c.mu.Unlock()

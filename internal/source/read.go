@@ -365,9 +365,19 @@ func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst [
 	for i, loc := range locs {
 		where[loc] = append(where[loc], i)
 	}
+	// Rows whose pages are all decoded already are copied here, on the
+	// calling goroutine: a warm refine then neither waits for workers nor
+	// spends CPU outside the searching thread. Only the rest is read by
+	// workers.
+	rest := groups[:0:0]
+	for _, g := range groups {
+		if !t.readVectorsCached(l, g, where, dst) {
+			rest = append(rest, g)
+		}
+	}
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.SetLimit(readWorkers)
-	for _, g := range groups {
+	for _, g := range rest {
 		eg.Go(func() error {
 			f := t.files[g.file]
 			fl := &l.files[g.file]
@@ -415,6 +425,51 @@ func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst [
 		})
 	}
 	return eg.Wait()
+}
+
+// readVectorsCached copies the vectors of g's rows into dst if every page
+// holding them is in the decoded-page cache (and none of them is a row that
+// breaks the contract); it reports whether it did. It does no I/O.
+func (t *Table) readVectorsCached(l *Layout, g rgGroup, where map[RowLoc][]int, dst []float32) bool {
+	f := t.files[g.file]
+	fc, ok := f.pf.RowGroups()[g.rg].ColumnChunks()[l.files[g.file].vec.col].(*parquet.FileColumnChunk)
+	if !ok {
+		return false
+	}
+	var oi parquet.OffsetIndex
+	if err := safely(func() error { var err error; oi, err = fc.OffsetIndex(); return err }); err != nil || oi == nil || oi.NumPages() == 0 {
+		return false
+	}
+	D, start, np := l.Dim, f.rgStart[g.rg], oi.NumPages()
+	type hit struct {
+		vp  *vecPage
+		row int
+	}
+	hits := make([]hit, 0, len(g.rows))
+	for _, row := range g.rows {
+		rel := row - start
+		pi := sort.Search(np, func(i int) bool { return oi.FirstRowIndex(i) > rel }) - 1
+		if pi < 0 {
+			return false
+		}
+		vp, ok := decodedPages.peekVec(pageKey{f: f, rg: g.rg, leaf: vecLeaf(l.cosine), page: pi})
+		if !ok {
+			return false
+		}
+		i := int(rel - oi.FirstRowIndex(pi))
+		if _, bad := vp.faults[i]; bad || (i+1)*D > len(vp.v) {
+			return false
+		}
+		hits = append(hits, hit{vp, i})
+	}
+	for k, row := range g.rows {
+		h := hits[k]
+		for _, j := range where[RowLoc{File: int32(g.file), Row: row}] {
+			copy(dst[j*D:(j+1)*D], h.vp.v[h.row*D:(h.row+1)*D])
+		}
+	}
+	decodedPages.countHits(len(hits))
+	return true
 }
 
 // readVectorsPaged is ReadVectors for the rows of one row group whose
