@@ -219,13 +219,17 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 	if err := ix.score(ctx, s, keep, &st); err != nil {
 		return nil, err
 	}
-	top := s.top.sorted()
+	var top []cand
 	if opts.Refine > 0 && !exact {
+		// refine re-scores and sorts the candidates: no need to sort the
+		// approximate order first.
 		var err error
-		if top, err = ix.refine(ctx, s, top, &st); err != nil {
+		if top, err = ix.refine(ctx, s, s.top.h, &st); err != nil {
 			return nil, err
 		}
 		exact = true
+	} else {
+		top = s.top.sorted()
 	}
 	if exact {
 		var err error
@@ -392,13 +396,13 @@ func lessCand(a, b cand) bool {
 }
 
 func compareCand(a, b cand) int {
-	if lessCand(a, b) {
+	switch {
+	case a.dist < b.dist:
 		return -1
-	}
-	if lessCand(b, a) {
+	case a.dist > b.dist:
 		return 1
 	}
-	return 0
+	return bytes.Compare(a.key(), b.key())
 }
 
 // topK keeps the k best candidates in a max-heap.
@@ -628,8 +632,9 @@ type refCand struct {
 	v []float32
 }
 
-// refine re-scores candidates with exact vectors (float32 SIMD), taken
-// from the vector store in one batched pass (candVectors), and sorts them;
+// refine re-scores candidates (in any order) with exact vectors (float32
+// SIMD), taken from the vector store in one batched pass (candVectors),
+// and sorts them;
 // rerank then makes the leading distances exact, reusing the vectors.
 func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, st *Stats) ([]cand, error) {
 	half := ix.snap.Metric == metadata.MetricCosine
