@@ -13,6 +13,7 @@ import (
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
@@ -265,5 +266,97 @@ func TestSourceAllListsIsExact(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProcessBudgetSharedByIndexes: two indexes opened on one process
+// budget (a third of one index's vectors and postings) search from
+// several goroutines at once; the budget is never exceeded, both
+// indexes' caches hold memory in it, answers equal those of an index with
+// no budget pressure, and closing an index gives its bytes back.
+func TestProcessBudgetSharedByIndexes(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, metadata.MetricL2Squared, metadata.EncodingSource, 40)
+	b := membudget.New(gloveVectorBytes / 3)
+	var ixs []*query.Index
+	for range 2 {
+		ix, err := query.Open(ctx, f.env, "words", query.OpenOptions{Budget: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		ixs = append(ixs, ix)
+	}
+	ref, err := query.Open(ctx, f.env, "words", query.OpenOptions{Budget: membudget.New(1 << 30)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	done := make(chan struct{})
+	over := make(chan int64, 1)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if u := b.Used(); u > b.Limit() {
+				over <- u
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ix := ixs[w%2]
+			for qi := w; qi < 120; qi += 4 {
+				opts := query.Options{K: 5, NProbe: 6, NoRows: true}
+				got, err := ix.Search(ctx, f.vecs[qi*53], opts)
+				if err == nil {
+					var want *query.Result
+					if want, err = ref.Search(ctx, f.vecs[qi*53], opts); err == nil {
+						for i := range want.Hits {
+							if string(got.Hits[i].Key) != string(want.Hits[i].Key) || got.Hits[i].Distance != want.Hits[i].Distance {
+								err = fmt.Errorf("query %d hit %d differs", qi, i)
+								break
+							}
+						}
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	select {
+	case u := <-over:
+		t.Fatalf("budget exceeded: %d > %d", u, b.Limit())
+	default:
+	}
+	st := b.Stats()
+	held := map[string]int64{}
+	for _, s := range st {
+		held[s.Name] = s.Bytes
+	}
+	if held["vectors"] == 0 || held["postings"] == 0 || b.Used() > b.Limit() {
+		t.Fatalf("want both caches holding memory within the budget: %+v (used %d of %d)", st, b.Used(), b.Limit())
+	}
+	before := b.Used()
+	ixs[0].Close()
+	if b.Used() >= before {
+		t.Fatalf("closing an index gave nothing back: %d → %d", before, b.Used())
 	}
 }

@@ -2,6 +2,7 @@ package membudget
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -34,7 +35,6 @@ type Budget struct {
 	mu    struct {
 		sync.Mutex
 		accounts []*Account
-		next     int              // round-robin start of the next reclaim
 		retired  map[string]Stats // counters of closed accounts, by name
 	}
 }
@@ -187,19 +187,18 @@ func (b *Budget) tryAdd(n int64) bool {
 	}
 }
 
-// reclaim asks the accounts, round robin from where the last reclaim
-// stopped, to free need bytes in all.
+// reclaim asks the accounts, the largest holder first, to free need bytes
+// in all: the cache holding the most gives back first, so a small cache
+// that every query needs (postings keys) is not emptied for a large one.
 func (b *Budget) reclaim(need int64) {
 	if need <= 0 {
 		return
 	}
 	b.mu.Lock()
 	accs := slices.Clone(b.mu.accounts)
-	start := b.mu.next
-	b.mu.next++
 	b.mu.Unlock()
-	for i := range accs {
-		a := accs[(start+i)%len(accs)]
+	slices.SortStableFunc(accs, func(x, y *Account) int { return cmp.Compare(y.used.Load(), x.used.Load()) })
+	for _, a := range accs {
 		if a.evict == nil || a.used.Load() == 0 {
 			continue
 		}
