@@ -577,7 +577,6 @@ func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
 // float32 SIMD kernel as IVF-Flat does (rerank makes the reported
 // distances exact).
 func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Stats) error {
-	dim := ix.Dim()
 	t := &s.top
 	for _, l := range s.lists {
 		if l == nil || l.len() == 0 {
@@ -598,7 +597,7 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 				return err
 			}
 			for i, v := range s.vs {
-				s.dists[i] = vecmath.L2Sq(s.q, v)
+				s.dists[i] = vecmath.L2Sq(s.qp, v)
 			}
 			clear(s.vs)
 		} else {
@@ -606,7 +605,8 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 			if err != nil {
 				return err
 			}
-			vecmath.L2SqBatch(s.q, v, dim, s.dists)
+			// rows and query zero padded to the store's stride
+			vecmath.L2SqBatch(s.qp, v, ix.vstore.w, s.dists)
 		}
 		st.Candidates += int64(n)
 		for i, d := range s.dists {
@@ -645,7 +645,7 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, st *Stats
 	s.vs = vs
 	s.rc = slices.Grow(s.rc[:0], len(cands))[:len(cands)]
 	for j, c := range cands {
-		c.dist = vecmath.L2Sq(s.q, vs[j])
+		c.dist = vecmath.L2Sq(s.qp, vs[j])
 		if half {
 			c.dist *= 0.5
 		}

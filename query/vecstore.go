@@ -13,9 +13,12 @@ import (
 
 // vecStore keeps the exact (canonical: converted to float32, normalised
 // under cosine) source vectors of an index's lists, laid out per list: row
-// i of list cid is blocks[cid][i*dim:(i+1)*dim], in the postings order of
-// the list, so that the source encoding scans a list's vectors
+// i of list cid is blocks[cid][i*w:(i+1)*w], in the postings order of the
+// list, its first dim values the vector and the rest zero (w = stride(dim),
+// a multiple of 16, so that the SIMD kernels need no scalar tail, as for
+// LVQ8 codes), so that the source encoding scans a list's vectors
 // contiguously with the float32 SIMD kernels, exactly as IVF-Flat does.
+// Queries are zero padded alike (scratch.qp).
 //
 // When every vector fits the budget, the first use fills the whole store
 // in one pass over the source (fill); otherwise a list's block is read on
@@ -24,7 +27,7 @@ import (
 // Reads are lock-free; insertions take a lock. It is safe for concurrent
 // use; blocks are immutable once stored.
 type vecStore struct {
-	dim    int
+	dim, w int
 	budget int64 // bytes; < 0 disables the store
 	acct   *membudget.Account
 	slots  []atomic.Pointer[listVecs]
@@ -59,7 +62,7 @@ type listVecs struct {
 const listVecsOverhead = 64
 
 func newVecStore(budget int64, nlist, dim int, b *membudget.Budget) *vecStore {
-	s := &vecStore{dim: dim, budget: budget}
+	s := &vecStore{dim: dim, w: stride(dim), budget: budget}
 	if budget >= 0 {
 		s.slots = make([]atomic.Pointer[listVecs], nlist)
 		if b != nil {
@@ -73,7 +76,7 @@ func newVecStore(budget int64, nlist, dim int, b *membudget.Budget) *vecStore {
 // the ordinal map of a full fill, and whether the process budget could
 // hold them.
 func (s *vecStore) fits(rows int64, nlist int, limit int64) bool {
-	need := rows*int64(s.dim)*4 + int64(nlist)*listVecsOverhead + rows*8
+	need := rows*int64(s.w)*4 + int64(nlist)*listVecsOverhead + rows*8
 	return s.budget >= 0 && need <= s.budget && need <= limit
 }
 
@@ -200,6 +203,7 @@ func (ix *Index) warmStore(ctx context.Context) error {
 // the store itself.
 func (ix *Index) fillStore(ctx context.Context) error {
 	s, dim, nlist := ix.vstore, ix.Dim(), ix.NList()
+	w := s.w
 	n := ix.table.NumRows()
 	where := make([]place, n)
 	for i := range where {
@@ -226,7 +230,7 @@ func (ix *Index) fillStore(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			blocks[l.cid] = make([]float32, len(ords)*dim)
+			blocks[l.cid] = make([]float32, len(ords)*w)
 			for pos, o := range ords {
 				if o < 0 || o >= n {
 					return fmt.Errorf("index %q: %w: list %d row %d maps to source row %d of %d", ix.name, ErrCorrupt, l.cid, pos, o, n)
@@ -243,7 +247,7 @@ func (ix *Index) fillStore(ctx context.Context) error {
 			if p.cid < 0 {
 				continue
 			}
-			copy(blocks[p.cid][int(p.pos)*dim:int(p.pos+1)*dim], b.Vectors[i*dim:(i+1)*dim])
+			copy(blocks[p.cid][int(p.pos)*w:int(p.pos)*w+dim], b.Vectors[i*dim:(i+1)*dim])
 		}
 		return nil
 	})
@@ -261,7 +265,7 @@ func (ix *Index) fillStore(ctx context.Context) error {
 }
 
 // listVectors returns the exact vectors of list l (row i at
-// [i*dim:(i+1)*dim]) from the store, reading only that list's rows from
+// [i*w:(i+1)*w], zero padded) from the store, reading only that list's rows from
 // the source on a miss. Lists that are not an index list (cid < 0, the
 // filters' exact plan) are gathered by ordinal.
 func (ix *Index) listVectors(ctx context.Context, l *list) ([]float32, error) {
@@ -275,19 +279,20 @@ func (ix *Index) listVectors(ctx context.Context, l *list) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := make([]float32, len(ords)*ix.Dim())
+	v := make([]float32, len(ords)*ix.vstore.w)
 	if err := ix.gatherVectors(ctx, ords, v); err != nil {
 		return nil, err
 	}
 	return ix.vstore.put(l.cid, v), nil
 }
 
-// gatherVectors writes the vectors of ords into dst: from the store when
-// it was filled whole and still holds their lists, else read from the
-// source in one batched call for the rest.
+// gatherVectors writes the vectors of ords into dst as zero-padded rows
+// of w values: from the store when it was filled whole and still holds
+// their lists, else read from the source in one batched call for the rest.
 func (ix *Index) gatherVectors(ctx context.Context, ords []int64, dst []float32) error {
 	dim := ix.Dim()
 	s := ix.vstore
+	w := s.w
 	var miss []int64
 	var missAt []int
 	full := s.full.Load()
@@ -295,7 +300,7 @@ func (ix *Index) gatherVectors(ctx context.Context, ords []int64, dst []float32)
 		if full {
 			if p := s.where[o]; p.cid >= 0 {
 				if lv := s.slots[p.cid].Load(); lv != nil {
-					copy(dst[j*dim:(j+1)*dim], lv.v[int(p.pos)*dim:int(p.pos+1)*dim])
+					copy(dst[j*w:(j+1)*w], lv.v[int(p.pos)*w:int(p.pos+1)*w])
 					continue
 				}
 			}
@@ -311,7 +316,8 @@ func (ix *Index) gatherVectors(ctx context.Context, ords []int64, dst []float32)
 		return err
 	}
 	for i, j := range missAt {
-		copy(dst[j*dim:(j+1)*dim], v[i*dim:(i+1)*dim])
+		copy(dst[j*w:j*w+dim], v[i*dim:(i+1)*dim])
+		clear(dst[j*w+dim : (j+1)*w])
 	}
 	return nil
 }
@@ -325,6 +331,7 @@ func (ix *Index) ordViews(ctx context.Context, ords []int64, vs [][]float32) ([]
 	}
 	dim := ix.Dim()
 	s := ix.vstore
+	w := s.w
 	vs = slices.Grow(vs[:0], len(ords))[:len(ords)]
 	var miss []int64
 	var missAt []int
@@ -333,7 +340,7 @@ func (ix *Index) ordViews(ctx context.Context, ords []int64, vs [][]float32) ([]
 		if full {
 			if p := s.where[o]; p.cid >= 0 {
 				if lv := s.slots[p.cid].Load(); lv != nil {
-					vs[j] = lv.v[int(p.pos)*dim : int(p.pos+1)*dim : int(p.pos+1)*dim]
+					vs[j] = lv.v[int(p.pos)*w : int(p.pos+1)*w : int(p.pos+1)*w]
 					continue
 				}
 			}
@@ -346,8 +353,10 @@ func (ix *Index) ordViews(ctx context.Context, ords []int64, vs [][]float32) ([]
 		if err != nil {
 			return nil, err
 		}
+		pad := make([]float32, len(miss)*w)
 		for i, j := range missAt {
-			vs[j] = read[i*dim : (i+1)*dim : (i+1)*dim]
+			copy(pad[i*w:i*w+dim], read[i*dim:(i+1)*dim])
+			vs[j] = pad[i*w : (i+1)*w : (i+1)*w]
 		}
 	}
 	return vs, nil
@@ -360,7 +369,7 @@ func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) 
 	if err := ix.warmStore(ctx); err != nil {
 		return nil, err
 	}
-	dim := ix.Dim()
+	w := ix.vstore.w
 	vs = slices.Grow(vs[:0], len(cands))[:len(cands)]
 	var miss []int64
 	var missAt []int
@@ -371,7 +380,7 @@ func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) 
 			last, lastV = c.l, ix.vstore.get(c.l.cid)
 		}
 		if lastV != nil {
-			vs[j] = lastV[int(c.i)*dim : int(c.i+1)*dim : int(c.i+1)*dim]
+			vs[j] = lastV[int(c.i)*w : int(c.i+1)*w : int(c.i+1)*w]
 			continue
 		}
 		ords, err := ix.sourceOrds(ctx, c.l)
@@ -382,12 +391,12 @@ func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) 
 		missAt = append(missAt, j)
 	}
 	if len(miss) > 0 {
-		read := make([]float32, len(miss)*dim)
+		read := make([]float32, len(miss)*w)
 		if err := ix.gatherVectors(ctx, miss, read); err != nil {
 			return nil, err
 		}
 		for i, j := range missAt {
-			vs[j] = read[i*dim : (i+1)*dim : (i+1)*dim]
+			vs[j] = read[i*w : (i+1)*w : (i+1)*w]
 		}
 	}
 	return vs, nil

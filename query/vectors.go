@@ -45,9 +45,9 @@ func (ix *Index) allVectors(ctx context.Context) ([]float32, error) {
 // vector store when it holds it, else read from the source (one row: it
 // does not fill the store).
 func (ix *Index) vectorOf(ctx context.Context, ord int64) ([]float32, error) {
-	v := make([]float32, ix.Dim())
+	v := make([]float32, ix.vstore.w)
 	if err := ix.gatherVectors(ctx, []int64{ord}, v); err != nil {
 		return nil, err
 	}
-	return v, nil
+	return v[:ix.Dim():ix.Dim()], nil
 }
