@@ -78,7 +78,7 @@ func BenchmarkSearch(b *testing.B) {
 	for _, tc := range []struct {
 		nprobe, refine int
 		join           bool
-	}{{8, 0, false}, {8, 2, false}, {8, 0, true}} {
+	}{{8, 0, false}, {8, 2, false}, {8, 4, false}, {8, 0, true}} {
 		b.Run(fmt.Sprintf("nprobe=%d/refine=%d/join=%v", tc.nprobe, tc.refine, tc.join), func(b *testing.B) {
 			ix, qs := benchIndex(b, tc.refine)
 			opts := query.Options{K: 10, NProbe: tc.nprobe, Refine: tc.refine, NoRows: !tc.join}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/vecmath"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
@@ -93,12 +94,15 @@ func (ix *Index) sourceOrds(ctx context.Context, l *list) ([]int64, error) {
 	return l.ords, l.ordsErr
 }
 
-// cache holds decoded lists up to a byte budget. Reads are lock-free (one
-// atomic load per probed list); insertions take a lock and evict with the
-// CLOCK approximation of least-recently-used (a list read since the hand
-// last passed it gets a second chance). It is safe for concurrent use.
+// cache holds decoded lists up to a byte budget, charged to the process
+// budget's account acct. Reads are lock-free (one atomic load per probed
+// list); insertions take a lock and evict with the CLOCK approximation of
+// least-recently-used (a list read since the hand last passed it gets a
+// second chance), both to stay within budget and when the process budget
+// asks for memory back (evict). It is safe for concurrent use.
 type cache struct {
 	budget int64
+	acct   *membudget.Account
 	slots  []atomic.Pointer[list] // by CID
 	mu     struct {
 		sync.Mutex
@@ -107,10 +111,13 @@ type cache struct {
 	}
 }
 
-func newCache(budget int64, nlist int) *cache {
+func newCache(budget int64, nlist int, b *membudget.Budget) *cache {
 	c := &cache{budget: budget}
 	if budget >= 0 {
 		c.slots = make([]atomic.Pointer[list], nlist)
+		if b != nil {
+			c.acct = b.Account("postings", c.evict)
+		}
 	}
 	return c
 }
@@ -120,31 +127,60 @@ func (c *cache) get(cid int32) *list {
 		return nil
 	}
 	l := c.slots[cid].Load()
-	if l != nil && !l.ref.Load() {
+	if l == nil {
+		c.acct.Miss()
+		return nil
+	}
+	c.acct.Hit()
+	if !l.ref.Load() {
 		l.ref.Store(true)
 	}
 	return l
 }
 
 // put caches l and returns the cached list for its CID (an earlier one if
-// another query cached it first).
+// another query cached it first). A list the process budget has no room
+// for is returned uncached.
 func (c *cache) put(l *list) *list {
 	if c.budget < 0 || int(l.cid) >= len(c.slots) {
+		return l
+	}
+	if old := c.slots[l.cid].Load(); old != nil {
+		return old
+	}
+	size := l.bytes()
+	if size > c.budget || !c.acct.Reserve(size) {
 		return l
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old := c.slots[l.cid].Load(); old != nil {
+		c.acct.Release(size)
 		return old
 	}
-	l.size = l.bytes()
+	l.size = size
 	c.slots[l.cid].Store(l)
 	c.mu.size += l.size
-	for steps := 0; c.mu.size > c.budget && steps < 2*len(c.slots); steps++ {
+	c.evictLocked(c.mu.size-c.budget, l)
+	return l
+}
+
+// evict frees at least need bytes if it can (the process budget asks).
+func (c *cache) evict(need int64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.evictLocked(need, nil)
+}
+
+// evictLocked runs the clock hand until need bytes are freed or every list
+// had its second chance; keep is never evicted.
+func (c *cache) evictLocked(need int64, keep *list) int64 {
+	var freed int64
+	for steps := 0; freed < need && steps < 2*len(c.slots)+1; steps++ {
 		h := c.mu.hand
 		c.mu.hand = (h + 1) % len(c.slots)
 		v := c.slots[h].Load()
-		if v == nil || v == l {
+		if v == nil || v == keep {
 			continue
 		}
 		if v.ref.Load() {
@@ -153,6 +189,9 @@ func (c *cache) put(l *list) *list {
 		}
 		c.slots[h].Store(nil)
 		c.mu.size -= v.size
+		freed += v.size
+		c.acct.Release(v.size)
+		c.acct.Evicted()
 	}
-	return l
+	return freed
 }

@@ -11,7 +11,7 @@ func TestCacheBudgetAndSecondChance(t *testing.T) {
 		return &list{cid: cid, batch: postings.Batch{CIDs: make([]int32, 100), Codes: make([]byte, 1000)}}
 	}
 	one := mk(0).bytes()
-	c := newCache(3*one, 10)
+	c := newCache(3*one, 10, nil)
 	for cid := int32(0); cid < 3; cid++ {
 		c.put(mk(cid))
 	}
@@ -32,7 +32,7 @@ func TestCacheBudgetAndSecondChance(t *testing.T) {
 		t.Fatal("put replaced a cached list")
 	}
 	// Disabled cache.
-	off := newCache(-1, 10)
+	off := newCache(-1, 10, nil)
 	l := mk(3)
 	if off.put(l) != l || off.get(3) != nil {
 		t.Fatal("a disabled cache kept a list")

@@ -18,9 +18,10 @@ import (
 var ErrTooLarge = errors.New("source vectors exceed the vector cache budget")
 
 // Warm prepares, once, what searches with opts need beyond the postings:
-// the key → row map (for joins, refine and the source encoding) and the
-// in-memory source vectors (for refine, the source encoding and filters),
-// and for opts.Filter its matching rows (Filter). Searches
+// the key → row map (for joins, refine and the source encoding), the
+// vector store filled in one pass when every vector fits its budget (for
+// refine, the source encoding and filters; vecstore.go), and for
+// opts.Filter its matching rows (Filter). Searches
 // do this lazily on first use; Warm lets a caller pay for it up front, so
 // that a query's storage rounds are only its own. Safe for concurrent use.
 func (ix *Index) Warm(ctx context.Context, opts Options) error {
@@ -32,7 +33,7 @@ func (ix *Index) Warm(ctx context.Context, opts Options) error {
 		}
 	}
 	if needVectors {
-		if _, err := ix.allVectors(ctx); err != nil {
+		if err := ix.warmStore(ctx); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/parqdb/parqdb/artifact"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/ivf"
 	"github.com/parqdb/parqdb/location"
@@ -37,13 +39,17 @@ type OpenOptions struct {
 	// CacheBytes bounds the cache of decoded postings; 0 selects
 	// DefaultCacheBytes, a negative value disables caching.
 	CacheBytes int64
-	// VectorCacheBytes bounds the in-memory copy of all source vectors used
-	// by refine and the source encoding; 0 selects
-	// DefaultVectorCacheBytes, a negative value disables it.
+	// VectorCacheBytes bounds the vector store: the exact source vectors,
+	// per list, that refine and the source encoding use; 0 bounds it only
+	// by the process budget (Budget), a negative value disables it.
 	VectorCacheBytes int64
 	// RowCacheRows bounds the cache of joined source rows; 0 selects
 	// DefaultRowCacheRows, a negative value disables it.
 	RowCacheRows int
+	// Budget is the process-wide memory budget that the postings cache and
+	// the vector store charge (membudget); nil selects membudget.Default,
+	// shared by every index opened so.
+	Budget *membudget.Budget
 }
 
 // DefaultCacheBytes is the default postings cache budget.
@@ -93,6 +99,8 @@ type Index struct {
 	vecOnce   sync.Once
 	vecAll    []float32 // canonical source vectors by ordinal, if they fit
 	vecErr    error
+	vstore    *vecStore         // exact vectors per list (vecstore.go)
+	budget    *membudget.Budget // charged by cache and vstore
 
 	filters filterCache // bitmaps of filter predicates (filter.go)
 }
@@ -157,7 +165,11 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 	if budget == 0 {
 		budget = DefaultCacheBytes
 	}
-	ix.cache = newCache(budget, ix.NList())
+	ix.budget = opts.Budget
+	if ix.budget == nil {
+		ix.budget = membudget.Default
+	}
+	ix.cache = newCache(budget, ix.NList(), ix.budget)
 	ix.router = newRouter(ix.art.Centroids, routeOptions)
 	rows := opts.RowCacheRows
 	if rows == 0 {
@@ -168,6 +180,11 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 	if ix.vecBudget == 0 {
 		ix.vecBudget = DefaultVectorCacheBytes
 	}
+	vs := opts.VectorCacheBytes
+	if vs == 0 {
+		vs = math.MaxInt64
+	}
+	ix.vstore = newVecStore(vs, ix.NList(), ix.Dim(), ix.budget)
 	return nil
 }
 
@@ -328,6 +345,12 @@ func orUnknown(s string) string {
 
 // Close releases the index's open files. It is safe to call more than once.
 func (ix *Index) Close() error {
+	if ix.cache != nil {
+		ix.cache.acct.Close()
+	}
+	if ix.vstore != nil {
+		ix.vstore.acct.Close()
+	}
 	var errs []error
 	for i, o := range ix.files {
 		if o != nil {

@@ -175,9 +175,12 @@ type scratch struct {
 	top     topK
 	route   routeScratch
 	filt    filterScratch // filtered search (filter.go)
+	vs      [][]float32   // refine and rerank: candidates' exact vectors
+	vsFor   int           // len of the candidates refine left s.vs for; -1 none
+	rc      []refCand
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+var scratchPool = sync.Pool{New: func() any { return &scratch{vsFor: -1} }}
 
 // Search returns the approximate K nearest source rows of q. Results are
 // ordered by _distance, ties by key, so equal indexes give identical
@@ -223,13 +226,17 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 	if err := ix.score(ctx, s, keep, &st); err != nil {
 		return nil, err
 	}
-	top := s.top.sorted()
+	var top []cand
 	if opts.Refine > 0 && !exact {
+		// refine re-scores and sorts the candidates: no need to sort the
+		// approximate order first.
 		var err error
-		if top, err = ix.refine(ctx, s, top, &st); err != nil {
+		if top, err = ix.refine(ctx, s, s.top.h, &st); err != nil {
 			return nil, err
 		}
 		exact = true
+	} else {
+		top = s.top.sorted()
 	}
 	if exact {
 		var err error
@@ -402,13 +409,13 @@ func lessCand(a, b cand) bool {
 }
 
 func compareCand(a, b cand) int {
-	if lessCand(a, b) {
+	switch {
+	case a.dist < b.dist:
 		return -1
-	}
-	if lessCand(b, a) {
+	case a.dist > b.dist:
 		return 1
 	}
-	return 0
+	return bytes.Compare(a.key(), b.key())
 }
 
 // topK keeps the k best candidates in a max-heap.
@@ -571,34 +578,40 @@ func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
 }
 
 // scoreSource scores the rows of the lists with their exact source vectors
-// (float32 SIMD; rerank makes the reported distances exact).
+// from the vector store, each list's block scanned contiguously by the
+// float32 SIMD kernel as IVF-Flat does (rerank makes the reported
+// distances exact).
 func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Stats) error {
-	vecs, err := ix.allVectors(ctx)
-	if err != nil {
-		return err
-	}
-	dim := ix.Dim()
 	t := &s.top
 	for _, l := range s.lists {
 		if l == nil || l.len() == 0 {
 			continue
 		}
-		ords, err := ix.sourceOrds(ctx, l)
-		if err != nil {
-			return err
-		}
-		n := len(ords)
-		s.dists = slices.Grow(s.dists[:0], n)[:n]
-		if vecs != nil {
-			for i, o := range ords {
-				s.dists[i] = vecmath.L2Sq(s.q, vecs[o*int64(dim):(o+1)*int64(dim)])
+		var ords []int64
+		var err error
+		if l.cid < 0 {
+			if ords, err = ix.sourceOrds(ctx, l); err != nil {
+				return err
 			}
+		}
+		n := l.len()
+		s.dists = slices.Grow(s.dists[:0], n)[:n]
+		if l.cid < 0 {
+			// The filters' exact plan: matching rows by ordinal, not a list.
+			if s.vs, err = ix.ordViews(ctx, ords, s.vs); err != nil {
+				return err
+			}
+			for i, v := range s.vs {
+				s.dists[i] = vecmath.L2Sq(s.qp, v)
+			}
+			clear(s.vs)
 		} else {
-			v, err := ix.readVectors(ctx, ords)
+			v, err := ix.listVectors(ctx, l)
 			if err != nil {
 				return err
 			}
-			vecmath.L2SqBatch(s.q, v, dim, s.dists)
+			// rows and query zero padded to the store's stride
+			vecmath.L2SqBatch(s.qp, v, ix.vstore.w, s.dists)
 		}
 		st.Candidates += int64(n)
 		for i, d := range s.dists {
@@ -614,47 +627,38 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 	return nil
 }
 
-// refine re-scores candidates with exact source vectors (float32 SIMD) and
-// sorts them; rerank then makes the leading distances exact.
+// refCand is a candidate with its exact vector, sorted together.
+type refCand struct {
+	c cand
+	v []float32
+}
+
+// refine re-scores candidates (in any order) with exact vectors (float32
+// SIMD), taken from the vector store in one batched pass (candVectors),
+// and sorts them;
+// rerank then makes the leading distances exact, reusing the vectors.
 func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, st *Stats) ([]cand, error) {
 	half := ix.snap.Metric == metadata.MetricCosine
-	vecs, err := ix.allVectors(ctx)
+	vs, err := ix.candVectors(ctx, cands, s.vs)
 	if err != nil {
 		return nil, err
 	}
-	dim := int64(ix.Dim())
-	var missing []int64
-	for _, c := range cands {
-		ords, err := ix.sourceOrds(ctx, c.l)
-		if err != nil {
-			return nil, err
-		}
-		if vecs == nil {
-			missing = append(missing, ords[c.i])
-		}
-	}
-	var read []float32
-	if vecs == nil {
-		if read, err = ix.readVectors(ctx, missing); err != nil {
-			return nil, err
-		}
-	}
-	for j := range cands {
-		c := &cands[j]
-		var v []float32
-		if vecs != nil {
-			o := c.l.ords[c.i]
-			v = vecs[o*dim : (o+1)*dim]
-		} else {
-			v = read[int64(j)*dim : int64(j+1)*dim]
-		}
-		c.dist = vecmath.L2Sq(s.q, v)
+	s.vs = vs
+	s.rc = slices.Grow(s.rc[:0], len(cands))[:len(cands)]
+	for j, c := range cands {
+		c.dist = vecmath.L2Sq(s.qp, vs[j])
 		if half {
 			c.dist *= 0.5
 		}
+		s.rc[j] = refCand{c, vs[j]}
 	}
 	st.Refined += int64(len(cands))
-	slices.SortFunc(cands, compareCand)
+	slices.SortFunc(s.rc, func(a, b refCand) int { return compareCand(a.c, b.c) })
+	for j := range s.rc {
+		cands[j], vs[j] = s.rc[j].c, s.rc[j].v
+	}
+	clear(s.rc)
+	s.vsFor = len(cands)
 	return cands, nil
 }
 
@@ -667,6 +671,9 @@ const rerankMargin = 1e-4
 // (sorted ascending), and orders those by them. Candidates whose float32
 // distance is more than rerankMargin past the k-th cannot enter the top k.
 func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int) ([]cand, error) {
+	// refine leaves the vectors of the candidates it sorted in s.vs.
+	reuse := s.vsFor == len(cands)
+	s.vsFor = -1
 	if len(cands) == 0 {
 		return cands, nil
 	}
@@ -677,29 +684,23 @@ func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int) ([
 		m++
 	}
 	half := ix.snap.Metric == metadata.MetricCosine
-	vecs, dim := ix.vecAll, int64(ix.Dim())
-	if vecs == nil {
-		ords := make([]int64, m)
-		for j, c := range cands[:m] {
-			ords[j] = c.l.ords[c.i]
-		}
+	vs := s.vs
+	if !reuse {
 		var err error
-		if vecs, err = ix.readVectors(ctx, ords); err != nil {
+		if vs, err = ix.candVectors(ctx, cands[:m], s.vs); err != nil {
 			return nil, err
 		}
+		s.vs = vs
 	}
 	for j := range cands[:m] {
 		c := &cands[j]
-		o := int64(j)
-		if ix.vecAll != nil {
-			o = c.l.ords[c.i]
-		}
-		d := exactL2(s.q, vecs[o*dim:(o+1)*dim])
+		d := exactL2(s.q, vs[j])
 		if half {
 			d *= 0.5
 		}
 		c.dist = float32(d)
 	}
+	clear(s.vs)
 	slices.SortFunc(cands[:m], compareCand)
 	return cands[:m], nil
 }

@@ -6,13 +6,18 @@ import (
 	"github.com/parqdb/parqdb/internal/source"
 )
 
-// DefaultVectorCacheBytes bounds the in-memory copy of all canonical source
-// vectors that refine and the source encoding use when the source is small
-// enough; larger sources are read row by row on demand.
+// DefaultVectorCacheBytes bounds the vector store (vecstore.go): the exact
+// source vectors, laid out per list, that refine and the source encoding
+// use. When all of them fit, the first use loads them in one pass over the
+// source; otherwise lists are loaded on demand and evicted, and refine
+// reads only its candidates' rows. allVectors, the copy by ordinal used
+// only for ground truth (ExactBatch, ExactFilteredBatch), has the same
+// bound.
 const DefaultVectorCacheBytes = 1 << 30
 
 // allVectors loads every canonical source vector once, by source row
-// ordinal, if they fit the budget; it returns nil otherwise.
+// ordinal, if they fit the budget; it returns nil otherwise. Only the
+// brute-force ground truth uses it; searches use the vector store.
 func (ix *Index) allVectors(ctx context.Context) ([]float32, error) {
 	ix.vecOnce.Do(func() {
 		n := ix.table.NumRows()
@@ -36,15 +41,13 @@ func (ix *Index) allVectors(ctx context.Context) ([]float32, error) {
 	return ix.vecAll, ix.vecErr
 }
 
-// vectorOf returns the canonical source vector of ordinal ord.
+// vectorOf returns the canonical source vector of ordinal ord, from the
+// vector store when it holds it, else read from the source (one row: it
+// does not fill the store).
 func (ix *Index) vectorOf(ctx context.Context, ord int64) ([]float32, error) {
-	all, err := ix.allVectors(ctx)
-	if err != nil {
+	v := make([]float32, ix.vstore.w)
+	if err := ix.gatherVectors(ctx, []int64{ord}, v); err != nil {
 		return nil, err
 	}
-	if all != nil {
-		d := int64(ix.Dim())
-		return all[ord*d : (ord+1)*d : (ord+1)*d], nil
-	}
-	return ix.readVectors(ctx, []int64{ord})
+	return v[:ix.Dim():ix.Dim()], nil
 }

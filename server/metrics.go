@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
 )
@@ -58,6 +59,7 @@ func newMetrics(pool *Pool, st *storage.Stats, adm *Admitter) *metrics {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f)
 	}
 	m.reg.MustRegister(
+		cacheCollector{membudget.Default},
 		m.requests, m.latency, m.queries, m.lists, m.candidates, m.postReqs, m.postBytes, m.cacheHits, m.SQL, m.SQLLatency,
 		gauge("parqdb_open_snapshots", "Index snapshots open now (current, pinned and retiring).",
 			func() float64 { return float64(pool.Stats().OpenSnapshots) }),
@@ -98,5 +100,40 @@ func (m *metrics) observeSearch(index string, results []*query.Result) {
 		} else {
 			m.cacheHits.WithLabelValues("miss").Inc()
 		}
+	}
+}
+
+// cacheCollector exports the process cache budget (membudget): its limit,
+// and per cache (postings, vectors, pages) the lookups by result, the hit
+// ratio, the evictions and the bytes held.
+type cacheCollector struct{ b *membudget.Budget }
+
+var (
+	cacheLimitDesc = prometheus.NewDesc("parqdb_cache_limit_bytes",
+		"Memory budget shared by all caches of all open indexes (--cache-size).", nil, nil)
+	cacheUsedDesc = prometheus.NewDesc("parqdb_cache_bytes",
+		"Bytes held, by cache.", []string{"cache"}, nil)
+	cacheLookupsDesc = prometheus.NewDesc("parqdb_cache_lookups_total",
+		"Cache lookups by cache and result (hit or miss).", []string{"cache", "result"}, nil)
+	cacheHitRatioDesc = prometheus.NewDesc("parqdb_cache_hit_ratio",
+		"Hits / lookups since start, by cache.", []string{"cache"}, nil)
+	cacheEvictionsDesc = prometheus.NewDesc("parqdb_cache_evictions_total",
+		"Entries evicted to stay within the budget, by cache.", []string{"cache"}, nil)
+)
+
+func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{cacheLimitDesc, cacheUsedDesc, cacheLookupsDesc, cacheHitRatioDesc, cacheEvictionsDesc} {
+		ch <- d
+	}
+}
+
+func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(cacheLimitDesc, prometheus.GaugeValue, float64(c.b.Limit()))
+	for _, s := range c.b.Stats() {
+		ch <- prometheus.MustNewConstMetric(cacheUsedDesc, prometheus.GaugeValue, float64(s.Bytes), s.Name)
+		ch <- prometheus.MustNewConstMetric(cacheLookupsDesc, prometheus.CounterValue, float64(s.Hits), s.Name, "hit")
+		ch <- prometheus.MustNewConstMetric(cacheLookupsDesc, prometheus.CounterValue, float64(s.Misses), s.Name, "miss")
+		ch <- prometheus.MustNewConstMetric(cacheHitRatioDesc, prometheus.GaugeValue, s.HitRate(), s.Name)
+		ch <- prometheus.MustNewConstMetric(cacheEvictionsDesc, prometheus.CounterValue, float64(s.Evictions), s.Name)
 	}
 }

@@ -446,6 +446,9 @@ func TestListDescribeHealthMetricsOpenAPI(t *testing.T) {
 		"parqdb_http_request_duration_seconds_bucket", "parqdb_search_queries_total{index=\"words\"} 1",
 		"parqdb_storage_requests_total", "parqdb_storage_read_bytes_total", "parqdb_open_snapshots 1",
 		"parqdb_postings_cache_queries_total", "parqdb_snapshot_cache_hits_total", "go_goroutines",
+		"parqdb_cache_limit_bytes ", `parqdb_cache_lookups_total{cache="postings",result="miss"}`,
+		`parqdb_cache_lookups_total{cache="postings",result="hit"}`, `parqdb_cache_hit_ratio{cache="postings"}`,
+		`parqdb_cache_bytes{cache="postings"}`, `parqdb_cache_evictions_total{cache="pages"}`,
 	} {
 		if !strings.Contains(string(text), name) {
 			t.Errorf("/metrics lacks %s", name)

@@ -29,6 +29,7 @@ func init() { subcommands = append(subcommands, newBenchCmd) }
 
 type benchFlags struct {
 	queries, queryColumn, groundTruth string
+	cacheSize                         string
 	k                                 int
 	nprobes, refines                  string
 	plot                              string
@@ -85,6 +86,7 @@ QPS as a PNG.`,
 	intRange(fl, "cold-queries", 1, math.MaxInt32, "")
 	intRange(fl, "snapshot", 1, math.MaxInt64, "the current snapshot")
 	fl.StringVar(&f.where, "where", "", whereHelp+"; recall is measured against brute force over the matching rows")
+	addCacheSizeFlag(fl, &f.cacheSize)
 	return cmd
 }
 
@@ -119,6 +121,9 @@ func parseInts(flag, s string, lo, hi int) ([]int, error) {
 }
 
 func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
+	if err := applyCacheSize(f.cacheSize); err != nil {
+		return err
+	}
 	if f.queries == "" {
 		return usagef("--queries is required")
 	}

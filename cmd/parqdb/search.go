@@ -19,6 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/spf13/cobra"
 
+	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/version"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
@@ -35,6 +36,7 @@ type searchFlags struct {
 	snapshot                     int64
 	format, output               string
 	stats                        bool
+	cacheSize                    string
 	workers                      int
 	where                        string
 }
@@ -89,10 +91,14 @@ true (never fewer than k when k rows match); see docs/search.md.`,
 	intRange(fl, "snapshot", 1, math.MaxInt64, "the current snapshot")
 	intRange(fl, "workers", 1, maxWorkers, "all cores")
 	fl.StringVar(&f.where, "where", "", whereHelp)
+	addCacheSizeFlag(fl, &f.cacheSize)
 	return cmd
 }
 
 func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error {
+	if err := applyCacheSize(f.cacheSize); err != nil {
+		return err
+	}
 	n := 0
 	for _, name := range []string{"vector", "near-key", "key", "near-key-json", "queries"} {
 		if cmd.Flags().Changed(name) {
@@ -198,6 +204,7 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 			PostingsBytes: st.BytesRead, PostingsRequests: st.Requests,
 			SourceBytes: src1.BytesRead - src0.BytesRead, SourceRequests: src1.Requests - src0.Requests,
 			PrepareSeconds: warm.Seconds(), Kernels: query.KernelImpl(),
+			CacheLimit: membudget.Default.Limit(), Caches: cacheStats(),
 			filterStats: newFilterStats(where, finfo, st),
 		})
 		fmt.Fprintln(cmd.ErrOrStderr(), string(line))
@@ -311,6 +318,10 @@ type searchStats struct {
 	SourceRequests   int64   `json:"source_requests"`
 	PrepareSeconds   float64 `json:"prepare_seconds"`
 	Kernels          string  `json:"kernels"`
+	// CacheLimit is the process budget of all caches (--cache-size);
+	// Caches their hits, misses and bytes held, by cache.
+	CacheLimit int64       `json:"cache_limit"`
+	Caches     []cacheStat `json:"caches"`
 	filterStats
 }
 

@@ -35,6 +35,7 @@ type serveFlags struct {
 	maxRows                   int
 	maxBody                   int64
 	cacheBytes, vectorBytes   int64
+	cacheSize                 string
 	logFormat, logLevel       string
 	noPreload                 bool
 	sqlAllowDirs              []string
@@ -99,8 +100,9 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 	fl.IntVar(&f.maxConcurrent, "max-concurrent", runtime.GOMAXPROCS(0), "search requests (HTTP and SQL) running at once")
 	fl.IntVar(&f.maxQueue, "max-queue", -1, "search requests waiting for a running slot; beyond, 503 overloaded with Retry-After (-1: 4 × --max-concurrent; 0: no queue)")
 	fl.IntVar(&f.maxRows, "max-rows", server.DefaultMaxRows, "most rows one answer may hold (k × query vectors)")
-	fl.Int64Var(&f.cacheBytes, "cache-bytes", 0, "postings cache budget per open snapshot (0: default 1 GiB)")
-	fl.Int64Var(&f.vectorBytes, "vector-cache-bytes", 0, "source vector cache budget per open snapshot (0: default 1 GiB)")
+	fl.Int64Var(&f.cacheBytes, "cache-bytes", 0, "postings cache bound per open snapshot, within --cache-size (0: default 1 GiB)")
+	fl.Int64Var(&f.vectorBytes, "vector-cache-bytes", 0, "exact-vector store bound per open snapshot, within --cache-size (0: --cache-size alone)")
+	addCacheSizeFlag(fl, &f.cacheSize)
 	fl.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.BoolVar(&f.noPreload, "no-preload", false, "open indexes on first use instead of at start")
@@ -116,7 +118,7 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 	intRange(fl, "max-queue", -1, 1<<20, "4 × --max-concurrent; -1 also selects that, 0 is no queue")
 	intRange(fl, "max-rows", 1, query.MaxK*query.MaxBatch, "")
 	intRange(fl, "cache-bytes", -1, math.MaxInt64, "1 GiB; -1 disables the cache")
-	intRange(fl, "vector-cache-bytes", -1, math.MaxInt64, "1 GiB; -1 disables the cache")
+	intRange(fl, "vector-cache-bytes", -1, math.MaxInt64, "the --cache-size budget; -1 disables the store")
 	return cmd
 }
 
@@ -160,6 +162,9 @@ func newLogger(format, level string) (*slog.Logger, error) {
 var serveReady func(httpAddr, flightAddr string)
 
 func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) error {
+	if err := applyCacheSize(f.cacheSize); err != nil {
+		return err
+	}
 	log, err := newLogger(f.logFormat, f.logLevel)
 	if err != nil {
 		return err

@@ -15,8 +15,8 @@ func init() { subcommands = append(subcommands, newSQLCmd) }
 
 func newSQLCmd(g *globals) *cobra.Command {
 	var (
-		format     string
-		noExternal bool
+		format, cacheSize string
+		noExternal        bool
 	)
 	cmd := &cobra.Command{
 		Use:   `sql "SELECT … FROM ivf_search('index', '[vector]', k) …"`,
@@ -57,6 +57,9 @@ Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 			default:
 				return usagef("--format must be table, json or csv, not %q", format)
 			}
+			if err := applyCacheSize(cacheSize); err != nil {
+				return err
+			}
 			if !sqlengine.Available {
 				return sqlengine.ErrUnavailable
 			}
@@ -85,5 +88,6 @@ Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json (one object per row) or csv")
 	cmd.Flags().BoolVar(&noExternal, "no-external-access", false, "read no files or URLs but the indexes' sources, and run only queries (as parqdb serve does)")
+	addCacheSizeFlag(cmd.Flags(), &cacheSize)
 	return cmd
 }

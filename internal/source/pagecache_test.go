@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/parqdb/parqdb/internal/membudget"
 )
 
 // int64Page returns a decoded page of n int64 values.
@@ -30,7 +32,7 @@ func TestPageCacheEviction(t *testing.T) {
 	size := p.Size() + pageEntryOverhead
 	key := func(i int) pageKey { return pageKey{page: i} }
 	t.Run("lru", func(t *testing.T) {
-		c := newPageCache(10 * size)
+		c := newPageCache(10*size, nil)
 		for i := range 10 {
 			c.put(key(i), p)
 		}
@@ -58,7 +60,7 @@ func TestPageCacheEviction(t *testing.T) {
 		}
 	})
 	t.Run("shrink", func(t *testing.T) {
-		c := newPageCache(10 * size)
+		c := newPageCache(10*size, nil)
 		for i := range 10 {
 			c.put(key(i), p)
 		}
@@ -83,7 +85,7 @@ func TestPageCacheEviction(t *testing.T) {
 		}
 	})
 	t.Run("oversize", func(t *testing.T) {
-		c := newPageCache(3 * size) // a page is more than a quarter
+		c := newPageCache(3*size, nil) // a page is more than a quarter
 		c.put(key(0), p)
 		if n, _ := c.stats(); n != 0 {
 			t.Error("page larger than a quarter of the bound was cached")
@@ -191,5 +193,46 @@ func TestReadRowsConcurrentCache(t *testing.T) {
 	}
 	if _, used := decodedPages.stats(); used > 4<<10 {
 		t.Errorf("cache holds %d bytes over its 4 KiB bound", used)
+	}
+}
+
+// TestPageCacheSharesBudget: the page cache charges the process budget;
+// its pages are given back when another cache needs the memory, and it
+// takes memory back from that cache in turn; the budget is never
+// exceeded and the charges equal what each holds.
+func TestPageCacheSharesBudget(t *testing.T) {
+	p := int64Page(t, 100)
+	size := p.Size() + pageEntryOverhead
+	b := membudget.New(4 * size)
+	c := newPageCache(100*size, b)
+	for i := range 4 {
+		c.put(pageKey{page: i}, p)
+	}
+	if _, used := c.stats(); used != 4*size || b.Used() != 4*size {
+		t.Fatalf("page cache %d bytes, budget %d; want %d", used, b.Used(), 4*size)
+	}
+	// Another cache takes two pages' worth: the oldest pages go.
+	other := b.Account("other", nil)
+	if !other.Reserve(2 * size) {
+		t.Fatal("the page cache did not give memory back")
+	}
+	if n, used := c.stats(); n != 2 || used != 2*size || b.Used() != 4*size {
+		t.Fatalf("after reclaim: %d pages, %d bytes, budget %d", n, used, b.Used())
+	}
+	if _, ok := c.get(pageKey{page: 0}); ok {
+		t.Fatal("the least recently used page survived the reclaim")
+	}
+	if _, ok := c.get(pageKey{page: 3}); !ok {
+		t.Fatal("the most recent page was reclaimed")
+	}
+	// The other cache cannot be asked (no evictor): a new page beyond the
+	// budget makes the page cache evict its own.
+	c.put(pageKey{page: 9}, p)
+	if n, used := c.stats(); b.Used() > b.Limit() || used != c.acct.Used() || n != 2 {
+		t.Fatalf("budget %d of %d, page cache %d pages %d bytes charged %d", b.Used(), b.Limit(), n, used, c.acct.Used())
+	}
+	st := b.Stats()
+	if st[1].Name != "pages" || st[1].Hits != 1 || st[1].Misses != 1 || st[1].Evictions != 3 {
+		t.Fatalf("stats %+v", st)
 	}
 }

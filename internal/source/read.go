@@ -365,15 +365,29 @@ func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst [
 	for i, loc := range locs {
 		where[loc] = append(where[loc], i)
 	}
+	// Rows whose pages are all decoded already are copied here, on the
+	// calling goroutine: a warm refine then neither waits for workers nor
+	// spends CPU outside the searching thread. Only the rest is read by
+	// workers.
+	rest := groups[:0:0]
+	for _, g := range groups {
+		if !t.readVectorsCached(l, g, where, dst) {
+			rest = append(rest, g)
+		}
+	}
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.SetLimit(readWorkers)
-	for _, g := range groups {
+	for _, g := range rest {
 		eg.Go(func() error {
 			f := t.files[g.file]
 			fl := &l.files[g.file]
 			start := f.rgStart[g.rg]
+			cc := f.pf.RowGroups()[g.rg].ColumnChunks()[fl.vec.col]
+			if ok, err := t.readVectorsPaged(ectx, l, g, cc, where, dst); ok || err != nil {
+				return err
+			}
 			var c vecCursor
-			c.reset(&fl.vec, seekablePages(f.pf.RowGroups()[g.rg].ColumnChunks()[fl.vec.col]))
+			c.reset(&fl.vec, seekablePages(cc))
 			defer c.close()
 			tmp := make([]float32, D)
 			for _, row := range g.rows {
@@ -411,6 +425,164 @@ func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst [
 		})
 	}
 	return eg.Wait()
+}
+
+// readVectorsCached copies the vectors of g's rows into dst if every page
+// holding them is in the decoded-page cache (and none of them is a row that
+// breaks the contract); it reports whether it did. It does no I/O.
+func (t *Table) readVectorsCached(l *Layout, g rgGroup, where map[RowLoc][]int, dst []float32) bool {
+	f := t.files[g.file]
+	fc, ok := f.pf.RowGroups()[g.rg].ColumnChunks()[l.files[g.file].vec.col].(*parquet.FileColumnChunk)
+	if !ok {
+		return false
+	}
+	var oi parquet.OffsetIndex
+	if err := safely(func() error { var err error; oi, err = fc.OffsetIndex(); return err }); err != nil || oi == nil || oi.NumPages() == 0 {
+		return false
+	}
+	D, start, np := l.Dim, f.rgStart[g.rg], oi.NumPages()
+	type hit struct {
+		vp  *vecPage
+		row int
+	}
+	hits := make([]hit, 0, len(g.rows))
+	for _, row := range g.rows {
+		rel := row - start
+		pi := sort.Search(np, func(i int) bool { return oi.FirstRowIndex(i) > rel }) - 1
+		if pi < 0 {
+			return false
+		}
+		vp, ok := decodedPages.peekVec(pageKey{f: f, rg: g.rg, leaf: vecLeaf(l.cosine), page: pi})
+		if !ok {
+			return false
+		}
+		i := int(rel - oi.FirstRowIndex(pi))
+		if _, bad := vp.faults[i]; bad || (i+1)*D > len(vp.v) {
+			return false
+		}
+		hits = append(hits, hit{vp, i})
+	}
+	for k, row := range g.rows {
+		h := hits[k]
+		for _, j := range where[RowLoc{File: int32(g.file), Row: row}] {
+			copy(dst[j*D:(j+1)*D], h.vp.v[h.row*D:(h.row+1)*D])
+		}
+	}
+	decodedPages.countHits(len(hits))
+	return true
+}
+
+// readVectorsPaged is ReadVectors for the rows of one row group whose
+// vector chunk has an offset index: each page holding a wanted row is
+// decoded once to canonical vectors and kept in the decoded-page cache, so
+// rows near earlier ones (and the same rows again) cost a copy. It returns
+// false, having written nothing it will not overwrite, when the chunk has
+// no offset index or its pages disagree with it; the caller then reads
+// row by row, which also reports any corruption.
+func (t *Table) readVectorsPaged(ctx context.Context, l *Layout, g rgGroup, cc parquet.ColumnChunk, where map[RowLoc][]int, dst []float32) (bool, error) {
+	fc, ok := cc.(*parquet.FileColumnChunk)
+	if !ok {
+		return false, nil
+	}
+	var oi parquet.OffsetIndex
+	if err := safely(func() error { var err error; oi, err = fc.OffsetIndex(); return err }); err != nil || oi == nil || oi.NumPages() == 0 {
+		return false, nil
+	}
+	f := t.files[g.file]
+	fl := &l.files[g.file]
+	D := l.Dim
+	start := f.rgStart[g.rg]
+	chunkRows := f.rgStart[g.rg+1] - start
+	np := oi.NumPages()
+	var c vecCursor
+	defer c.close()
+	var cur *vecPage
+	curIdx := -1
+	var first int64
+	for _, row := range g.rows {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		rel := row - start
+		pi := sort.Search(np, func(i int) bool { return oi.FirstRowIndex(i) > rel }) - 1
+		if pi < 0 {
+			return false, nil
+		}
+		if pi != curIdx {
+			first = oi.FirstRowIndex(pi)
+			end := chunkRows
+			if pi+1 < np {
+				end = oi.FirstRowIndex(pi + 1)
+			}
+			key := pageKey{f: f, rg: g.rg, leaf: vecLeaf(l.cosine), page: pi}
+			vp, ok := decodedPages.getVec(key)
+			if !ok {
+				if c.pages == nil {
+					c.reset(&fl.vec, cc.Pages())
+				}
+				if vp = decodeVecPage(&c, first, int(end-first), D, l.cosine); vp == nil {
+					return false, nil
+				}
+				decodedPages.putVec(key, vp)
+			}
+			cur, curIdx = vp, pi
+		}
+		i := int(rel - first)
+		if ft, bad := cur.faults[i]; bad {
+			return true, &Error{Source: t.desc, File: f.Key, Row: row, Field: l.VectorField, Rule: ft.rule, Detail: ft.detail}
+		}
+		for _, j := range where[RowLoc{File: int32(g.file), Row: row}] {
+			copy(dst[j*D:(j+1)*D], cur.v[i*D:(i+1)*D])
+		}
+	}
+	return true, nil
+}
+
+// decodeVecPage decodes the n rows of the page starting at row first of
+// c's chunk, or returns nil when the page does not hold exactly those rows
+// or cannot be decoded (the caller falls back to reading row by row).
+func decodeVecPage(c *vecCursor, first int64, n, D int, cosine bool) *vecPage {
+	if err := safely(func() error { return c.pages.SeekToRow(first) }); err != nil {
+		return nil
+	}
+	c.release()
+	c.li, c.n = 0, 0
+	vp := &vecPage{v: make([]float32, n*D)}
+	tmp := make([]float32, D)
+	for r := 0; r < n; r++ {
+		rs, err := c.readRow(tmp)
+		if err != nil {
+			return nil
+		}
+		// The page must hold exactly the offset index's rows (then the n
+		// rows read are its rows: reading the last may look ahead).
+		if r == 0 && (c.page == nil || c.page.NumRows() != int64(n)) {
+			return nil
+		}
+		fault := func(rule error, detail string) {
+			if vp.faults == nil {
+				vp.faults = map[int]rowFault{}
+			}
+			vp.faults[r] = rowFault{rule, detail}
+		}
+		switch {
+		case rs.null:
+			fault(ErrNullVector, "")
+			continue
+		case rs.count != D:
+			fault(ErrDimension, fmt.Sprintf("%d elements, want %d", rs.count, D))
+			continue
+		case rs.nullElem >= 0:
+			fault(ErrNullElement, fmt.Sprintf("element %d", rs.nullElem))
+			continue
+		}
+		if det, rule := checkVector(tmp, cosine); rule != nil {
+			fault(rule, det)
+			continue
+		}
+		copy(vp.v[r*D:], tmp)
+	}
+	return vp
 }
 
 // orderedGroup is a group node whose fields keep their given order.

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -288,6 +290,75 @@ func TestKeyIndexDuplicates(t *testing.T) {
 	for _, want := range []string{`file "d/b.parquet"`, "row 1", "key id=2", `row 1 of file "d/a.parquet"`} {
 		if !bytes.Contains([]byte(err.Error()), []byte(want)) {
 			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+}
+
+// TestReadVectorsPageCache: ReadVectors decodes each page holding a
+// wanted row once and serves later reads of rows in that page (the same
+// rows or others) from the decoded-page cache, with the same vectors as
+// Scan; a row that violates the source contract fails only when it is
+// read, naming its file and row, while its page neighbours read fine.
+func TestReadVectorsPageCache(t *testing.T) {
+	ctx := context.Background()
+	defer SetPageCacheBytes(SetPageCacheBytes(64 << 20))
+	b := newMem()
+	multiFile(t, b, 6)
+	st := mustOpen(t, b, "m")
+	l, err := st.Check(ctx, l2("emb", "id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := scanAll(t, st, l, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(locs []RowLoc) []float32 {
+		dst := make([]float32, len(locs)*6)
+		if err := st.ReadVectors(ctx, l, locs, dst); err != nil {
+			t.Fatal(err)
+		}
+		for i, loc := range locs {
+			if want := all.vecs[slices.Index(all.locs, loc)]; !reflect.DeepEqual(dst[i*6:(i+1)*6], want) {
+				t.Fatalf("loc %v: %v, want %v", loc, dst[i*6:(i+1)*6], want)
+			}
+		}
+		return dst
+	}
+	locs := []RowLoc{{0, 3}, {2, 50}, {0, 30}}
+	read(locs)
+	hits0, _, misses0 := decodedPages.counters()
+	read(locs)
+	hits1, _, misses1 := decodedPages.counters()
+	if misses1 != misses0 || hits1 < hits0+int64(len(locs)) {
+		t.Fatalf("second read: hits %d → %d, misses %d → %d: want every page from the cache", hits0, hits1, misses0, misses1)
+	}
+
+	// A null vector and a NaN in one page of one row group.
+	vecs := randVectors(rand.New(rand.NewPCG(1, 2)), 20, 4)
+	vecs[3] = nil
+	vecs[7][2] = float32(math.NaN())
+	writeVectors(t, b, "bad/part-0.parquet", seq(0, 20), vecs, sourcetest.Options{})
+	bt := mustOpen(t, b, "bad")
+	// Check reads footers only; the rows are checked when read.
+	bl, err := bt.Check(ctx, l2("embedding", "id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	{
+		dst := make([]float32, 8)
+		if err := bt.ReadVectors(ctx, bl, []RowLoc{{0, 2}, {0, 4}}, dst); err != nil {
+			t.Fatalf("good rows beside bad ones: %v", err)
+		}
+		if !reflect.DeepEqual(dst[:4], vecs[2]) || !reflect.DeepEqual(dst[4:], vecs[4]) {
+			t.Fatalf("good rows: %v, want %v %v", dst, vecs[2], vecs[4])
+		}
+		for row, rule := range map[int64]error{3: ErrNullVector, 7: ErrNaN} {
+			err := bt.ReadVectors(ctx, bl, []RowLoc{{0, row}}, dst[:4])
+			var se *Error
+			if !errors.Is(err, rule) || !errors.As(err, &se) || se.Row != row || se.File != "bad/part-0.parquet" {
+				t.Errorf("row %d: %v, want %v naming the file and row", row, err, rule)
+			}
 		}
 	}
 }

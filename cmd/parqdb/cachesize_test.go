@@ -1,0 +1,51 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parqdb/parqdb/internal/membudget"
+)
+
+// TestCacheSizeAndStats: --cache-size sets the process budget that
+// --stats reports, with each cache's hits and misses (refine filled the
+// vector store and then read from it); a bad size is a usage error that
+// names the flag.
+func TestCacheSizeAndStats(t *testing.T) {
+	defer membudget.Default.SetLimit(membudget.Default.Limit())
+	wh := gloveWarehouse(t)
+	qf := filepath.Join(t.TempDir(), "q.fvecs")
+	writeFvecs(t, qf, gloveQueries(5))
+	args := []string{"--warehouse", wh, "search", "words", "--queries", qf, "-k", "3", "--nprobe", "8", "--refine", "2",
+		"--format", "csv", "-o", filepath.Join(t.TempDir(), "out.csv"), "--stats"}
+	_, errs, code := runSplit(t, append(args, "--cache-size", "64MiB")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var st struct {
+		CacheLimit int64       `json:"cache_limit"`
+		Caches     []cacheStat `json:"caches"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(errs)), &st); err != nil {
+		t.Fatalf("--stats: %v: %q", err, errs)
+	}
+	if st.CacheLimit != 64<<20 {
+		t.Fatalf("cache_limit %d, want %d", st.CacheLimit, 64<<20)
+	}
+	by := map[string]cacheStat{}
+	for _, c := range st.Caches {
+		by[c.Name] = c
+	}
+	if v := by["vectors"]; v.Hits == 0 || v.Bytes == 0 || v.HitRate <= 0 || v.HitRate > 1 {
+		t.Fatalf("vectors cache %+v: want hits and bytes held (%s)", v, errs)
+	}
+	if p := by["postings"]; p.Misses == 0 || p.Bytes == 0 {
+		t.Fatalf("postings cache %+v: want the first reads as misses (%s)", p, errs)
+	}
+	_, errs, code = runSplit(t, append(args, "--cache-size", "lots")...)
+	if code != exitUsage || !strings.Contains(errs, "--cache-size") || !strings.Contains(errs, `"lots"`) {
+		t.Fatalf("bad --cache-size: exit %d: %s", code, errs)
+	}
+}

@@ -1,0 +1,403 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/parqdb/parqdb/internal/membudget"
+	"github.com/parqdb/parqdb/internal/source"
+)
+
+// vecStore keeps the exact (canonical: converted to float32, normalised
+// under cosine) source vectors of an index's lists, laid out per list: row
+// i of list cid is blocks[cid][i*w:(i+1)*w], in the postings order of the
+// list, its first dim values the vector and the rest zero (w = stride(dim),
+// a multiple of 16, so that the SIMD kernels need no scalar tail, as for
+// LVQ8 codes), so that the source encoding scans a list's vectors
+// contiguously with the float32 SIMD kernels, exactly as IVF-Flat does.
+// Queries are zero padded alike (scratch.qp).
+//
+// When every vector fits the budget, the first use fills the whole store
+// in one pass over the source (fill); otherwise a list's block is read on
+// demand (the rows of that list only) and blocks are evicted with the
+// CLOCK approximation of least-recently-used, like the postings cache.
+// Reads are lock-free; insertions take a lock. It is safe for concurrent
+// use; blocks are immutable once stored.
+type vecStore struct {
+	dim, w int
+	budget int64 // bytes; < 0 disables the store
+	acct   *membudget.Account
+	slots  []atomic.Pointer[listVecs]
+	mu     struct {
+		sync.Mutex
+		size int64
+		hand int
+	}
+	hits, misses atomic.Int64 // list lookups by the search paths (this index)
+
+	fillOnce sync.Once
+	fillErr  error
+	// where maps a source ordinal to its list and row once the whole store
+	// was filled (nil before, or when the vectors do not fit): it lets a
+	// vector be found by ordinal (filters' exact plan, SearchNearKey).
+	// full is set once where is.
+	where []place
+	full  atomic.Bool
+}
+
+// place is a source row's list (cid) and row within it.
+type place struct{ cid, pos int32 }
+
+// listVecs is one list's block of exact vectors.
+type listVecs struct {
+	v    []float32
+	ref  atomic.Bool // read since the clock hand passed
+	size int64       // bytes charged
+}
+
+// listVecsOverhead is charged per stored block on top of its vectors.
+const listVecsOverhead = 64
+
+func newVecStore(budget int64, nlist, dim int, b *membudget.Budget) *vecStore {
+	s := &vecStore{dim: dim, w: stride(dim), budget: budget}
+	if budget >= 0 {
+		s.slots = make([]atomic.Pointer[listVecs], nlist)
+		if b != nil {
+			s.acct = b.Account("vectors", s.evict)
+		}
+	}
+	return s
+}
+
+// fits reports whether rows vectors (in nlist blocks) fit the budget, with
+// the ordinal map of a full fill, and whether the process budget could
+// hold them.
+func (s *vecStore) fits(rows int64, nlist int, limit int64) bool {
+	need := rows*int64(s.w)*4 + int64(nlist)*listVecsOverhead + rows*8
+	return s.budget >= 0 && need <= s.budget && need <= limit
+}
+
+// get returns the stored block of cid, or nil, counting a hit or a miss.
+func (s *vecStore) get(cid int32) []float32 {
+	if cid < 0 || int(cid) >= len(s.slots) {
+		return nil
+	}
+	lv := s.slots[cid].Load()
+	if lv == nil {
+		s.misses.Add(1)
+		s.acct.Miss()
+		return nil
+	}
+	if !lv.ref.Load() {
+		lv.ref.Store(true)
+	}
+	s.hits.Add(1)
+	s.acct.Hit()
+	return lv.v
+}
+
+// put stores v as the block of cid (unless another caller stored one
+// first, which is returned instead) and evicts down to the budget. A block
+// that the budget (or the process budget) has no room for is returned
+// without being stored.
+func (s *vecStore) put(cid int32, v []float32) []float32 {
+	if cid < 0 || int(cid) >= len(s.slots) {
+		return v
+	}
+	if old := s.slots[cid].Load(); old != nil {
+		return old.v
+	}
+	lv := &listVecs{v: v, size: int64(len(v))*4 + listVecsOverhead}
+	if lv.size > s.budget || !s.acct.Reserve(lv.size) {
+		return v
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.slots[cid].Load(); old != nil {
+		s.acct.Release(lv.size)
+		return old.v
+	}
+	s.slots[cid].Store(lv)
+	s.mu.size += lv.size
+	s.evictLocked(s.mu.size-s.budget, lv)
+	return v
+}
+
+// evict frees at least need bytes if it can (the process budget asks).
+func (s *vecStore) evict(need int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.evictLocked(need, nil)
+}
+
+// evictLocked runs the clock hand until need bytes are freed or every
+// block had its second chance; keep is never evicted.
+func (s *vecStore) evictLocked(need int64, keep *listVecs) int64 {
+	var freed int64
+	for steps := 0; freed < need && steps < 2*len(s.slots)+1; steps++ {
+		h := s.mu.hand
+		s.mu.hand = (h + 1) % len(s.slots)
+		o := s.slots[h].Load()
+		if o == nil || o == keep {
+			continue
+		}
+		if o.ref.Load() {
+			o.ref.Store(false)
+			continue
+		}
+		s.slots[h].Store(nil)
+		s.mu.size -= o.size
+		freed += o.size
+		s.acct.Release(o.size)
+		s.acct.Evicted()
+	}
+	return freed
+}
+
+// bytes returns the bytes the stored blocks are charged.
+func (s *vecStore) bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.size
+}
+
+// VectorStoreStats describes an index's store of exact source vectors.
+type VectorStoreStats struct {
+	Hits, Misses int64 // list lookups served from the store, and not
+	Bytes        int64 // bytes held
+	Budget       int64 // bytes allowed (< 0: disabled)
+	Full         bool  // every list's vectors were loaded in one pass
+}
+
+// VectorStoreStats returns the counters of the index's exact-vector store
+// (used by the source encoding and refine).
+func (ix *Index) VectorStoreStats() VectorStoreStats {
+	s := ix.vstore
+	return VectorStoreStats{Hits: s.hits.Load(), Misses: s.misses.Load(), Bytes: s.bytes(), Budget: s.budget, Full: s.full.Load()}
+}
+
+// warmStore fills the whole store once, if every vector fits its budget;
+// otherwise it does nothing and lists are read on demand. The fill runs to
+// its end whatever the caller's context: the store outlives the caller.
+func (ix *Index) warmStore(ctx context.Context) error {
+	s := ix.vstore
+	s.fillOnce.Do(func() {
+		if !s.fits(ix.table.NumRows(), ix.NList(), ix.budget.Limit()) {
+			return
+		}
+		// The ordinal map is charged to the store for as long as it lives.
+		if m := ix.table.NumRows() * 8; !s.acct.Reserve(m) {
+			return
+		}
+		s.fillErr = ix.fillStore(context.WithoutCancel(ctx))
+	})
+	return s.fillErr
+}
+
+// fillStore reads every list's keys (its postings), maps them to source
+// ordinals, then scans the source once and scatters each vector into its
+// list's block: one sequential pass, no per-row reads, and peak memory is
+// the store itself.
+func (ix *Index) fillStore(ctx context.Context) error {
+	s, dim, nlist := ix.vstore, ix.Dim(), ix.NList()
+	w := s.w
+	n := ix.table.NumRows()
+	where := make([]place, n)
+	for i := range where {
+		where[i].cid = -1
+	}
+	blocks := make([][]float32, nlist)
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	const chunk = 256
+	for start := 0; start < nlist; start += chunk {
+		sc.cids = sc.cids[:0]
+		for cid := start; cid < min(start+chunk, nlist); cid++ {
+			sc.cids = append(sc.cids, int32(cid))
+		}
+		var st Stats
+		if err := ix.readLists(ctx, sc, &st); err != nil {
+			return err
+		}
+		for _, l := range sc.lists {
+			if l == nil || l.len() == 0 {
+				continue
+			}
+			ords, err := ix.sourceOrds(ctx, l)
+			if err != nil {
+				return err
+			}
+			blocks[l.cid] = make([]float32, len(ords)*w)
+			for pos, o := range ords {
+				if o < 0 || o >= n {
+					return fmt.Errorf("index %q: %w: list %d row %d maps to source row %d of %d", ix.name, ErrCorrupt, l.cid, pos, o, n)
+				}
+				where[o] = place{l.cid, int32(pos)}
+			}
+		}
+		clear(sc.lists)
+	}
+	err := ix.table.Scan(ctx, ix.layout, 0, func(b *source.Batch) error {
+		first := ix.fileStart[b.File] + b.FirstRow
+		for i := 0; i < b.N; i++ {
+			p := where[first+int64(i)]
+			if p.cid < 0 {
+				continue
+			}
+			copy(blocks[p.cid][int(p.pos)*w:int(p.pos)*w+dim], b.Vectors[i*dim:(i+1)*dim])
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for cid, v := range blocks {
+		if v != nil {
+			s.put(int32(cid), v)
+		}
+	}
+	s.where = where
+	s.full.Store(true)
+	return nil
+}
+
+// listVectors returns the exact vectors of list l (row i at
+// [i*w:(i+1)*w], zero padded) from the store, reading only that list's rows from
+// the source on a miss. Lists that are not an index list (cid < 0, the
+// filters' exact plan) are gathered by ordinal.
+func (ix *Index) listVectors(ctx context.Context, l *list) ([]float32, error) {
+	if err := ix.warmStore(ctx); err != nil {
+		return nil, err
+	}
+	if v := ix.vstore.get(l.cid); v != nil {
+		return v, nil
+	}
+	ords, err := ix.sourceOrds(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	v := make([]float32, len(ords)*ix.vstore.w)
+	if err := ix.gatherVectors(ctx, ords, v); err != nil {
+		return nil, err
+	}
+	return ix.vstore.put(l.cid, v), nil
+}
+
+// gatherVectors writes the vectors of ords into dst as zero-padded rows
+// of w values: from the store when it was filled whole and still holds
+// their lists, else read from the source in one batched call for the rest.
+func (ix *Index) gatherVectors(ctx context.Context, ords []int64, dst []float32) error {
+	dim := ix.Dim()
+	s := ix.vstore
+	w := s.w
+	var miss []int64
+	var missAt []int
+	full := s.full.Load()
+	for j, o := range ords {
+		if full {
+			if p := s.where[o]; p.cid >= 0 {
+				if lv := s.slots[p.cid].Load(); lv != nil {
+					copy(dst[j*w:(j+1)*w], lv.v[int(p.pos)*w:int(p.pos+1)*w])
+					continue
+				}
+			}
+		}
+		miss = append(miss, o)
+		missAt = append(missAt, j)
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	v, err := ix.readVectors(ctx, miss)
+	if err != nil {
+		return err
+	}
+	for i, j := range missAt {
+		copy(dst[j*w:j*w+dim], v[i*dim:(i+1)*dim])
+		clear(dst[j*w+dim : (j+1)*w])
+	}
+	return nil
+}
+
+// ordViews sets vs[j] to the exact vector of source ordinal ords[j]: a
+// view into the store when it was filled whole, else rows read from the
+// source in one batched call.
+func (ix *Index) ordViews(ctx context.Context, ords []int64, vs [][]float32) ([][]float32, error) {
+	if err := ix.warmStore(ctx); err != nil {
+		return nil, err
+	}
+	dim := ix.Dim()
+	s := ix.vstore
+	w := s.w
+	vs = slices.Grow(vs[:0], len(ords))[:len(ords)]
+	var miss []int64
+	var missAt []int
+	full := s.full.Load()
+	for j, o := range ords {
+		if full {
+			if p := s.where[o]; p.cid >= 0 {
+				if lv := s.slots[p.cid].Load(); lv != nil {
+					vs[j] = lv.v[int(p.pos)*w : int(p.pos+1)*w : int(p.pos+1)*w]
+					continue
+				}
+			}
+		}
+		miss = append(miss, o)
+		missAt = append(missAt, j)
+	}
+	if len(miss) > 0 {
+		read, err := ix.readVectors(ctx, miss)
+		if err != nil {
+			return nil, err
+		}
+		pad := make([]float32, len(miss)*w)
+		for i, j := range missAt {
+			copy(pad[i*w:i*w+dim], read[i*dim:(i+1)*dim])
+			vs[j] = pad[i*w : (i+1)*w : (i+1)*w]
+		}
+	}
+	return vs, nil
+}
+
+// candVectors sets vs[j] to the exact vector of cands[j]: a view into the
+// store for candidates whose list is stored, and, for the others, rows
+// read from the source in one batched call (never a whole list).
+func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) ([][]float32, error) {
+	if err := ix.warmStore(ctx); err != nil {
+		return nil, err
+	}
+	w := ix.vstore.w
+	vs = slices.Grow(vs[:0], len(cands))[:len(cands)]
+	var miss []int64
+	var missAt []int
+	var last *list
+	var lastV []float32
+	for j, c := range cands {
+		if c.l != last {
+			last, lastV = c.l, ix.vstore.get(c.l.cid)
+		}
+		if lastV != nil {
+			vs[j] = lastV[int(c.i)*w : int(c.i+1)*w : int(c.i+1)*w]
+			continue
+		}
+		ords, err := ix.sourceOrds(ctx, c.l)
+		if err != nil {
+			return nil, err
+		}
+		miss = append(miss, ords[c.i])
+		missAt = append(missAt, j)
+	}
+	if len(miss) > 0 {
+		read := make([]float32, len(miss)*w)
+		if err := ix.gatherVectors(ctx, miss, read); err != nil {
+			return nil, err
+		}
+		for i, j := range missAt {
+			vs[j] = read[i*w : (i+1)*w : (i+1)*w]
+		}
+	}
+	return vs, nil
+}
