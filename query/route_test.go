@@ -2,6 +2,7 @@ package query
 
 import (
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -66,15 +67,25 @@ func leafDists(c *ivf.Centroids, q []float32, cids []int32) []float32 {
 	return ds
 }
 
-// TestRouterExact: with nlist ≤ exactNList the router returns exactly the
-// nprobe nearest leaves of all C (ties to the smaller CID), whatever the
-// budget, while pruning computes fewer distances than C on clustered
+// rounding is the tolerance of a dot-form leaf distance for query q.
+func rounding(rt *router, q []float32) float64 {
+	var qn2 float64
+	for _, x := range q {
+		qn2 += float64(x) * float64(x)
+	}
+	return distTol * (qn2 + rt.maxRn2)
+}
+
+// TestRouterExact: with nlist ≤ exactNList (the default: every index) the
+// router returns the nprobe nearest leaves of all C — position by position
+// at the brute-force float32 distance to the reconstruction, up to the
+// dot form's rounding (distTol) — whatever the budget, while pruning computes fewer distances than C on clustered
 // centroids; above exactNList (budgeted) its i-th leaf is never farther
 // than the i-th leaf of ivf.Centroids.RouteWith with the same budget (it
 // descends at least as far, and pruning drops only leaves that cannot
 // rank).
 func TestRouterExact(t *testing.T) {
-	for _, tc := range []struct{ d, roots, nlist int }{{16, 5, 60}, {50, 10, 100}, {33, 31, 980}, {64, 40, 1600}} {
+	for _, tc := range []struct{ d, roots, nlist int }{{16, 5, 60}, {50, 10, 100}, {33, 31, 980}, {160, 40, 1600}, {256, 20, 400}} {
 		c := testCentroids(t, uint64(tc.d), tc.d, tc.roots, tc.nlist)
 		r := rand.New(rand.NewPCG(5, 5))
 		for _, exact := range []bool{true, false} {
@@ -104,10 +115,20 @@ func TestRouterExact(t *testing.T) {
 					got, n := rt.route(q, np, &s, nil)
 					computed += n
 					calls++
+					tol := rounding(rt, q)
+					if len(slices.Compact(slices.Sorted(slices.Values(got)))) != len(got) {
+						t.Fatalf("nlist %d query %d nprobe %d: duplicate leaves %v", tc.nlist, qi, np, got)
+					}
 					if exact {
-						want, _ := exactLeaves(c, q, np)
-						if !slices.Equal(got, want) {
-							t.Fatalf("d %d nlist %d query %d nprobe %d: router %v, exact %v", tc.d, tc.nlist, qi, np, got, want)
+						want, wd := exactLeaves(c, q, np)
+						gd := leafDists(c, q, got)
+						if len(got) != len(want) {
+							t.Fatalf("d %d nlist %d query %d nprobe %d: %d leaves, want %d", tc.d, tc.nlist, qi, np, len(got), len(want))
+						}
+						for i := range gd {
+							if math.Abs(float64(gd[i])-float64(wd[i])) > tol {
+								t.Fatalf("d %d nlist %d query %d nprobe %d: leaf %d is %d at %g, exact %d at %g", tc.d, tc.nlist, qi, np, i, got[i], gd[i], want[i], wd[i])
+							}
 						}
 						continue
 					}
@@ -117,7 +138,7 @@ func TestRouterExact(t *testing.T) {
 						t.Fatalf("nlist %d query %d nprobe %d: %d leaves, RouteWith %d", tc.nlist, qi, np, len(gd), len(rd))
 					}
 					for i := range gd {
-						if gd[i] > rd[i] {
+						if float64(gd[i]) > float64(rd[i])+tol {
 							t.Fatalf("nlist %d query %d nprobe %d: leaf %d at %g, RouteWith's at %g", tc.nlist, qi, np, i, gd[i], rd[i])
 						}
 					}
@@ -144,8 +165,11 @@ func TestPruneBound(t *testing.T) {
 		{2, 10, 0, false},     // query inside the ball
 		{10, 10, 0, false},
 	} {
-		if got := pruned(tc.dq, tc.r, tc.worst); got != tc.want {
+		if got := pruned(tc.dq, tc.r, tc.worst, 0); got != tc.want {
 			t.Errorf("pruned(%g, %g, %g) = %v, want %v", tc.dq, tc.r, tc.worst, got, tc.want)
 		}
+	}
+	if pruned(10, 2, 63, 1) {
+		t.Error("pruned(10, 2, 63, tol 1): the absolute tolerance is ignored")
 	}
 }
