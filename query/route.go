@@ -1,35 +1,93 @@
 package query
 
 import (
+	"math"
 	"slices"
 
 	"github.com/parqdb/parqdb/internal/vecmath"
 	"github.com/parqdb/parqdb/ivf"
 )
 
-// routeOptions is how far routing descends the root hierarchy: roots are
-// visited until they own 16·nprobe leaves and at least 6 were visited. On
-// Fashion-MNIST (nlist 980) this finds 99.9% of the exact nprobe nearest
-// leaves with about 250 distances instead of 980, and lifts recall@10 at
-// nprobe 8 from 0.943 (ivf.DefaultRouteOptions: factor 4, 3 roots) to 0.952
-// (docs/search.md).
+// routeOptions is the descent budget of two-stage routing: roots are
+// visited nearest first while fewer than 16·nprobe leaf distances were
+// computed or fewer than 6 roots were visited. Leaves that a triangle-
+// inequality bound proves farther than the nprobe-th best so far are
+// skipped without computing their distance and do not count against the
+// budget (router.route).
 var routeOptions = ivf.RouteOptions{Factor: 16, MinRoots: 6}
 
-// router routes queries with the rule of ivf.Centroids.RouteWith (same
-// kernels on the same persisted representations, same ties, so the same
-// lists), but selects the nprobe nearest leaves with a bounded heap instead
-// of sorting every visited leaf: at factor 16 the sort was most of the
-// routing time. It is immutable and safe for concurrent use.
+// routeSlack widens the pruning bound so that float32 rounding in the
+// distance kernel (relative error far below 1e-4 for finite vectors) can
+// never prune a leaf that belongs in the result.
+const routeSlack = 1e-3
+
+// distTol, times |q|² + max |x̂|², bounds the rounding error of a dot-form
+// leaf distance (router.leafDistance) with a wide margin; pruning adds it.
+const distTol = 1e-5
+
+// router routes queries over the persisted representations (dense roots,
+// LVQ8 leaf reconstructions, float32 squared L2, ties to the smaller CID),
+// as ivf.Centroids.RouteWith does, with two changes that only ever add true
+// nearest leaves: a leaf whose lower bound (|q−root| − |leaf−root|)² exceeds
+// the nprobe-th best distance found so far is skipped (it cannot be among
+// the nearest), and skipped leaves do not count against the descent budget.
+// When every root is visited (nlist ≤ exactNList, or the budget is never
+// reached) the result is exactly the nprobe nearest leaves of all C. It
+// keeps the nprobe best in a bounded heap instead of sorting every visited
+// leaf. It is immutable and safe for concurrent use.
 type router struct {
 	c      *ivf.Centroids
 	leaves []float32 // LVQ8 reconstructions by CID, dense
+	rn2    []float64 // |reconstruction|² by CID
+	maxRn2 float64
+	leafR  []float32 // |leaf − its root|, rounded down
+	rootR  []float32 // max leafR over the root's leaves, rounded up
 	opt    ivf.RouteOptions
+	// exactNList: indexes with at most this many lists are routed over all
+	// roots (no budget), exactly.
+	exactNList int
 }
 
+// defaultExactNList is the nlist up to which routing ignores the descent
+// budget and returns the exact nprobe nearest leaves (docs/search.md,
+// Routing): every index, since leaf distances come from the LVQ8 codes
+// (a quarter of the bytes of float32 leaves) and pruning skips most leaves
+// where the bound is strong. The budgeted mode stays for tests and tuning.
+const defaultExactNList = math.MaxInt32
+
 func newRouter(c *ivf.Centroids, opt ivf.RouteOptions) *router {
-	r := &router{c: c, opt: opt, leaves: make([]float32, 0, c.NList*c.Dim)}
+	r := &router{c: c, opt: opt, leaves: make([]float32, 0, c.NList*c.Dim), exactNList: defaultExactNList}
 	for cid := 0; cid < c.NList; cid++ {
 		r.leaves = append(r.leaves, c.Leaf(int32(cid))...)
+	}
+	d := c.Dim
+	nr := c.NumRoots()
+	r.leafR = make([]float32, c.NList)
+	r.rn2 = make([]float64, c.NList)
+	for cid := range c.NList {
+		var n2 float64
+		for _, x := range r.leaves[cid*d : (cid+1)*d] {
+			n2 += float64(x) * float64(x)
+		}
+		r.rn2[cid] = n2
+		r.maxRn2 = max(r.maxRn2, n2)
+	}
+	r.rootR = make([]float32, nr)
+	for root := range nr {
+		rv := c.Roots[root*d : (root+1)*d]
+		var maxR float64
+		for cid := c.CIDOffsets[root]; cid < c.CIDOffsets[root+1]; cid++ {
+			lv := r.leaves[int(cid)*d : int(cid+1)*d]
+			var ss float64
+			for j, x := range lv {
+				t := float64(x) - float64(rv[j])
+				ss += t * t
+			}
+			dist := math.Sqrt(ss)
+			r.leafR[cid] = float32(dist)
+			maxR = max(maxR, dist)
+		}
+		r.rootR[root] = float32(maxR)
 	}
 	return r
 }
@@ -56,6 +114,42 @@ type routeScratch struct {
 	heap  []leafDist
 }
 
+// pruned reports whether a leaf at distance at least dq − r from q (the
+// triangle inequality: dq = |q − root|, r = |leaf − root|) is certainly
+// farther than worst, with a relative slack and an absolute one (tol) for
+// the rounding of the dot-form distances.
+func pruned(dq, r float64, worst float32, tol float64) bool {
+	gap := dq - r
+	if gap <= 0 {
+		return false
+	}
+	return gap*gap*(1-routeSlack) > float64(worst)+tol
+}
+
+// codeRouteDim is the dimension from which leaf distances are computed
+// from the LVQ8 codes (a quarter of the bytes); below it the float32
+// reconstructions are small enough that the direct distance is cheaper
+// (GloVe, 50 dims: the dot form cost about a third of the queries per
+// CPU-second at nprobe 4).
+const codeRouteDim = 128
+
+// leafDistance is |q − reconstruction(cid)|² computed, for Dim ≥
+// codeRouteDim, from the LVQ8 code:
+// |q|² + |x̂|² − 2(offset·Σq + scale·q·code), in float64 around one float32
+// dot product, clamped at 0 (below codeRouteDim: the float32 distance to
+// the reconstruction). It equals the float32 distance to the
+// reconstruction up to rounding (relative to |q|² + |x̂|², about 1e-6).
+func (rt *router) leafDistance(q []float32, qn2, qsum float64, cid int, out []float32) float32 {
+	c, d := rt.c, rt.c.Dim
+	if d < codeRouteDim {
+		vecmath.L2SqBatch(q, rt.leaves[cid*d:(cid+1)*d], d, out)
+		return out[0]
+	}
+	vecmath.DotU8Batch(q, c.Codes[cid*d:(cid+1)*d], d, out)
+	dist := qn2 + rt.rn2[cid] - 2*(float64(c.Offsets[cid])*qsum+float64(c.Scales[cid])*float64(out[0]))
+	return float32(max(dist, 0))
+}
+
 // route appends the nprobe nearest leaves to dst[:0], nearest first, and
 // returns them with the number of leaf distances computed.
 func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) ([]int32, int) {
@@ -66,6 +160,9 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 		return dst, 0
 	}
 	want := max(nprobe, rt.opt.Factor*nprobe)
+	if c.NList <= rt.exactNList {
+		want = math.MaxInt
+	}
 	nr := c.NumRoots()
 	s.rootD = slices.Grow(s.rootD[:0], nr)[:nr]
 	vecmath.L2SqBatch(q, c.Roots, d, s.rootD)
@@ -82,18 +179,30 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 		}
 		return int(a.r - b.r)
 	})
+	var qn2, qsum float64
+	for _, x := range q {
+		qn2 += float64(x) * float64(x)
+		qsum += float64(x)
+	}
+	tol := distTol * (qn2 + rt.maxRn2)
 	h := s.heap[:0] // max-heap of the nprobe best
 	computed := 0
+	s.dists = slices.Grow(s.dists[:0], 1)[:1]
 	for i, rd := range s.roots {
 		if computed >= want && i >= rt.opt.MinRoots {
 			break
 		}
+		dq := math.Sqrt(float64(rd.d))
+		if len(h) == nprobe && pruned(dq, float64(rt.rootR[rd.r]), h[0].d, tol) {
+			continue
+		}
 		lo, hi := int(c.CIDOffsets[rd.r]), int(c.CIDOffsets[rd.r+1])
-		s.dists = slices.Grow(s.dists[:0], hi-lo)[:hi-lo]
-		vecmath.L2SqBatch(q, rt.leaves[lo*d:hi*d], d, s.dists)
-		computed += hi - lo
-		for j, dist := range s.dists {
-			l := leafDist{dist, int32(lo + j)}
+		for cid := lo; cid < hi; cid++ {
+			if len(h) == nprobe && pruned(dq, float64(rt.leafR[cid]), h[0].d, tol) {
+				continue
+			}
+			computed++
+			l := leafDist{rt.leafDistance(q, qn2, qsum, cid, s.dists), int32(cid)}
 			if len(h) < nprobe {
 				h = append(h, l)
 				siftUpLeaf(h, len(h)-1)

@@ -1,10 +1,13 @@
 package query
 
 import (
+	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/parqdb/parqdb/internal/vecmath"
 	"github.com/parqdb/parqdb/ivf"
 	"github.com/parqdb/parqdb/lvq"
 )
@@ -38,29 +41,135 @@ func testCentroids(t *testing.T, seed uint64, d, nroots, nlist int) *ivf.Centroi
 	return c
 }
 
-func TestRouterMatchesRouteWith(t *testing.T) {
-	for _, tc := range []struct{ d, roots, nlist int }{{16, 5, 60}, {50, 10, 100}, {33, 31, 980}} {
+// exactLeaves ranks every leaf of c by the routing kernel's distance to q
+// (ties: smaller CID) and returns the first nprobe with their distances.
+func exactLeaves(c *ivf.Centroids, q []float32, nprobe int) ([]int32, []float32) {
+	all := make([]leafDist, c.NList)
+	out := make([]float32, 1)
+	for cid := range c.NList {
+		vecmath.L2SqBatch(q, c.Leaf(int32(cid)), c.Dim, out)
+		all[cid] = leafDist{out[0], int32(cid)}
+	}
+	slices.SortFunc(all, func(a, b leafDist) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.cid, b.cid)) })
+	all = all[:min(nprobe, c.NList)]
+	cids, ds := make([]int32, len(all)), make([]float32, len(all))
+	for i, l := range all {
+		cids[i], ds[i] = l.cid, l.d
+	}
+	return cids, ds
+}
+
+func leafDists(c *ivf.Centroids, q []float32, cids []int32) []float32 {
+	ds := make([]float32, len(cids))
+	for i, cid := range cids {
+		ds[i] = vecmath.L2Sq(q, c.Leaf(cid))
+	}
+	return ds
+}
+
+// rounding is the tolerance of a dot-form leaf distance for query q.
+func rounding(rt *router, q []float32) float64 {
+	var qn2 float64
+	for _, x := range q {
+		qn2 += float64(x) * float64(x)
+	}
+	return distTol * (qn2 + rt.maxRn2)
+}
+
+// TestRouterExact: with nlist ≤ exactNList (the default: every index) the
+// router returns the nprobe nearest leaves of all C — position by position
+// at the brute-force float32 distance to the reconstruction, up to the
+// dot form's rounding (distTol) — whatever the budget, while pruning computes fewer distances than C on clustered
+// centroids; above exactNList (budgeted) its i-th leaf is never farther
+// than the i-th leaf of ivf.Centroids.RouteWith with the same budget (it
+// descends at least as far, and pruning drops only leaves that cannot
+// rank).
+func TestRouterExact(t *testing.T) {
+	for _, tc := range []struct{ d, roots, nlist int }{{16, 5, 60}, {50, 10, 100}, {33, 31, 980}, {160, 40, 1600}, {256, 20, 400}} {
 		c := testCentroids(t, uint64(tc.d), tc.d, tc.roots, tc.nlist)
 		r := rand.New(rand.NewPCG(5, 5))
-		for _, opt := range []ivf.RouteOptions{routeOptions, ivf.DefaultRouteOptions, {Factor: 1, MinRoots: 1}} {
-			rt := newRouter(c, opt)
+		for _, exact := range []bool{true, false} {
+			rt := newRouter(c, routeOptions)
+			if exact {
+				rt.exactNList = tc.nlist
+			} else {
+				rt.exactNList = 0
+			}
 			var s routeScratch
+			var computed, calls int
 			for qi := 0; qi < 200; qi++ {
 				q := make([]float32, tc.d)
 				for j := range q {
 					q[j] = float32(r.NormFloat64() * 3)
 				}
+				if qi%3 == 0 { // near a root, as real queries are
+					root := r.IntN(tc.roots)
+					for j := range q {
+						q[j] = c.Roots[root*tc.d+j] + float32(r.NormFloat64())
+					}
+				}
 				if qi%17 == 0 { // exact ties: a query on a leaf
 					copy(q, c.Leaf(int32(qi%tc.nlist)))
 				}
 				for _, np := range []int{1, 3, 8, 40, tc.nlist + 5} {
-					want, wn := c.RouteWith(q, np, opt, nil)
-					got, gn := rt.route(q, np, &s, nil)
-					if !slices.Equal(got, want) || gn != wn {
-						t.Fatalf("d %d nlist %d %+v query %d nprobe %d: router %v (%d distances), RouteWith %v (%d)", tc.d, tc.nlist, opt, qi, np, got, gn, want, wn)
+					got, n := rt.route(q, np, &s, nil)
+					computed += n
+					calls++
+					tol := rounding(rt, q)
+					if len(slices.Compact(slices.Sorted(slices.Values(got)))) != len(got) {
+						t.Fatalf("nlist %d query %d nprobe %d: duplicate leaves %v", tc.nlist, qi, np, got)
+					}
+					if exact {
+						want, wd := exactLeaves(c, q, np)
+						gd := leafDists(c, q, got)
+						if len(got) != len(want) {
+							t.Fatalf("d %d nlist %d query %d nprobe %d: %d leaves, want %d", tc.d, tc.nlist, qi, np, len(got), len(want))
+						}
+						for i := range gd {
+							if math.Abs(float64(gd[i])-float64(wd[i])) > tol {
+								t.Fatalf("d %d nlist %d query %d nprobe %d: leaf %d is %d at %g, exact %d at %g", tc.d, tc.nlist, qi, np, i, got[i], gd[i], want[i], wd[i])
+							}
+						}
+						continue
+					}
+					ref, _ := c.RouteWith(q, np, routeOptions, nil)
+					gd, rd := leafDists(c, q, got), leafDists(c, q, ref)
+					if len(gd) != len(rd) {
+						t.Fatalf("nlist %d query %d nprobe %d: %d leaves, RouteWith %d", tc.nlist, qi, np, len(gd), len(rd))
+					}
+					for i := range gd {
+						if float64(gd[i]) > float64(rd[i])+tol {
+							t.Fatalf("nlist %d query %d nprobe %d: leaf %d at %g, RouteWith's at %g", tc.nlist, qi, np, i, gd[i], rd[i])
+						}
 					}
 				}
 			}
+			if exact && computed >= calls*tc.nlist {
+				t.Errorf("nlist %d: %d distances in %d routings: no leaf pruned", tc.nlist, computed, calls)
+			}
 		}
+	}
+}
+
+// TestPruneBound: the bound never prunes a leaf closer than worst, and
+// prunes one clearly farther.
+func TestPruneBound(t *testing.T) {
+	for _, tc := range []struct {
+		dq, r float64
+		worst float32
+		want  bool
+	}{
+		{10, 2, 63, true},     // gap 8: 64 > 63
+		{10, 2, 64, false},    // equal: kept
+		{10, 2, 64.01, false}, // within the slack
+		{2, 10, 0, false},     // query inside the ball
+		{10, 10, 0, false},
+	} {
+		if got := pruned(tc.dq, tc.r, tc.worst, 0); got != tc.want {
+			t.Errorf("pruned(%g, %g, %g) = %v, want %v", tc.dq, tc.r, tc.worst, got, tc.want)
+		}
+	}
+	if pruned(10, 2, 63, 1) {
+		t.Error("pruned(10, 2, 63, tol 1): the absolute tolerance is ignored")
 	}
 }
