@@ -1,0 +1,216 @@
+package icesource_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/icesource"
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/storage"
+	"github.com/parqdb/parqdb/verify"
+)
+
+// parqdb is a ParqDB warehouse (local folder, SQLite catalog).
+func parqdb(t *testing.T) indexer.Env {
+	t.Helper()
+	ctx := context.Background()
+	wh, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(ctx, "", wh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	return indexer.Env{Warehouse: wh, Catalog: cat}
+}
+
+// checkSearch opens index name and, for a few queries, compares an
+// exhaustive search (every list, exact refine) with brute force over the
+// table's live rows read back through iceberg-go: the same ids, and none
+// that the table deleted. It returns the index's source snapshot id.
+func checkSearch(t *testing.T, env indexer.Env, name string, live map[int64][]float32) {
+	t.Helper()
+	ctx := context.Background()
+	ix, err := query.Open(ctx, query.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, name, query.OpenOptions{})
+	if err != nil {
+		t.Fatalf("open %s: %v", name, err)
+	}
+	defer ix.Close()
+	if got := ix.Snapshot().IndexedRows; got != int64(len(live)) {
+		t.Fatalf("index has %d rows, the table %d live rows", got, len(live))
+	}
+	for q := int64(0); q < 5; q++ {
+		qv := vec(1000 + q)
+		const k = 10
+		res, err := ix.Search(ctx, qv, query.Options{K: k, NProbe: query.MaxNProbe, Refine: 4, KeysOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, h := range res.Hits {
+			id, ok := h.Row["id"].(int64)
+			if !ok {
+				t.Fatalf("hit row %v: id is %T", h.Row, h.Row["id"])
+			}
+			if _, ok := live[id]; !ok {
+				t.Fatalf("query %d returned id %d, which is not a live row of the table", q, id)
+			}
+			got = append(got, id)
+		}
+		if want := bruteForce(live, qv, k); !slices.Equal(got, want) {
+			t.Fatalf("query %d: index returned %v, brute force over the live rows %v", q, got, want)
+		}
+	}
+}
+
+func currentMeta(t *testing.T, env indexer.Env, name string) (*metadata.Metadata, string) {
+	t.Helper()
+	m, e, err := catalog.LoadMetadata(context.Background(), env.Catalog, env.Warehouse, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, e.MetadataLocation
+}
+
+func refresh(t *testing.T, env indexer.Env, name, want string) *indexer.RefreshResult {
+	t.Helper()
+	r, err := indexer.Refresh(context.Background(), env, name, indexer.RefreshOptions{})
+	if err != nil {
+		t.Fatalf("refresh: %v", err)
+	}
+	if r.Action != want {
+		t.Fatalf("refresh did %s (%s), want %s", r.Action, r.Reason, want)
+	}
+	return r
+}
+
+func verifyOK(t *testing.T, env indexer.Env, name string) *verify.Report {
+	t.Helper()
+	rep, err := verify.Run(context.Background(), verify.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, name, verify.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestIcebergLifecycle indexes a real Iceberg table and follows it through
+// appends, an overwrite, a copy-on-write delete and a merge-on-read
+// (position) delete, for an iceberg-go SQL catalog on SQLite with data in
+// a local folder and on PostgreSQL with data on the S3 server.
+func TestIcebergLifecycle(t *testing.T) {
+	for _, c := range []struct{ db, store string }{{"sqlite", "local"}, {"postgres", "s3"}} {
+		t.Run(c.db+"-"+c.store, func(t *testing.T) {
+			ctx := context.Background()
+			l := newLake(t, "lake-"+c.store, c.db, c.store)
+			l.create("items", docsSchema(), nil)
+			l.appendRows(ids(0, 600))
+			env := parqdb(t)
+			if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.ref(),
+				VectorField: "embedding", KeyFields: []string{"id"}, NList: 8}); err != nil {
+				t.Fatal(err)
+			}
+			// The snapshot records the table, never the catalog's URI.
+			m, _ := currentMeta(t, env, "docs")
+			st := m.CurrentSnapshot().SourceTable
+			if st.Provider != "iceberg" || st.Identifier == nil || st.Identifier.Catalog != l.name ||
+				!slices.Equal(st.Identifier.Namespace, []string{"docs"}) || st.Identifier.Name != "items" {
+				t.Fatalf("source-table %+v", st)
+			}
+			if got, want := st.Properties["snapshot-id"], strconv.FormatInt(l.tbl.CurrentSnapshot().SnapshotID, 10); got != want {
+				t.Fatalf("snapshot-id %s, the table's current snapshot is %s", got, want)
+			}
+			if got := st.Properties["table-uuid"]; got != l.tbl.Metadata().TableUUID().String() {
+				t.Fatalf("table-uuid %s", got)
+			}
+			for k, v := range st.Properties {
+				if strings.Contains(v, "sqlite") || strings.Contains(v, "postgres") || strings.Contains(v, "127.0.0.1") {
+					t.Fatalf("property %s=%q leaks the catalog's address", k, v)
+				}
+			}
+			checkSearch(t, env, "docs", l.live())
+			if rep := verifyOK(t, env, "docs"); !rep.OK() {
+				t.Fatalf("verify: %+v", rep.Failed())
+			}
+			refresh(t, env, "docs", indexer.ActionNone)
+
+			// Append: readers keep the built snapshot (time travel), verify
+			// calls the index stale, refresh is incremental.
+			before := l.live()
+			l.appendRows(ids(600, 660))
+			checkSearch(t, env, "docs", before)
+			if rep := verifyOK(t, env, "docs"); rep.OK() {
+				t.Fatal("verify passed an index whose table moved on")
+			} else if c, _ := rep.Check(verify.CheckSource); c.OK() || !strings.Contains(fmt.Sprint(c), "changed since snapshot") {
+				t.Fatalf("verify source check: %+v", c)
+			}
+			r := refresh(t, env, "docs", indexer.ActionIncremental)
+			if len(r.AddedFiles) != 1 || r.AddedRows != 60 {
+				t.Fatalf("incremental refresh: %+v", r)
+			}
+			checkSearch(t, env, "docs", l.live())
+			if rep := verifyOK(t, env, "docs"); !rep.OK() {
+				t.Fatalf("verify after refresh: %+v", rep.Failed())
+			}
+
+			// Overwrite with fewer rows (ids divisible by 7 gone): rebuild,
+			// and no removed row is ever returned.
+			var kept []int64
+			for _, id := range ids(0, 660) {
+				if id%7 != 0 {
+					kept = append(kept, id)
+				}
+			}
+			l.overwrite(kept)
+			refresh(t, env, "docs", indexer.ActionRebuild)
+			checkSearch(t, env, "docs", l.live())
+
+			// Copy-on-write delete rewrites the data files: rebuild.
+			l.deleteWhere(iceberg.LessThan(iceberg.Reference("id"), int64(100)))
+			live := l.live()
+			if len(live) != len(kept)-85 {
+				t.Fatalf("after delete the table has %d live rows, want %d", len(live), len(kept)-85)
+			}
+			refresh(t, env, "docs", indexer.ActionRebuild)
+			checkSearch(t, env, "docs", live)
+
+			// Merge-on-read delete writes a position delete file: refresh
+			// refuses it, names the delete, commits nothing; readers keep
+			// the snapshot the index was built from.
+			tx := l.tbl.NewTransaction()
+			if err := tx.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}); err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := tx.Commit(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.tbl = tbl
+			_, loc0 := currentMeta(t, env, "docs")
+			l.deleteWhere(iceberg.EqualTo(iceberg.Reference("id"), int64(123)))
+			if n := len(l.live()); n != len(live)-1 {
+				t.Fatalf("merge-on-read delete left %d rows, want %d", n, len(live)-1)
+			}
+			_, err = indexer.Refresh(ctx, env, "docs", indexer.RefreshOptions{})
+			if !errors.Is(err, icesource.ErrUnsupported) || !strings.Contains(err.Error(), "position 1") {
+				t.Fatalf("refresh over a position delete: %v", err)
+			}
+			if _, loc := currentMeta(t, env, "docs"); loc != loc0 {
+				t.Fatal("a refused refresh committed a snapshot")
+			}
+			checkSearch(t, env, "docs", live)
+		})
+	}
+}

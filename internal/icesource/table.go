@@ -1,0 +1,72 @@
+package icesource
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/parqdb/parqdb/internal/source"
+)
+
+// Open resolves the Iceberg table named by ref (an iceberg:// reference)
+// at snapshot snapshotID (0: the current snapshot) and opens its data files
+// with ParqDB's Parquet reader. The Table's Definition is the iceberg
+// source-table definition (Properties) and its Identity the snapshot's.
+// It returns the canonical reference.
+func Open(ctx context.Context, ref string, snapshotID int64) (*source.Table, string, error) {
+	r, err := ParseRef(ref)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := Resolve(ctx, r, snapshotID)
+	if err != nil {
+		return nil, "", err
+	}
+	desc := strconv.Quote(r.String() + "@" + strconv.FormatInt(s.SnapshotID, 10))
+	t, err := source.OpenFiles(ctx, s.Bucket, desc, s.Files, s.Rows, source.Definition{Provider: Provider, Properties: s.Properties()})
+	if err != nil {
+		return nil, "", fmt.Errorf("source %s: %w", r, err)
+	}
+	return t, r.String(), nil
+}
+
+// OpenBound opens the snapshot a source-table definition records (Iceberg
+// time travel: an index keeps answering from the snapshot it was built
+// from until a refresh, even after the table moved on). props must pass
+// CheckProperties. It fails with ErrMoved when the catalog's table under
+// that name has another UUID (dropped and recreated), and with ErrNotFound
+// when the snapshot expired.
+func OpenBound(ctx context.Context, props map[string]string) (*source.Table, error) {
+	if err := CheckProperties(props); err != nil {
+		return nil, err
+	}
+	t, _, err := Open(ctx, props["location"], SnapshotID(props))
+	if err != nil {
+		return nil, err
+	}
+	if got := t.Definition().Properties["table-uuid"]; got != props["table-uuid"] {
+		t.Close()
+		return nil, fmt.Errorf("source %s: %w: the catalog's table has UUID %s, the index was built from table %s; create a new index",
+			props["location"], ErrMoved, got, props["table-uuid"])
+	}
+	return t, nil
+}
+
+// CurrentSnapshotID returns the id of the current snapshot of the table
+// ref names, reading only its metadata (no manifests).
+func CurrentSnapshotID(ctx context.Context, ref string) (int64, error) {
+	r, err := ParseRef(ref)
+	if err != nil {
+		return 0, err
+	}
+	tbl, closeCat, err := loadTable(ctx, r)
+	if err != nil {
+		return 0, err
+	}
+	defer closeCat()
+	s := tbl.CurrentSnapshot()
+	if s == nil {
+		return 0, fmt.Errorf("source %s: %w: the table has no snapshot", r, ErrNotFound)
+	}
+	return s.SnapshotID, nil
+}
