@@ -64,13 +64,14 @@ func loadTable(ctx context.Context, ref Ref) (tbl *table.Table, closeCat func(),
 	if err != nil {
 		return nil, nil, fmt.Errorf("source %s: %w", ref, err)
 	}
-	closeCat = func() {}
+	release := func() {}
 	if c, ok := cat.(io.Closer); ok {
-		closeCat = func() { _ = c.Close() }
+		release = func() { _ = c.Close() }
 	}
 	defer func() {
+		// On error the named results are nil: release through the local.
 		if err != nil {
-			closeCat()
+			release()
 		}
 	}()
 	ident := append(append(table.Identifier{}, ref.Namespace...), ref.Table)
@@ -87,7 +88,7 @@ func loadTable(ctx context.Context, ref Ref) (tbl *table.Table, closeCat func(),
 		}
 		return nil, nil, fmt.Errorf("source %s: load table: %w", ref, err)
 	}
-	return tbl, closeCat, nil
+	return tbl, release, nil
 }
 
 func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int64) (*Snapshot, error) {
