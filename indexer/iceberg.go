@@ -2,7 +2,9 @@ package indexer
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/parqdb/parqdb/artifact"
 	"github.com/parqdb/parqdb/internal/icesource"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/metadata"
@@ -38,4 +40,48 @@ func tableDefinition(t *source.Table, loc string) metadata.TableDefinition {
 			"table-identity":     t.Identity(),
 		},
 	}
+}
+
+// ActionReassign is the refresh of an Iceberg source whose snapshots since
+// the built one removed or rewrote data files but changed few rows (under
+// the drift threshold, counted from the snapshot summaries by
+// icesource.Drift; compactions count nothing): every live row is read and
+// assigned to the kept centroids and the postings are written anew, with
+// no retraining. Deleted rows are gone from the new postings.
+const ActionReassign = "reassign"
+
+// icebergReassign reports whether a refresh of Iceberg source t, which
+// lost or rewrote files since snapshot snap, may keep the centroids: the
+// built snapshot is an ancestor of the current one, the rows the snapshots
+// in between changed stay within maxGrowth of the indexed rows, and the
+// table still has at least nlist rows. reason says why.
+func icebergReassign(ctx context.Context, t *source.Table, snap *metadata.Snapshot, nlist int64, maxGrowth float64) (ok bool, reason string, err error) {
+	d := t.Definition()
+	if d == nil || d.Provider != icesource.Provider || snap.SourceTable.Provider != icesource.Provider {
+		return false, "", nil
+	}
+	changed, ancestor, err := icesource.Drift(ctx, d.Properties["location"], icesource.SnapshotID(snap.SourceTable.Properties))
+	if err != nil || !ancestor {
+		return false, "", err
+	}
+	if float64(changed) > maxGrowth*float64(snap.IndexedRows) || t.NumRows() < nlist {
+		return false, "", nil
+	}
+	return true, fmt.Sprintf("Iceberg snapshots %s..%s removed or rewrote files but changed at most %d rows (within %.0f%% of the %d indexed): rows reassigned to the kept centroids",
+		snap.SourceTable.Properties["snapshot-id"], d.Properties["snapshot-id"], changed, 100*maxGrowth, snap.IndexedRows), nil
+}
+
+// keepCentroids is the train stage of a reassign refresh: the base
+// snapshot's centroid artifact, whose dimension must be the source's.
+func (b *builder) keepCentroids(ctx context.Context) error {
+	a, err := artifact.LoadForSnapshot(ctx, b.env.Warehouse, b.baseSnap)
+	if err != nil {
+		return err
+	}
+	if a.Centroids.Dim != b.dim {
+		return fmt.Errorf("source %s: vectors have dimension %d, the index's centroids %d: run `parqdb index refresh --retrain`", b.srcLoc, b.dim, a.Centroids.Dim)
+	}
+	b.art, b.reused, b.sample = a, true, nil
+	b.nlist = a.Centroids.NList
+	return nil
 }

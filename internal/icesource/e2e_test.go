@@ -17,6 +17,7 @@ import (
 	"github.com/parqdb/parqdb/internal/icesource"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server"
 	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/verify"
 )
@@ -49,6 +50,9 @@ func checkSearch(t *testing.T, env indexer.Env, name string, live map[int64][]fl
 		t.Fatalf("open %s: %v", name, err)
 	}
 	defer ix.Close()
+	if d := server.Describe(ix); d.Source["provider"] != "iceberg" || !strings.HasPrefix(d.Source["location"], "iceberg://") {
+		t.Fatalf("describe: source %v", d.Source)
+	}
 	if got := ix.Snapshot().IndexedRows; got != int64(len(live)) {
 		t.Fatalf("index has %d rows, the table %d live rows", got, len(live))
 	}
@@ -177,13 +181,23 @@ func TestIcebergLifecycle(t *testing.T) {
 			refresh(t, env, "docs", indexer.ActionRebuild)
 			checkSearch(t, env, "docs", l.live())
 
-			// Copy-on-write delete rewrites the data files: rebuild.
+			// A copy-on-write delete of 85 rows (15%, under the drift
+			// threshold) rewrites the data files: the rows are reassigned to
+			// the kept centroids, without retraining.
 			l.deleteWhere(iceberg.LessThan(iceberg.Reference("id"), int64(100)))
 			live := l.live()
 			if len(live) != len(kept)-85 {
 				t.Fatalf("after delete the table has %d live rows, want %d", len(live), len(kept)-85)
 			}
-			refresh(t, env, "docs", indexer.ActionRebuild)
+			centroids := func() string {
+				m, _ := currentMeta(t, env, "docs")
+				return m.CurrentSnapshot().Parameters[metadata.ParamCentroidsUUID]
+			}
+			c0 := centroids()
+			refresh(t, env, "docs", indexer.ActionReassign)
+			if c := centroids(); c != c0 {
+				t.Fatalf("reassign changed the centroids %s → %s", c0, c)
+			}
 			checkSearch(t, env, "docs", live)
 
 			// Merge-on-read delete writes a position delete file: refresh
@@ -211,6 +225,34 @@ func TestIcebergLifecycle(t *testing.T) {
 				t.Fatal("a refused refresh committed a snapshot")
 			}
 			checkSearch(t, env, "docs", live)
+
+			// Compaction (a replace snapshot) applies the delete file and
+			// rewrites the rows it keeps: refresh reassigns, no retrain, and
+			// the deleted row is gone.
+			tasks, err := l.tbl.Scan().PlanFiles(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rr, err := l.tbl.RewriteDataFiles(ctx, []table.CompactionTaskGroup{{Tasks: tasks}}, table.RewriteDataFilesOptions{})
+			if err != nil {
+				t.Fatalf("compaction: %v", err)
+			}
+			l.tbl = rr.Table
+			if op := l.tbl.CurrentSnapshot().Summary.Operation; op != table.OpReplace {
+				t.Fatalf("compaction wrote a %s snapshot", op)
+			}
+			live = l.live()
+			if _, ok := live[123]; ok || len(live) != len(kept)-86 {
+				t.Fatalf("after compaction %d live rows (id 123 live: %v)", len(live), ok)
+			}
+			refresh(t, env, "docs", indexer.ActionReassign)
+			if c := centroids(); c != c0 {
+				t.Fatalf("reassign after compaction changed the centroids %s → %s", c0, c)
+			}
+			checkSearch(t, env, "docs", live)
+			if rep := verifyOK(t, env, "docs"); !rep.OK() {
+				t.Fatalf("verify after compaction: %+v", rep.Failed())
+			}
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/parqdb/parqdb/internal/source"
 )
 
@@ -69,4 +71,61 @@ func CurrentSnapshotID(ctx context.Context, ref string) (int64, error) {
 		return 0, fmt.Errorf("source %s: %w: the table has no snapshot", r, ErrNotFound)
 	}
 	return s.SnapshotID, nil
+}
+
+// Drift bounds the rows that the snapshots after snapshot from (excluded)
+// up to the current one (included) changed, from their summaries: an
+// append or overwrite counts added-records plus deleted-records, a delete
+// the rows it removed (deleted-records minus added-records: a copy-on-write
+// delete rewrites the rows it keeps), a replace (a compaction or another
+// rewrite that keeps every row) nothing. ancestor
+// is false when from is not an ancestor of the current snapshot (a
+// rollback, or an expired history) or a summary lacks the counts; the
+// caller then cannot bound the change.
+func Drift(ctx context.Context, ref string, from int64) (changed int64, ancestor bool, err error) {
+	r, err := ParseRef(ref)
+	if err != nil {
+		return 0, false, err
+	}
+	tbl, closeCat, err := loadTable(ctx, r)
+	if err != nil {
+		return 0, false, err
+	}
+	defer closeCat()
+	for s := tbl.CurrentSnapshot(); s != nil; {
+		if s.SnapshotID == from {
+			return changed, true, nil
+		}
+		if s.Summary == nil {
+			return 0, false, nil
+		}
+		count := func(k string) (int64, bool) {
+			v, ok := s.Summary.Properties[k]
+			if !ok {
+				return 0, true
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n, err == nil && n >= 0
+		}
+		added, ok1 := count("added-records")
+		deleted, ok2 := count("deleted-records")
+		if !ok1 || !ok2 {
+			return 0, false, nil
+		}
+		switch s.Summary.Operation {
+		case table.OpReplace:
+			// Rewrites that keep every row.
+		case table.OpDelete:
+			// Only removes rows; a copy-on-write delete re-adds the kept
+			// rows of the files it rewrites, which are not new rows.
+			changed += max(deleted-added, 0)
+		default:
+			changed += added + deleted
+		}
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = tbl.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return 0, false, nil
 }
