@@ -3,6 +3,8 @@ package icesource_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,6 +36,13 @@ func TestIcebergBadInput(t *testing.T) {
 	// A table without any snapshot.
 	l.create("empty", docsSchema(), nil)
 	l.ident = good
+	ghost := filepath.Join(t.TempDir(), "ghost.db")
+	t.Setenv("PARQDB_ICEBERG_GHOST_URI", "sqlite:"+ghost)
+	defer func() {
+		if _, err := os.Stat(ghost); err == nil {
+			t.Error("opening a missing SQLite catalog created its file")
+		}
+	}()
 
 	for _, c := range []struct {
 		name, source, vector string
@@ -43,6 +52,7 @@ func TestIcebergBadInput(t *testing.T) {
 	}{
 		{"malformed reference", "iceberg://lake/items", "embedding", []string{"id"}, icesource.ErrRef, []string{"iceberg://<catalog>/<namespace>/<table>"}},
 		{"unknown catalog", "iceberg://nowhere/docs/items", "embedding", []string{"id"}, icesource.ErrCatalog, []string{`"nowhere" is not configured`, "PARQDB_ICEBERG_NOWHERE_URI"}},
+		{"missing catalog database", "iceberg://ghost/docs/items", "embedding", []string{"id"}, icesource.ErrCatalog, []string{"ghost.db"}},
 		{"unknown namespace", "iceberg://lake/nope/items", "embedding", []string{"id"}, icesource.ErrNotFound, []string{`no namespace "nope"`}},
 		{"unknown table", "iceberg://lake/docs/nope", "embedding", []string{"id"}, icesource.ErrNotFound, []string{`no table "nope"`}},
 		{"table without snapshot", "iceberg://lake/docs/empty", "embedding", []string{"id"}, icesource.ErrNotFound, []string{"no snapshot"}},

@@ -71,11 +71,19 @@ func CatalogProps(name string) (iceberg.Properties, error) {
 		p["type"] = "rest"
 	case typ == "sql" || typ == "":
 		p["type"] = "sql"
+		// ParqDB only reads a catalog: it never creates its tables.
+		p["init_catalog_tables"] = "false"
 		switch {
 		case strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://"):
 			p["sql.driver"], p["sql.dialect"] = "pgx", "postgres"
 		case strings.HasPrefix(lower, "sqlite:") || strings.HasSuffix(lower, ".db") || strings.HasSuffix(lower, ".sqlite"):
-			p["uri"] = strings.TrimPrefix(strings.TrimPrefix(uri, "sqlite://"), "sqlite:")
+			path := strings.TrimPrefix(strings.TrimPrefix(uri, "sqlite://"), "sqlite:")
+			// The SQLite driver would create a missing file: a typo must
+			// not become a new, empty catalog.
+			if _, err := os.Stat(strings.SplitN(path, "?", 2)[0]); err != nil {
+				return nil, fmt.Errorf("%w %q: catalog database %s: %v", ErrCatalog, name, path, err)
+			}
+			p["uri"] = path
 			p["sql.driver"], p["sql.dialect"] = "sqlite", "sqlite"
 		default:
 			if conf.SQLDriver == "" || conf.SQLDialect == "" {
