@@ -33,6 +33,13 @@ func TestIcebergBadInput(t *testing.T) {
 	l.create("deleted", docsSchema(), iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead})
 	l.appendRows(ids(0, 200))
 	l.deleteWhere(iceberg.EqualTo(iceberg.Reference("id"), int64(7)))
+	// A table with an equality delete (format v2), written by iceberg-go.
+	l.create("eqdeleted", docsSchema(), nil)
+	l.appendRows(ids(0, 200))
+	l.equalityDelete([]int64{3, 4})
+	if n := len(l.live()); n != 198 {
+		t.Fatalf("equality delete left %d rows, want 198", n)
+	}
 	// A table without any snapshot.
 	l.create("empty", docsSchema(), nil)
 	l.ident = good
@@ -57,6 +64,7 @@ func TestIcebergBadInput(t *testing.T) {
 		{"unknown table", "iceberg://lake/docs/nope", "embedding", []string{"id"}, icesource.ErrNotFound, []string{`no table "nope"`}},
 		{"table without snapshot", "iceberg://lake/docs/empty", "embedding", []string{"id"}, icesource.ErrNotFound, []string{"no snapshot"}},
 		{"position delete", "iceberg://lake/docs/deleted", "embedding", []string{"id"}, icesource.ErrUnsupported, []string{"delete file", "position 1"}},
+		{"equality delete", "iceberg://lake/docs/eqdeleted", "embedding", []string{"id"}, icesource.ErrUnsupported, []string{"delete file", "equality 1"}},
 		{"missing vector column", "iceberg://lake/docs/items", "vec", []string{"id"}, nil, []string{`"vec"`}},
 		{"binary vector column", "iceberg://lake/docs/items", "blob", []string{"id"}, nil, []string{`"blob"`}},
 		{"missing key column", "iceberg://lake/docs/items", "embedding", []string{"doc_id"}, nil, []string{`"doc_id"`}},

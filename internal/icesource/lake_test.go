@@ -283,3 +283,25 @@ func ids(from, to int64) []int64 {
 	}
 	return out
 }
+
+// equalityDelete commits one equality delete file (on field id 1, "id")
+// deleting the rows with the given ids.
+func (l *lake) equalityDelete(del []int64) {
+	l.t.Helper()
+	as := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues(del, nil)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	tx := l.tbl.NewTransaction()
+	records := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }
+	if err := tx.CommitEqualityDeletes(context.Background(), []int{1}, records, nil); err != nil {
+		l.t.Fatalf("equality delete: %v", err)
+	}
+	tbl, err := tx.Commit(context.Background())
+	if err != nil {
+		l.t.Fatalf("equality delete: %v", err)
+	}
+	l.tbl = tbl
+}
