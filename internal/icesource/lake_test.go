@@ -24,12 +24,13 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-const dim = 8
+// dim is the vector dimension of the test tables (BenchmarkScan raises it).
+var dim = 8
 
 // lake is a real Iceberg table in a real iceberg-go SQL catalog, configured
 // for the provider through the environment exactly as a user would.
 type lake struct {
-	t      *testing.T
+	t      testing.TB
 	name   string // catalog name
 	ns     string
 	ident  table.Identifier
@@ -44,7 +45,7 @@ type lake struct {
 // warehouse on store ("local" or "s3"), and configures the environment:
 // PARQDB_ICEBERG_<NAME>_URI without a password (PostgreSQL's comes from
 // PGPASSWORD) and, for S3, the AWS variables.
-func newLake(t *testing.T, name, db, store string) *lake {
+func newLake(t testing.TB, name, db, store string) *lake {
 	t.Helper()
 	ctx := context.Background()
 	l := &lake{t: t, name: name, ns: "docs"}
