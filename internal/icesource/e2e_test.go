@@ -256,3 +256,38 @@ func TestIcebergLifecycle(t *testing.T) {
 		})
 	}
 }
+
+// TestIcebergExpiredSnapshot: once the snapshot an index was built from is
+// expired from the table, readers cannot time-travel to it: opening the
+// index fails naming the snapshot and the fix, and refresh rebuilds on the
+// current snapshot (the built one is no longer an ancestor to diff from).
+func TestIcebergExpiredSnapshot(t *testing.T) {
+	ctx := context.Background()
+	l := newLake(t, "lake", "sqlite", "local")
+	l.create("items", docsSchema(), nil)
+	l.appendRows(ids(0, 300))
+	env := parqdb(t)
+	if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.ref(),
+		VectorField: "embedding", KeyFields: []string{"id"}, NList: 4}); err != nil {
+		t.Fatal(err)
+	}
+	l.deleteWhere(iceberg.LessThan(iceberg.Reference("id"), int64(10)))
+	tx := l.tbl.NewTransaction()
+	if err := tx.ExpireSnapshots(table.WithRetainLast(1), table.WithOlderThan(0)); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := tx.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.tbl = tbl
+	if n := len(tbl.Metadata().Snapshots()); n != 1 {
+		t.Fatalf("%d snapshots after expiry, want 1", n)
+	}
+	_, err = query.Open(ctx, query.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, "docs", query.OpenOptions{})
+	if !errors.Is(err, icesource.ErrNotFound) || !strings.Contains(err.Error(), "expired") || !strings.Contains(err.Error(), "parqdb index refresh") {
+		t.Fatalf("open at an expired snapshot: %v", err)
+	}
+	refresh(t, env, "docs", indexer.ActionRebuild)
+	checkSearch(t, env, "docs", l.live())
+}
