@@ -51,7 +51,8 @@ func tableDefinition(t *source.Table, loc string) metadata.TableDefinition {
 const ActionReassign = "reassign"
 
 // icebergReassign reports whether a refresh of Iceberg source t, which
-// lost or rewrote files since snapshot snap, may keep the centroids: the
+// lost or rewrote files since snapshot snap (or has the same files under a
+// new snapshot id, after a manifest rewrite), may keep the centroids: the
 // built snapshot is an ancestor of the current one, the rows the snapshots
 // in between changed stay within maxGrowth of the indexed rows, and the
 // table still has at least nlist rows. reason says why.

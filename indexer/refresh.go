@@ -128,7 +128,8 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 	default:
 		res.Action, res.Reason = ActionIncremental, fmt.Sprintf("%d file(s) with %d rows appended", len(res.AddedFiles), res.AddedRows)
 	}
-	if res.Action == ActionRebuild && !ro.Retrain && oldErr == nil && len(res.RemovedFiles)+len(res.RewrittenFiles) > 0 {
+	if !ro.Retrain && oldErr == nil && (res.Action == ActionRebuild && len(res.RemovedFiles)+len(res.RewrittenFiles) > 0 ||
+		res.Action == ActionIncremental && len(res.AddedFiles) == 0) {
 		ok, reason, err := icebergReassign(ctx, t, snap, int64(params.NList), ro.MaxGrowth)
 		if err != nil {
 			return nil, fmt.Errorf("index %q: %w", name, err)

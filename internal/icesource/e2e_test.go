@@ -169,6 +169,23 @@ func TestIcebergLifecycle(t *testing.T) {
 				t.Fatalf("verify after refresh: %+v", rep.Failed())
 			}
 
+			// A manifest rewrite makes a new snapshot with the same data
+			// files: reassign (the index then binds the new snapshot).
+			tx := l.tbl.NewTransaction()
+			if _, err := tx.RewriteManifests(ctx); err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := tx.Commit(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.tbl = tbl
+			refresh(t, env, "docs", indexer.ActionReassign)
+			checkSearch(t, env, "docs", l.live())
+			if rep := verifyOK(t, env, "docs"); !rep.OK() {
+				t.Fatalf("verify after a manifest rewrite: %+v", rep.Failed())
+			}
+
 			// Overwrite with fewer rows (ids divisible by 7 gone): rebuild,
 			// and no removed row is ever returned.
 			var kept []int64
@@ -203,11 +220,11 @@ func TestIcebergLifecycle(t *testing.T) {
 			// Merge-on-read delete writes a position delete file: refresh
 			// refuses it, names the delete, commits nothing; readers keep
 			// the snapshot the index was built from.
-			tx := l.tbl.NewTransaction()
+			tx = l.tbl.NewTransaction()
 			if err := tx.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}); err != nil {
 				t.Fatal(err)
 			}
-			tbl, err := tx.Commit(ctx)
+			tbl, err = tx.Commit(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
