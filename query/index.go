@@ -236,7 +236,10 @@ func (ix *Index) openSource(ctx context.Context) error {
 	if st.Provider == icesource.Provider {
 		// Iceberg time travel: the snapshot the index was built from, even
 		// when the table has moved on (docs/iceberg.md).
-		t, err = icesource.OpenBound(ctx, st.Properties)
+		t, err = icesource.OpenBound(ctx, st.Properties, func(b storage.Bucket) storage.Bucket {
+			b, ix.srcStats = storage.WithStats(b)
+			return b
+		})
 	} else {
 		t, err = ix.openSourceTable(ctx, loc)
 	}

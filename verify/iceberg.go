@@ -27,7 +27,7 @@ func (r *runner) openIcebergSource(ctx context.Context, p *problems, props map[s
 		r.skip(CheckSource, fmt.Sprintf("source-table location %q is not the source the catalog binds; not read", loc))
 		return nil
 	}
-	t, err := icesource.OpenBound(ctx, props)
+	t, err := icesource.OpenBound(ctx, props, nil)
 	if err != nil {
 		r.failf(CheckSource, "open source %s at snapshot %s: %v", loc, props["snapshot-id"], err)
 		return nil

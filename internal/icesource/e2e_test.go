@@ -53,6 +53,9 @@ func checkSearch(t *testing.T, env indexer.Env, name string, live map[int64][]fl
 	if d := server.Describe(ix); d.Source["provider"] != "iceberg" || !strings.HasPrefix(d.Source["location"], "iceberg://") {
 		t.Fatalf("describe: source %v", d.Source)
 	}
+	if _, src := ix.StorageStats(); src.Requests == 0 || src.BytesRead == 0 {
+		t.Fatalf("source reads not counted: %+v", src)
+	}
 	if got := ix.Snapshot().IndexedRows; got != int64(len(live)) {
 		t.Fatalf("index has %d rows, the table %d live rows", got, len(live))
 	}

@@ -22,12 +22,31 @@ import (
 // that Iceberg metadata, manifests and data files on S3-compatible storage
 // are read the way ParqDB reads every other object, without linking the
 // gocloud.dev SDK stack that iceberg-go's own s3 module brings.
+//
+// Spark and Hadoop write s3a:// and s3n:// paths for the same objects: they
+// are served the same way.
 func init() {
-	if !slices.Contains(icebergio.GetRegisteredSchemes(), "s3") {
-		icebergio.Register("s3", func(ctx context.Context, u *url.URL, _ map[string]string) (icebergio.IO, error) {
-			return &bucketIO{buckets: map[string]storage.Bucket{}}, nil
-		})
+	for _, scheme := range s3Schemes {
+		if !slices.Contains(icebergio.GetRegisteredSchemes(), scheme) {
+			icebergio.Register(scheme, func(ctx context.Context, u *url.URL, _ map[string]string) (icebergio.IO, error) {
+				return &bucketIO{buckets: map[string]storage.Bucket{}}, nil
+			})
+		}
 	}
+}
+
+// s3Schemes are the URL schemes of S3 objects in Iceberg metadata.
+var s3Schemes = []string{"s3", "s3a", "s3n"}
+
+// s3URL rewrites an s3a:// or s3n:// URL to s3://; other strings are
+// returned unchanged.
+func s3URL(s string) string {
+	for _, scheme := range s3Schemes[1:] {
+		if rest, ok := strings.CutPrefix(s, scheme+"://"); ok {
+			return "s3://" + rest
+		}
+	}
+	return s
 }
 
 // bucketIO implements iceberg-go's IO and WriteFileIO over storage buckets,
@@ -38,7 +57,7 @@ type bucketIO struct {
 }
 
 func (b *bucketIO) resolve(op, name string) (storage.Bucket, string, error) {
-	u, err := url.Parse(name)
+	u, err := url.Parse(s3URL(name))
 	if err != nil || u.Scheme != "s3" || u.Host == "" {
 		return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}

@@ -165,6 +165,7 @@ func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int
 // below it (comparing file:///x and /x as the same local path).
 func relKey(loc, path string) (string, bool) {
 	norm := func(s string) string {
+		s = s3URL(s)
 		if rest, ok := strings.CutPrefix(s, "file://"); ok {
 			if u, err := url.Parse(s); err == nil && u.Host == "" {
 				return u.Path
@@ -184,7 +185,7 @@ func relKey(loc, path string) (string, bool) {
 // a file:// URL or an absolute path. A local location must exist (a table
 // whose folder was deleted is not recreated empty).
 func openBucket(ctx context.Context, loc string) (storage.Bucket, error) {
-	if strings.HasPrefix(loc, "s3://") {
+	if loc = s3URL(loc); strings.HasPrefix(loc, "s3://") {
 		return storage.Open(ctx, loc)
 	}
 	path := loc

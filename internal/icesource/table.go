@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/parqdb/parqdb/internal/source"
+	"github.com/parqdb/parqdb/storage"
 )
 
 // Open resolves the Iceberg table named by ref (an iceberg:// reference)
@@ -16,6 +17,10 @@ import (
 // source-table definition (Properties) and its Identity the snapshot's.
 // It returns the canonical reference.
 func Open(ctx context.Context, ref string, snapshotID int64) (*source.Table, string, error) {
+	return open(ctx, ref, snapshotID, nil)
+}
+
+func open(ctx context.Context, ref string, snapshotID int64, wrap func(storage.Bucket) storage.Bucket) (*source.Table, string, error) {
 	r, err := ParseRef(ref)
 	if err != nil {
 		return nil, "", err
@@ -23,6 +28,9 @@ func Open(ctx context.Context, ref string, snapshotID int64) (*source.Table, str
 	s, err := Resolve(ctx, r, snapshotID)
 	if err != nil {
 		return nil, "", err
+	}
+	if wrap != nil {
+		s.Bucket = wrap(s.Bucket)
 	}
 	desc := strconv.Quote(r.String() + "@" + strconv.FormatInt(s.SnapshotID, 10))
 	t, err := source.OpenFiles(ctx, s.Bucket, desc, s.Files, s.Rows, source.Definition{Provider: Provider, Properties: s.Properties()})
@@ -37,12 +45,13 @@ func Open(ctx context.Context, ref string, snapshotID int64) (*source.Table, str
 // from until a refresh, even after the table moved on). props must pass
 // CheckProperties. It fails with ErrMoved when the catalog's table under
 // that name has another UUID (dropped and recreated), and with ErrNotFound
-// when the snapshot expired.
-func OpenBound(ctx context.Context, props map[string]string) (*source.Table, error) {
+// when the snapshot expired. wrap, when not nil, wraps the bucket the data
+// files are read from (to count the reads, say).
+func OpenBound(ctx context.Context, props map[string]string, wrap func(storage.Bucket) storage.Bucket) (*source.Table, error) {
 	if err := CheckProperties(props); err != nil {
 		return nil, err
 	}
-	t, _, err := Open(ctx, props["location"], SnapshotID(props))
+	t, _, err := open(ctx, props["location"], SnapshotID(props), wrap)
 	if err != nil {
 		return nil, err
 	}
