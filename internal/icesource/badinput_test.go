@@ -13,36 +13,37 @@ import (
 
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/icesource"
+	"github.com/parqdb/parqdb/internal/icesource/icetest"
 )
 
 // TestIcebergBadInput: every bad reference, field or table is a clear error
 // that names what is wrong, and nothing is committed or written.
 func TestIcebergBadInput(t *testing.T) {
 	ctx := context.Background()
-	l := newLake(t, "lake", "sqlite", "local")
-	l.create("items", iceberg.NewSchema(0,
+	l := icetest.NewLake(t, "lake", "sqlite", "local")
+	l.Create("items", iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "title", Type: iceberg.PrimitiveTypes.String},
 		iceberg.NestedField{ID: 3, Name: "embedding", Required: true,
 			Type: &iceberg.ListType{ElementID: 4, Element: iceberg.PrimitiveTypes.Float32, ElementRequired: true}},
 		iceberg.NestedField{ID: 5, Name: "blob", Type: iceberg.PrimitiveTypes.Binary},
 	), nil)
-	l.appendRows(ids(0, 200))
+	l.AppendRows(icetest.IDs(0, 200))
 	// A second table with a position delete (merge-on-read).
-	good := l.ident
-	l.create("deleted", docsSchema(), iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead})
-	l.appendRows(ids(0, 200))
-	l.deleteWhere(iceberg.EqualTo(iceberg.Reference("id"), int64(7)))
+	good := l.Ident
+	l.Create("deleted", icetest.DocsSchema(), iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead})
+	l.AppendRows(icetest.IDs(0, 200))
+	l.DeleteWhere(iceberg.EqualTo(iceberg.Reference("id"), int64(7)))
 	// A table with an equality delete (format v2), written by iceberg-go.
-	l.create("eqdeleted", docsSchema(), nil)
-	l.appendRows(ids(0, 200))
-	l.equalityDelete([]int64{3, 4})
-	if n := len(l.live()); n != 198 {
+	l.Create("eqdeleted", icetest.DocsSchema(), nil)
+	l.AppendRows(icetest.IDs(0, 200))
+	l.EqualityDelete([]int64{3, 4})
+	if n := len(l.Live()); n != 198 {
 		t.Fatalf("equality delete left %d rows, want 198", n)
 	}
 	// A table without any snapshot.
-	l.create("empty", docsSchema(), nil)
-	l.ident = good
+	l.Create("empty", icetest.DocsSchema(), nil)
+	l.Ident = good
 	ghost := filepath.Join(t.TempDir(), "ghost.db")
 	t.Setenv("PARQDB_ICEBERG_GHOST_URI", "sqlite:"+ghost)
 	defer func() {

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/parqdb/parqdb/internal/icesource"
+	"github.com/parqdb/parqdb/internal/icesource/icetest"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/metadata"
 )
@@ -20,18 +21,18 @@ import (
 // (docs/benchmarks.md, "Iceberg source scan").
 func BenchmarkScan(b *testing.B) {
 	ctx := context.Background()
-	defer func(d int) { dim = d }(dim)
-	dim = 128
-	l := newLake(b, "bench", "sqlite", "local")
-	l.create("items", docsSchema(), nil)
+	defer func(d int) { icetest.Dim = d }(icetest.Dim)
+	icetest.Dim = 128
+	l := icetest.NewLake(b, "bench", "sqlite", "local")
+	l.Create("items", icetest.DocsSchema(), nil)
 	const n = 20000
 	for first := int64(0); first < n; first += 5000 {
-		l.appendRows(ids(first, first+5000))
+		l.AppendRows(icetest.IDs(first, first+5000))
 	}
 	b.Run("parqdb", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			tbl, _, err := icesource.Open(ctx, l.ref(), 0)
+			tbl, _, err := icesource.Open(ctx, l.Ref(), 0)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -52,7 +53,7 @@ func BenchmarkScan(b *testing.B) {
 	b.Run("iceberg-go-arrow", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			tbl, err := l.cat.LoadTable(ctx, l.ident)
+			tbl, err := l.Cat.LoadTable(ctx, l.Ident)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -15,12 +15,16 @@ import (
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/icesource"
+	"github.com/parqdb/parqdb/internal/icesource/icetest"
+	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
 	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/verify"
 )
+
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // parqdb is a ParqDB warehouse (local folder, SQLite catalog).
 func parqdb(t *testing.T) indexer.Env {
@@ -60,7 +64,7 @@ func checkSearch(t *testing.T, env indexer.Env, name string, live map[int64][]fl
 		t.Fatalf("index has %d rows, the table %d live rows", got, len(live))
 	}
 	for q := int64(0); q < 5; q++ {
-		qv := vec(1000 + q)
+		qv := icetest.Vec(1000 + q)
 		const k = 10
 		res, err := ix.Search(ctx, qv, query.Options{K: k, NProbe: query.MaxNProbe, Refine: 4, KeysOnly: true})
 		if err != nil {
@@ -77,7 +81,7 @@ func checkSearch(t *testing.T, env indexer.Env, name string, live map[int64][]fl
 			}
 			got = append(got, id)
 		}
-		if want := bruteForce(live, qv, k); !slices.Equal(got, want) {
+		if want := icetest.BruteForce(live, qv, k); !slices.Equal(got, want) {
 			t.Fatalf("query %d: index returned %v, brute force over the live rows %v", q, got, want)
 		}
 	}
@@ -121,25 +125,25 @@ func TestIcebergLifecycle(t *testing.T) {
 	for _, c := range []struct{ db, store string }{{"sqlite", "local"}, {"postgres", "s3"}} {
 		t.Run(c.db+"-"+c.store, func(t *testing.T) {
 			ctx := context.Background()
-			l := newLake(t, "lake-"+c.store, c.db, c.store)
-			l.create("items", docsSchema(), nil)
-			l.appendRows(ids(0, 600))
+			l := icetest.NewLake(t, "lake-"+c.store, c.db, c.store)
+			l.Create("items", icetest.DocsSchema(), nil)
+			l.AppendRows(icetest.IDs(0, 600))
 			env := parqdb(t)
-			if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.ref(),
+			if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.Ref(),
 				VectorField: "embedding", KeyFields: []string{"id"}, NList: 8}); err != nil {
 				t.Fatal(err)
 			}
 			// The snapshot records the table, never the catalog's URI.
 			m, _ := currentMeta(t, env, "docs")
 			st := m.CurrentSnapshot().SourceTable
-			if st.Provider != "iceberg" || st.Identifier == nil || st.Identifier.Catalog != l.name ||
+			if st.Provider != "iceberg" || st.Identifier == nil || st.Identifier.Catalog != l.Name ||
 				!slices.Equal(st.Identifier.Namespace, []string{"docs"}) || st.Identifier.Name != "items" {
 				t.Fatalf("source-table %+v", st)
 			}
-			if got, want := st.Properties["snapshot-id"], strconv.FormatInt(l.tbl.CurrentSnapshot().SnapshotID, 10); got != want {
+			if got, want := st.Properties["snapshot-id"], strconv.FormatInt(l.Tbl.CurrentSnapshot().SnapshotID, 10); got != want {
 				t.Fatalf("snapshot-id %s, the table's current snapshot is %s", got, want)
 			}
-			if got := st.Properties["table-uuid"]; got != l.tbl.Metadata().TableUUID().String() {
+			if got := st.Properties["table-uuid"]; got != l.Tbl.Metadata().TableUUID().String() {
 				t.Fatalf("table-uuid %s", got)
 			}
 			for k, v := range st.Properties {
@@ -147,7 +151,7 @@ func TestIcebergLifecycle(t *testing.T) {
 					t.Fatalf("property %s=%q leaks the catalog's address", k, v)
 				}
 			}
-			checkSearch(t, env, "docs", l.live())
+			checkSearch(t, env, "docs", l.Live())
 			if rep := verifyOK(t, env, "docs"); !rep.OK() {
 				t.Fatalf("verify: %+v", rep.Failed())
 			}
@@ -155,8 +159,8 @@ func TestIcebergLifecycle(t *testing.T) {
 
 			// Append: readers keep the built snapshot (time travel), verify
 			// calls the index stale, refresh is incremental.
-			before := l.live()
-			l.appendRows(ids(600, 660))
+			before := l.Live()
+			l.AppendRows(icetest.IDs(600, 660))
 			checkSearch(t, env, "docs", before)
 			if rep := verifyOK(t, env, "docs"); rep.OK() {
 				t.Fatal("verify passed an index whose table moved on")
@@ -167,14 +171,14 @@ func TestIcebergLifecycle(t *testing.T) {
 			if len(r.AddedFiles) != 1 || r.AddedRows != 60 {
 				t.Fatalf("incremental refresh: %+v", r)
 			}
-			checkSearch(t, env, "docs", l.live())
+			checkSearch(t, env, "docs", l.Live())
 			if rep := verifyOK(t, env, "docs"); !rep.OK() {
 				t.Fatalf("verify after refresh: %+v", rep.Failed())
 			}
 
 			// A manifest rewrite makes a new snapshot with the same data
 			// files: reassign (the index then binds the new snapshot).
-			tx := l.tbl.NewTransaction()
+			tx := l.Tbl.NewTransaction()
 			if _, err := tx.RewriteManifests(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -182,9 +186,9 @@ func TestIcebergLifecycle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l.tbl = tbl
+			l.Tbl = tbl
 			refresh(t, env, "docs", indexer.ActionReassign)
-			checkSearch(t, env, "docs", l.live())
+			checkSearch(t, env, "docs", l.Live())
 			if rep := verifyOK(t, env, "docs"); !rep.OK() {
 				t.Fatalf("verify after a manifest rewrite: %+v", rep.Failed())
 			}
@@ -192,20 +196,20 @@ func TestIcebergLifecycle(t *testing.T) {
 			// Overwrite with fewer rows (ids divisible by 7 gone): rebuild,
 			// and no removed row is ever returned.
 			var kept []int64
-			for _, id := range ids(0, 660) {
+			for _, id := range icetest.IDs(0, 660) {
 				if id%7 != 0 {
 					kept = append(kept, id)
 				}
 			}
-			l.overwrite(kept)
+			l.Overwrite(kept)
 			refresh(t, env, "docs", indexer.ActionRebuild)
-			checkSearch(t, env, "docs", l.live())
+			checkSearch(t, env, "docs", l.Live())
 
 			// A copy-on-write delete of 85 rows (15%, under the drift
 			// threshold) rewrites the data files: the rows are reassigned to
 			// the kept centroids, without retraining.
-			l.deleteWhere(iceberg.LessThan(iceberg.Reference("id"), int64(100)))
-			live := l.live()
+			l.DeleteWhere(iceberg.LessThan(iceberg.Reference("id"), int64(100)))
+			live := l.Live()
 			if len(live) != len(kept)-85 {
 				t.Fatalf("after delete the table has %d live rows, want %d", len(live), len(kept)-85)
 			}
@@ -223,7 +227,7 @@ func TestIcebergLifecycle(t *testing.T) {
 			// Merge-on-read delete writes a position delete file: refresh
 			// refuses it, names the delete, commits nothing; readers keep
 			// the snapshot the index was built from.
-			tx = l.tbl.NewTransaction()
+			tx = l.Tbl.NewTransaction()
 			if err := tx.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}); err != nil {
 				t.Fatal(err)
 			}
@@ -231,10 +235,10 @@ func TestIcebergLifecycle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l.tbl = tbl
+			l.Tbl = tbl
 			_, loc0 := currentMeta(t, env, "docs")
-			l.deleteWhere(iceberg.EqualTo(iceberg.Reference("id"), int64(123)))
-			if n := len(l.live()); n != len(live)-1 {
+			l.DeleteWhere(iceberg.EqualTo(iceberg.Reference("id"), int64(123)))
+			if n := len(l.Live()); n != len(live)-1 {
 				t.Fatalf("merge-on-read delete left %d rows, want %d", n, len(live)-1)
 			}
 			_, err = indexer.Refresh(ctx, env, "docs", indexer.RefreshOptions{})
@@ -249,19 +253,19 @@ func TestIcebergLifecycle(t *testing.T) {
 			// Compaction (a replace snapshot) applies the delete file and
 			// rewrites the rows it keeps: refresh reassigns, no retrain, and
 			// the deleted row is gone.
-			tasks, err := l.tbl.Scan().PlanFiles(ctx)
+			tasks, err := l.Tbl.Scan().PlanFiles(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rr, err := l.tbl.RewriteDataFiles(ctx, []table.CompactionTaskGroup{{Tasks: tasks}}, table.RewriteDataFilesOptions{})
+			rr, err := l.Tbl.RewriteDataFiles(ctx, []table.CompactionTaskGroup{{Tasks: tasks}}, table.RewriteDataFilesOptions{})
 			if err != nil {
 				t.Fatalf("compaction: %v", err)
 			}
-			l.tbl = rr.Table
-			if op := l.tbl.CurrentSnapshot().Summary.Operation; op != table.OpReplace {
+			l.Tbl = rr.Table
+			if op := l.Tbl.CurrentSnapshot().Summary.Operation; op != table.OpReplace {
 				t.Fatalf("compaction wrote a %s snapshot", op)
 			}
-			live = l.live()
+			live = l.Live()
 			if _, ok := live[123]; ok || len(live) != len(kept)-86 {
 				t.Fatalf("after compaction %d live rows (id 123 live: %v)", len(live), ok)
 			}
@@ -283,16 +287,16 @@ func TestIcebergLifecycle(t *testing.T) {
 // current snapshot (the built one is no longer an ancestor to diff from).
 func TestIcebergExpiredSnapshot(t *testing.T) {
 	ctx := context.Background()
-	l := newLake(t, "lake", "sqlite", "local")
-	l.create("items", docsSchema(), nil)
-	l.appendRows(ids(0, 300))
+	l := icetest.NewLake(t, "lake", "sqlite", "local")
+	l.Create("items", icetest.DocsSchema(), nil)
+	l.AppendRows(icetest.IDs(0, 300))
 	env := parqdb(t)
-	if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.ref(),
+	if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.Ref(),
 		VectorField: "embedding", KeyFields: []string{"id"}, NList: 4}); err != nil {
 		t.Fatal(err)
 	}
-	l.deleteWhere(iceberg.LessThan(iceberg.Reference("id"), int64(10)))
-	tx := l.tbl.NewTransaction()
+	l.DeleteWhere(iceberg.LessThan(iceberg.Reference("id"), int64(10)))
+	tx := l.Tbl.NewTransaction()
 	if err := tx.ExpireSnapshots(table.WithRetainLast(1), table.WithOlderThan(0)); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +304,7 @@ func TestIcebergExpiredSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.tbl = tbl
+	l.Tbl = tbl
 	if n := len(tbl.Metadata().Snapshots()); n != 1 {
 		t.Fatalf("%d snapshots after expiry, want 1", n)
 	}
@@ -309,5 +313,5 @@ func TestIcebergExpiredSnapshot(t *testing.T) {
 		t.Fatalf("open at an expired snapshot: %v", err)
 	}
 	refresh(t, env, "docs", indexer.ActionRebuild)
-	checkSearch(t, env, "docs", l.live())
+	checkSearch(t, env, "docs", l.Live())
 }

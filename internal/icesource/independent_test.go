@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/parqdb/parqdb/internal/icesource"
+	"github.com/parqdb/parqdb/internal/icesource/icetest"
 )
 
 // TestIndependentReader reads the tables the tests write with readers other
@@ -28,17 +29,17 @@ import (
 // files are real Iceberg, not a private dialect, and that what they say
 // agrees with what the provider indexes.
 func TestIndependentReader(t *testing.T) {
-	l := newLake(t, "lake", "sqlite", "local")
-	l.create("items", docsSchema(), iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead})
-	l.appendRows(ids(0, 300))
-	l.appendRows(ids(300, 350))
-	l.deleteWhere(iceberg.EqualTo(iceberg.Reference("id"), int64(5)))
+	l := icetest.NewLake(t, "lake", "sqlite", "local")
+	l.Create("items", icetest.DocsSchema(), iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead})
+	l.AppendRows(icetest.IDs(0, 300))
+	l.AppendRows(icetest.IDs(300, 350))
+	l.DeleteWhere(iceberg.EqualTo(iceberg.Reference("id"), int64(5)))
 
-	md := readMetadataJSON(t, l.tbl.MetadataLocation())
+	md := readMetadataJSON(t, l.Tbl.MetadataLocation())
 	if md.FormatVersion != 2 {
 		t.Fatalf("format-version %d, want 2", md.FormatVersion)
 	}
-	if md.TableUUID != l.tbl.Metadata().TableUUID().String() || md.Location == "" || md.LastColumnID != 4 {
+	if md.TableUUID != l.Tbl.Metadata().TableUUID().String() || md.Location == "" || md.LastColumnID != 4 {
 		t.Fatalf("metadata: uuid %s location %q last-column-id %d", md.TableUUID, md.Location, md.LastColumnID)
 	}
 	var cur *snapshotJSON
@@ -95,14 +96,14 @@ func TestIndependentReader(t *testing.T) {
 		t.Fatalf("manifests: %d data files with %d rows, %d position deletes; want 2, 350, 1", len(live), rows, posDeletes)
 	}
 	// iceberg-go, reading the same table, applies the delete.
-	if n := len(l.live()); int64(n) != rows-posDeletes {
+	if n := len(l.Live()); int64(n) != rows-posDeletes {
 		t.Fatalf("iceberg-go reads %d live rows, the manifests say %d-%d", n, rows, posDeletes)
 	}
 
 	// The second snapshot (the append, no delete) is what the provider
 	// indexes at that state: the same data files as the manifests list.
 	second := md.Snapshots[1]
-	ref, err := icesource.ParseRef(l.ref())
+	ref, err := icesource.ParseRef(l.Ref())
 	if err != nil {
 		t.Fatal(err)
 	}

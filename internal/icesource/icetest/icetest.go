@@ -1,4 +1,9 @@
-package icesource_test
+// Package icetest makes real Apache Iceberg tables for tests: an iceberg-go
+// SQL catalog on SQLite or on the PostgreSQL of internal/testenv, data in a
+// local folder or on its S3 server, configured for the iceberg source
+// provider through the environment exactly as a user would
+// (docs/iceberg.md §2). Rows are seeded: row id's vector is Vec(id).
+package icetest
 
 import (
 	"context"
@@ -19,36 +24,36 @@ import (
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
+
 	"github.com/parqdb/parqdb/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+// Dim is the vector dimension of the test tables (BenchmarkScan raises it).
+var Dim = 8
 
-// dim is the vector dimension of the test tables (BenchmarkScan raises it).
-var dim = 8
-
-// lake is a real Iceberg table in a real iceberg-go SQL catalog, configured
+// Lake is a real Iceberg table in a real iceberg-go SQL catalog, configured
 // for the provider through the environment exactly as a user would.
-type lake struct {
-	t      testing.TB
-	name   string // catalog name
-	ns     string
-	ident  table.Identifier
-	cat    *sqlcat.Catalog
-	tbl    *table.Table
-	schema *iceberg.Schema
-	// Where the data lives, for messages.
-	warehouse string
+type Lake struct {
+	t         testing.TB
+	Name      string           // catalog name
+	NS        string           // namespace ("docs")
+	Ident     table.Identifier // the table Create made last
+	Cat       *sqlcat.Catalog
+	Tbl       *table.Table // the table after the last commit
+	Schema    *iceberg.Schema
+	Warehouse string // the catalog's warehouse location
 }
 
-// newLake makes catalog name on db ("sqlite" or "postgres") with its
+// NewLake makes catalog name on db ("sqlite" or "postgres") with its
 // warehouse on store ("local" or "s3"), and configures the environment:
 // PARQDB_ICEBERG_<NAME>_URI without a password (PostgreSQL's comes from
 // PGPASSWORD) and, for S3, the AWS variables.
-func newLake(t testing.TB, name, db, store string) *lake {
+func NewLake(t testing.TB, name, db, store string) *Lake {
 	t.Helper()
 	ctx := context.Background()
-	l := &lake{t: t, name: name, ns: "docs"}
+	l := &Lake{t: t, Name: name, NS: "docs"}
 	var conn *sql.DB
 	var err error
 	var dialect sqlcat.SupportedDialect
@@ -79,22 +84,22 @@ func newLake(t testing.TB, name, db, store string) *lake {
 	t.Cleanup(func() { conn.Close() })
 	switch store {
 	case "local":
-		l.warehouse = "file://" + t.TempDir()
+		l.Warehouse = "file://" + t.TempDir()
 	case "s3":
 		srv := testenv.S3(t)
 		t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
 		t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
 		t.Setenv("AWS_REGION", srv.Region)
 		t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
-		l.warehouse = "s3://" + srv.NewBucket(t) + "/lake"
+		l.Warehouse = "s3://" + srv.NewBucket(t) + "/Lake"
 	default:
 		t.Fatalf("store %q", store)
 	}
-	l.cat, err = sqlcat.NewCatalog(name, conn, dialect, iceberg.Properties{"warehouse": l.warehouse})
+	l.Cat, err = sqlcat.NewCatalog(name, conn, dialect, iceberg.Properties{"warehouse": l.Warehouse})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.cat.CreateNamespace(ctx, table.Identifier{l.ns}, nil); err != nil {
+	if err := l.Cat.CreateNamespace(ctx, table.Identifier{l.NS}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return l
@@ -104,14 +109,14 @@ func envVar(catalogName, setting string) string {
 	return "PARQDB_ICEBERG_" + strings.ToUpper(strings.ReplaceAll(catalogName, "-", "_")) + "_" + setting
 }
 
-// ref is the table's iceberg:// reference.
-func (l *lake) ref() string {
-	return "iceberg://" + l.name + "/" + l.ns + "/" + l.ident[len(l.ident)-1]
+// Ref is the table's iceberg:// reference.
+func (l *Lake) Ref() string {
+	return "iceberg://" + l.Name + "/" + l.NS + "/" + l.Ident[len(l.Ident)-1]
 }
 
-// docsSchema is id (long, required), title (string) and embedding
+// DocsSchema is id (long, required), title (string) and embedding
 // (list<float>).
-func docsSchema() *iceberg.Schema {
+func DocsSchema() *iceberg.Schema {
 	return iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "title", Type: iceberg.PrimitiveTypes.String},
@@ -120,23 +125,23 @@ func docsSchema() *iceberg.Schema {
 	)
 }
 
-// create makes table tableName with schema and properties.
-func (l *lake) create(tableName string, schema *iceberg.Schema, props iceberg.Properties) {
+// Create makes table tableName with schema and properties.
+func (l *Lake) Create(tableName string, schema *iceberg.Schema, props iceberg.Properties) {
 	l.t.Helper()
-	l.ident = table.Identifier{l.ns, tableName}
-	l.schema = schema
+	l.Ident = table.Identifier{l.NS, tableName}
+	l.Schema = schema
 	var err error
-	l.tbl, err = l.cat.CreateTable(context.Background(), l.ident, schema, catalog.WithProperties(props))
+	l.Tbl, err = l.Cat.CreateTable(context.Background(), l.Ident, schema, catalog.WithProperties(props))
 	if err != nil {
 		l.t.Fatal(err)
 	}
 }
 
-// vec is the seeded vector of row id: one of 6 clusters plus noise.
-func vec(id int64) []float32 {
+// Vec is the seeded vector of row id: one of 6 clusters plus noise.
+func Vec(id int64) []float32 {
 	r := rand.New(rand.NewPCG(uint64(id), 7))
 	c := rand.New(rand.NewPCG(uint64(id%6), 9))
-	v := make([]float32, dim)
+	v := make([]float32, Dim)
 	for i := range v {
 		v[i] = float32(c.NormFloat64()*4 + r.NormFloat64())
 	}
@@ -144,9 +149,9 @@ func vec(id int64) []float32 {
 }
 
 // records builds one Arrow batch of rows ids in the table's schema.
-func (l *lake) records(ids []int64) arrow.RecordBatch {
+func (l *Lake) records(ids []int64) arrow.RecordBatch {
 	l.t.Helper()
-	as, err := table.SchemaToArrowSchema(l.tbl.Schema(), nil, false, false)
+	as, err := table.SchemaToArrowSchema(l.Tbl.Schema(), nil, false, false)
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -162,7 +167,7 @@ func (l *lake) records(ids []int64) arrow.RecordBatch {
 			case "embedding":
 				lb := b.Field(i).(*array.ListBuilder)
 				lb.Append(true)
-				for _, x := range vec(id) {
+				for _, x := range Vec(id) {
 					lb.ValueBuilder().(*array.Float32Builder).Append(x)
 				}
 			default:
@@ -173,7 +178,7 @@ func (l *lake) records(ids []int64) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
-func (l *lake) reader(ids []int64) array.RecordReader {
+func (l *Lake) reader(ids []int64) array.RecordReader {
 	rec := l.records(ids)
 	defer rec.Release()
 	rr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
@@ -183,47 +188,47 @@ func (l *lake) reader(ids []int64) array.RecordReader {
 	return rr
 }
 
-// appendRows commits one append snapshot of rows ids.
-func (l *lake) appendRows(ids []int64) {
+// AppendRows commits one append snapshot of rows ids.
+func (l *Lake) AppendRows(ids []int64) {
 	l.t.Helper()
 	rr := l.reader(ids)
 	defer rr.Release()
-	tbl, err := l.tbl.Append(context.Background(), rr, nil)
+	tbl, err := l.Tbl.Append(context.Background(), rr, nil)
 	if err != nil {
 		l.t.Fatalf("append: %v", err)
 	}
-	l.tbl = tbl
+	l.Tbl = tbl
 }
 
-// overwrite replaces every row of the table with rows ids (one overwrite
+// Overwrite replaces every row of the table with rows ids (one overwrite
 // snapshot: all data files removed, new ones added).
-func (l *lake) overwrite(ids []int64) {
+func (l *Lake) Overwrite(ids []int64) {
 	l.t.Helper()
 	rr := l.reader(ids)
 	defer rr.Release()
-	tbl, err := l.tbl.Overwrite(context.Background(), rr, nil)
+	tbl, err := l.Tbl.Overwrite(context.Background(), rr, nil)
 	if err != nil {
 		l.t.Fatalf("overwrite: %v", err)
 	}
-	l.tbl = tbl
+	l.Tbl = tbl
 }
 
-// deleteWhere deletes the rows matching filter in the table's write mode
+// DeleteWhere deletes the rows matching filter in the table's write mode
 // (copy-on-write rewrites data files; merge-on-read writes delete files).
-func (l *lake) deleteWhere(filter iceberg.BooleanExpression) {
+func (l *Lake) DeleteWhere(filter iceberg.BooleanExpression) {
 	l.t.Helper()
-	tbl, err := l.tbl.Delete(context.Background(), filter, nil)
+	tbl, err := l.Tbl.Delete(context.Background(), filter, nil)
 	if err != nil {
 		l.t.Fatalf("delete: %v", err)
 	}
-	l.tbl = tbl
+	l.Tbl = tbl
 }
 
-// live reads the table's current rows back through iceberg-go (which
+// Live reads the table's current rows back through iceberg-go (which
 // applies every delete): id → vector.
-func (l *lake) live() map[int64][]float32 {
+func (l *Lake) Live() map[int64][]float32 {
 	l.t.Helper()
-	tbl, err := l.cat.LoadTable(context.Background(), l.ident)
+	tbl, err := l.Cat.LoadTable(context.Background(), l.Ident)
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -248,9 +253,9 @@ func (l *lake) live() map[int64][]float32 {
 	return out
 }
 
-// bruteForce returns the ids of the k rows of live nearest to q (squared
+// BruteForce returns the ids of the k rows of live nearest to q (squared
 // L2), nearest first.
-func bruteForce(live map[int64][]float32, q []float32, k int) []int64 {
+func BruteForce(live map[int64][]float32, q []float32, k int) []int64 {
 	type hit struct {
 		id int64
 		d  float64
@@ -277,7 +282,7 @@ func bruteForce(live map[int64][]float32, q []float32, k int) []int64 {
 	return out
 }
 
-func ids(from, to int64) []int64 {
+func IDs(from, to int64) []int64 {
 	var out []int64
 	for i := from; i < to; i++ {
 		out = append(out, i)
@@ -285,9 +290,9 @@ func ids(from, to int64) []int64 {
 	return out
 }
 
-// equalityDelete commits one equality delete file (on field id 1, "id")
+// EqualityDelete commits one equality delete file (on field id 1, "id")
 // deleting the rows with the given ids.
-func (l *lake) equalityDelete(del []int64) {
+func (l *Lake) EqualityDelete(del []int64) {
 	l.t.Helper()
 	as := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
@@ -295,7 +300,7 @@ func (l *lake) equalityDelete(del []int64) {
 	b.Field(0).(*array.Int64Builder).AppendValues(del, nil)
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	tx := l.tbl.NewTransaction()
+	tx := l.Tbl.NewTransaction()
 	records := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }
 	if err := tx.CommitEqualityDeletes(context.Background(), []int{1}, records, nil); err != nil {
 		l.t.Fatalf("equality delete: %v", err)
@@ -304,5 +309,5 @@ func (l *lake) equalityDelete(del []int64) {
 	if err != nil {
 		l.t.Fatalf("equality delete: %v", err)
 	}
-	l.tbl = tbl
+	l.Tbl = tbl
 }
