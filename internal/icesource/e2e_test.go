@@ -155,6 +155,17 @@ func TestIcebergLifecycle(t *testing.T) {
 			if rep := verifyOK(t, env, "docs"); !rep.OK() {
 				t.Fatalf("verify: %+v", rep.Failed())
 			}
+			// Data files are immutable: source-files.json gives them one
+			// version, not a clock reading.
+			sf, err := indexer.ReadSourceFiles(ctx, env.Warehouse, m.CurrentSnapshot().IndexTables[metadata.RolePostings].Properties["location"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range sf.Files {
+				if f.Version != "mtime:0" || !strings.HasPrefix(f.Key, "data/") {
+					t.Fatalf("source-files.json entry %+v", f)
+				}
+			}
 			refresh(t, env, "docs", indexer.ActionNone)
 
 			// Append: readers keep the built snapshot (time travel), verify

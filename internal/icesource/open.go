@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -31,7 +32,8 @@ type Snapshot struct {
 	Bucket storage.Bucket
 	// Files are the snapshot's data files, keys relative to Location,
 	// in ascending byte order of key. Size and Rows are the manifest's
-	// file_size_in_bytes and record_count; ETag and ModTime are empty
+	// file_size_in_bytes and record_count; ETag is empty and ModTime the
+	// Unix epoch, so that their version in source-files.json is "mtime:0"
 	// (Iceberg data files are immutable: a path never changes content).
 	Files []storage.Info
 	Rows  []int64 // record_count of Files[i]
@@ -143,7 +145,7 @@ func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int
 			continue
 		}
 		seen[key] = true
-		files = append(files, file{storage.Info{Key: key, Size: df.FileSizeBytes()}, df.Count()})
+		files = append(files, file{storage.Info{Key: key, Size: df.FileSizeBytes(), ModTime: time.Unix(0, 0)}, df.Count()})
 	}
 	if len(files) == 0 {
 		return nil, fmt.Errorf("source %s snapshot %d: %w: the snapshot has no data files", ref, snap.SnapshotID, ErrNotFound)
