@@ -326,3 +326,32 @@ func TestIcebergExpiredSnapshot(t *testing.T) {
 	refresh(t, env, "docs", indexer.ActionRebuild)
 	checkSearch(t, env, "docs", l.Live())
 }
+
+// TestIcebergPartitioned indexes a table partitioned by identity(title):
+// its data files lie in partition folders below data/, one per value and
+// append; an append adds one file per partition and refreshes
+// incrementally.
+func TestIcebergPartitioned(t *testing.T) {
+	ctx := context.Background()
+	l := icetest.NewLake(t, "lake", "sqlite", "local")
+	l.CreatePartitioned("items")
+	l.AppendRows(icetest.IDs(0, 520))
+	env := parqdb(t)
+	if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.Ref(),
+		VectorField: "embedding", KeyFields: []string{"id"}, NList: 8}); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := currentMeta(t, env, "docs")
+	if n := m.CurrentSnapshot().Summary["source-files"]; n != "26" {
+		t.Fatalf("indexed %s data files, want 26 (one per title)", n)
+	}
+	checkSearch(t, env, "docs", l.Live())
+	l.AppendRows(icetest.IDs(520, 572))
+	if r := refresh(t, env, "docs", indexer.ActionIncremental); len(r.AddedFiles) != 26 || r.AddedRows != 52 {
+		t.Fatalf("incremental refresh: %d files, %d rows", len(r.AddedFiles), r.AddedRows)
+	}
+	checkSearch(t, env, "docs", l.Live())
+	if rep := verifyOK(t, env, "docs"); !rep.OK() {
+		t.Fatalf("verify: %+v", rep.Failed())
+	}
+}

@@ -137,6 +137,21 @@ func (l *Lake) Create(tableName string, schema *iceberg.Schema, props iceberg.Pr
 	}
 }
 
+// CreatePartitioned makes table tableName with DocsSchema, partitioned by
+// identity(title): one data file per title value and append, in folders
+// such as data/title=doc+a/.
+func (l *Lake) CreatePartitioned(tableName string) {
+	l.t.Helper()
+	l.Ident = table.Identifier{l.NS, tableName}
+	l.Schema = DocsSchema()
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "title", Transform: iceberg.IdentityTransform{}})
+	var err error
+	l.Tbl, err = l.Cat.CreateTable(context.Background(), l.Ident, l.Schema, catalog.WithPartitionSpec(&spec))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+}
+
 // Vec is the seeded vector of row id: one of 6 clusters plus noise.
 func Vec(id int64) []float32 {
 	r := rand.New(rand.NewPCG(uint64(id), 7))
