@@ -384,7 +384,9 @@ func TestIcebergSchemaEvolution(t *testing.T) {
 		}
 		l.Tbl = tbl
 	}
-	evolve(func(u *table.UpdateSchema) { u.AddColumn([]string{"lang"}, iceberg.PrimitiveTypes.String, "", false, nil) })
+	evolve(func(u *table.UpdateSchema) {
+		u.AddColumn([]string{"lang"}, iceberg.PrimitiveTypes.String, "", false, nil)
+	})
 	l.AppendRows(icetest.IDs(400, 440))
 	refresh(t, env, "docs", indexer.ActionIncremental)
 	checkSearch(t, env, "docs", l.Live())
