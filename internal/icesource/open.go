@@ -51,11 +51,21 @@ type Snapshot struct {
 // outside the table location; any delete file, position, equality or
 // deletion vector, applying to the snapshot). Every error names ref.
 func Resolve(ctx context.Context, ref Ref, snapshotID int64) (*Snapshot, error) {
+	return resolve(ctx, ref, snapshotID, "")
+}
+
+// resolve is Resolve that, when wantUUID is not empty, first refuses a
+// table with another UUID with ErrMoved.
+func resolve(ctx context.Context, ref Ref, snapshotID int64, wantUUID string) (*Snapshot, error) {
 	tbl, closeCat, err := loadTable(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	defer closeCat()
+	if got := tbl.Metadata().TableUUID().String(); wantUUID != "" && got != wantUUID {
+		return nil, fmt.Errorf("source %s: %w: the catalog's table has UUID %s, the index was built from table %s (dropped and recreated?); `parqdb index refresh` rebuilds the index on the new table",
+			ref, ErrMoved, got, wantUUID)
+	}
 	return resolveTable(ctx, ref, tbl, snapshotID)
 }
 

@@ -17,15 +17,15 @@ import (
 // source-table definition (Properties) and its Identity the snapshot's.
 // It returns the canonical reference.
 func Open(ctx context.Context, ref string, snapshotID int64) (*source.Table, string, error) {
-	return open(ctx, ref, snapshotID, nil)
+	return open(ctx, ref, snapshotID, "", nil)
 }
 
-func open(ctx context.Context, ref string, snapshotID int64, wrap func(storage.Bucket) storage.Bucket) (*source.Table, string, error) {
+func open(ctx context.Context, ref string, snapshotID int64, wantUUID string, wrap func(storage.Bucket) storage.Bucket) (*source.Table, string, error) {
 	r, err := ParseRef(ref)
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := Resolve(ctx, r, snapshotID)
+	s, err := resolve(ctx, r, snapshotID, wantUUID)
 	if err != nil {
 		return nil, "", err
 	}
@@ -51,14 +51,9 @@ func OpenBound(ctx context.Context, props map[string]string, wrap func(storage.B
 	if err := CheckProperties(props); err != nil {
 		return nil, err
 	}
-	t, _, err := open(ctx, props["location"], SnapshotID(props), wrap)
+	t, _, err := open(ctx, props["location"], SnapshotID(props), props["table-uuid"], wrap)
 	if err != nil {
 		return nil, err
-	}
-	if got := t.Definition().Properties["table-uuid"]; got != props["table-uuid"] {
-		t.Close()
-		return nil, fmt.Errorf("source %s: %w: the catalog's table has UUID %s, the index was built from table %s; create a new index",
-			props["location"], ErrMoved, got, props["table-uuid"])
 	}
 	return t, nil
 }
