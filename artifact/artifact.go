@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/internal/icesource"
 	"github.com/parqdb/parqdb/ivf"
 	"github.com/parqdb/parqdb/location"
 	"github.com/parqdb/parqdb/metadata"
@@ -129,6 +130,13 @@ func CheckProviders(s *metadata.Snapshot, index uuid.UUID) error {
 		if err := postings.CheckIndexTable(role, d.DefinitionVersion, d.Properties, index); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
+	}
+	if s.SourceTable.Provider == icesource.Provider {
+		// An Iceberg table (docs/iceberg.md).
+		if err := icesource.CheckProperties(s.SourceTable.Properties); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		return nil
 	}
 	if err := postings.CheckSourceProvider(s.SourceTable.Provider); err != nil {
 		return fmt.Errorf("%s: %w", where, err)

@@ -207,7 +207,7 @@ func (b *builder) cleanup() {
 // pass.
 func (b *builder) scanSource(ctx context.Context) error {
 	if b.table == nil {
-		t, canon, err := source.OpenLocation(ctx, b.opts.Source)
+		t, canon, err := openSource(ctx, b.opts.Source)
 		if err != nil {
 			return err
 		}
@@ -391,14 +391,7 @@ func (b *builder) srcTable() metadata.TableDefinition {
 	if b.keepSource != nil {
 		return *b.keepSource
 	}
-	return metadata.TableDefinition{
-		Provider: postings.Provider,
-		Properties: map[string]string{
-			"definition-version": "1",
-			"location":           b.srcLoc,
-			"table-identity":     b.table.Identity(),
-		},
-	}
+	return tableDefinition(b.table, b.srcLoc)
 }
 
 // snapshot is the snapshot this build publishes.

@@ -96,7 +96,7 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 		return nil, err
 	}
 	srcLoc := snap.SourceTable.Properties["location"]
-	t, canon, err := source.OpenLocation(ctx, srcLoc)
+	t, canon, err := openSource(ctx, srcLoc)
 	if err != nil {
 		return nil, fmt.Errorf("index %q: %w", name, err)
 	}
@@ -133,6 +133,16 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 			res.AddedRows, 100*ro.MaxGrowth, snap.IndexedRows)
 	default:
 		res.Action, res.Reason = ActionIncremental, fmt.Sprintf("%d file(s) with %d rows appended", len(res.AddedFiles), res.AddedRows)
+	}
+	if !ro.Retrain && oldErr == nil && (res.Action == ActionRebuild && len(res.RemovedFiles)+len(res.RewrittenFiles) > 0 ||
+		res.Action == ActionIncremental && len(res.AddedFiles) == 0) {
+		ok, reason, err := icebergReassign(ctx, t, snap, int64(params.NList), ro.MaxGrowth)
+		if err != nil {
+			return nil, fmt.Errorf("index %q: %w", name, err)
+		}
+		if ok {
+			res.Action, res.Reason = ActionReassign, reason
+		}
 	}
 	if res.Action == ActionNone || ro.DryRun {
 		return res, nil
@@ -179,6 +189,15 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 		b.op = "refresh-incremental"
 		steps = []step{
 			{StageScan, func(ctx context.Context) error { return b.prepareIncremental(ctx, res.AddedFiles) }},
+			{StageAssign, b.assign},
+			{StageWrite, b.writePostings},
+			{StageCommit, b.commit},
+		}
+	} else if res.Action == ActionReassign {
+		b.op = "refresh-reassign"
+		steps = []step{
+			{StageScan, b.scanSource},
+			{StageTrain, b.keepCentroids},
 			{StageAssign, b.assign},
 			{StageWrite, b.writePostings},
 			{StageCommit, b.commit},

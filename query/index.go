@@ -17,6 +17,7 @@ import (
 
 	"github.com/parqdb/parqdb/artifact"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/internal/icesource"
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/ivf"
@@ -250,7 +251,18 @@ func (ix *Index) openSource(ctx context.Context) error {
 		return fmt.Errorf("index %q snapshot %d: %w: its source-table location %q is not the catalog's binding %q",
 			ix.name, ix.snap.SnapshotID, catalog.ErrBindingMismatch, loc, ix.bound.Properties["location"])
 	}
-	t, err := ix.openSourceTable(ctx, loc)
+	var t *source.Table
+	var err error
+	if st.Provider == icesource.Provider {
+		// Iceberg time travel: the snapshot the index was built from, even
+		// when the table has moved on (docs/iceberg.md).
+		t, err = icesource.OpenBound(ctx, st.Properties, func(b storage.Bucket) storage.Bucket {
+			b, ix.srcStats = storage.WithStats(b)
+			return b
+		})
+	} else {
+		t, err = ix.openSourceTable(ctx, loc)
+	}
 	if err != nil {
 		return fmt.Errorf("index %q: open source: %w", ix.name, err)
 	}

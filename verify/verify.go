@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/internal/icesource"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/ivf"
 	"github.com/parqdb/parqdb/location"
@@ -728,6 +729,9 @@ func (r *runner) checkSourceFiles(ctx context.Context) error {
 		}
 	}
 	id := tableIdentity(files)
+	if props := r.snap.SourceTable.Properties; r.snap.SourceTable.Provider == icesource.Provider {
+		id = icebergIdentity(props, sf)
+	}
 	if id != sf.TableIdentity {
 		p.add("%s: the files give table-identity %s, the file says %s", key, id, sf.TableIdentity)
 	}
@@ -751,55 +755,20 @@ func (r *runner) checkSource(ctx context.Context) error {
 	}
 	p := r.newProblems()
 	props := s.SourceTable.Properties
-	if s.SourceTable.Provider != postings.Provider {
-		r.failf(CheckSource, "source-table provider %q, only %q is supported", s.SourceTable.Provider, postings.Provider)
-		return nil
-	}
-	if err := postings.CheckSourceProperties(props); err != nil {
-		r.failf(CheckSource, "source-table properties: %v", err)
-		return nil
-	}
 	loc := props["location"]
-	if r.boundSource == "" || loc != r.boundSource {
-		// Never open a location the catalog did not bind: a tampered
-		// metadata file must not make verify read (and quote) any file
-		// or bucket it names.
-		r.skip(CheckSource, fmt.Sprintf("source-table location %q is not the source the catalog binds; not read", loc))
-		return nil
-	}
-	t, canon, err := source.OpenLocation(ctx, loc)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	var t *source.Table
+	if s.SourceTable.Provider == icesource.Provider {
+		t = r.openIcebergSource(ctx, p, props)
+	} else {
+		var err error
+		if t, err = r.openParquetSource(ctx, p, props); err != nil {
+			return err
 		}
-		r.failf(CheckSource, "open source %s: %v", loc, err)
+	}
+	if t == nil {
 		return nil
 	}
 	r.table = t
-	if canon != loc {
-		p.add("source location %q is not canonical (%q)", loc, canon)
-	}
-	var live []sourceFile
-	for _, f := range t.Files() {
-		live = append(live, sourceFile{f.Key, f.Size, f.Version()})
-	}
-	id := tableIdentity(live)
-	if id != t.Identity() {
-		p.add("source %s: recomputed identity %s, the source reader says %s", loc, id, t.Identity())
-	}
-	identityOK := id == props["table-identity"]
-	if !identityOK {
-		p.add("source %s changed since snapshot %d: table-identity is now %s, the snapshot has %s%s (`parqdb index refresh` brings the index up to date)",
-			loc, s.SnapshotID, id, props["table-identity"], r.describeChange(t))
-	}
-	if r.srcFiles != nil {
-		for _, f := range t.Files() {
-			i, found := slices.BinarySearchFunc(r.srcFiles.Files, f.Key, func(a postings.SourceFile, k string) int { return strings.Compare(a.Key, k) })
-			if found && identityOK && r.srcFiles.Files[i].Rows != f.Rows {
-				p.add("source file %s has %d rows, source-files.json says %d", f.Key, f.Rows, r.srcFiles.Files[i].Rows)
-			}
-		}
-	}
 	if n := t.NumRows(); n != s.IndexedRows {
 		p.add("source %s has %d rows, indexed-rows is %d", loc, n, s.IndexedRows)
 	}
@@ -829,6 +798,62 @@ func (r *runner) checkSource(ctx context.Context) error {
 	r.finish(CheckSource, p, "%s: %d files, %d rows, identity unchanged, vector %s dimension %d, key (%s)",
 		loc, len(t.Files()), t.NumRows(), s.VectorField, r.params.Dimension, strings.Join(keyTypes, ", "))
 	return nil
+}
+
+// openParquetSource opens a parquet source-table and checks its identity
+// against the snapshot's; nil (with the check already failed or skipped)
+// when it cannot be read.
+func (r *runner) openParquetSource(ctx context.Context, p *problems, props map[string]string) (*source.Table, error) {
+	s := r.snap
+	if s.SourceTable.Provider != postings.Provider {
+		r.failf(CheckSource, "source-table provider %q, only %q and %q are supported", s.SourceTable.Provider, postings.Provider, icesource.Provider)
+		return nil, nil
+	}
+	if err := postings.CheckSourceProperties(props); err != nil {
+		r.failf(CheckSource, "source-table properties: %v", err)
+		return nil, nil
+	}
+	loc := props["location"]
+	if r.boundSource == "" || loc != r.boundSource {
+		// Never open a location the catalog did not bind: a tampered
+		// metadata file must not make verify read (and quote) any file
+		// or bucket it names.
+		r.skip(CheckSource, fmt.Sprintf("source-table location %q is not the source the catalog binds; not read", loc))
+		return nil, nil
+	}
+	t, canon, err := source.OpenLocation(ctx, loc)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r.failf(CheckSource, "open source %s: %v", loc, err)
+		return nil, nil
+	}
+	if canon != loc {
+		p.add("source location %q is not canonical (%q)", loc, canon)
+	}
+	var live []sourceFile
+	for _, f := range t.Files() {
+		live = append(live, sourceFile{f.Key, f.Size, f.Version()})
+	}
+	id := tableIdentity(live)
+	if id != t.Identity() {
+		p.add("source %s: recomputed identity %s, the source reader says %s", loc, id, t.Identity())
+	}
+	identityOK := id == props["table-identity"]
+	if !identityOK {
+		p.add("source %s changed since snapshot %d: table-identity is now %s, the snapshot has %s%s (`parqdb index refresh` brings the index up to date)",
+			loc, s.SnapshotID, id, props["table-identity"], r.describeChange(t))
+	}
+	if r.srcFiles != nil {
+		for _, f := range t.Files() {
+			i, found := slices.BinarySearchFunc(r.srcFiles.Files, f.Key, func(a postings.SourceFile, k string) int { return strings.Compare(a.Key, k) })
+			if found && identityOK && r.srcFiles.Files[i].Rows != f.Rows {
+				p.add("source file %s has %d rows, source-files.json says %d", f.Key, f.Rows, r.srcFiles.Files[i].Rows)
+			}
+		}
+	}
+	return t, nil
 }
 
 // describeChange names the files that differ from source-files.json.

@@ -43,7 +43,8 @@ func newIndexCreateCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create NAME --source LOCATION --vector-field F --key-fields K1[,K2…]",
 		Short: "Build an IVF index over a Parquet source and commit it to the catalog",
-		Long: `create reads the Parquet source (a file or a folder of files, local or s3://…),
+		Long: `create reads the Parquet source (a file or a folder of files, local or s3://…,
+or an Apache Iceberg table, iceberg://CATALOG/NAMESPACE/TABLE: see docs/iceberg.md),
 checks every row against the source contract, trains hierarchical k-means on a
 seeded sample, assigns and encodes every row, writes the index tables to the
 warehouse and commits the first snapshot to the catalog. Nothing is committed
@@ -88,7 +89,7 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Source, "source", "", "source table: a Parquet file or folder, local path or s3://bucket/key (required)")
+	f.StringVar(&o.Source, "source", "", "source table: a Parquet file or folder, local path or s3://bucket/key, or an Iceberg table iceberg://catalog/namespace/table (required)")
 	f.StringVar(&o.VectorField, "vector-field", "", "vector column, list<float> or list<double> (required)")
 	f.StringSliceVar(&o.KeyFields, "key-fields", nil, "comma-separated source key columns, unique per row (required)")
 	f.StringVar(&o.Metric, "metric", indexer.DefaultMetric, "distance metric: l2_squared (also l2, euclidean) or cosine (also cos); stored as l2_squared or cosine")
@@ -189,6 +190,9 @@ func newIndexDescribeCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(tw, "metadata\t%s\n", d.MetadataLocation)
 				fmt.Fprintf(tw, "snapshot\t%d (sequence %d, %s)\n", s.SnapshotID, s.SequenceNumber, time.UnixMilli(s.TimestampMs).UTC().Format(time.RFC3339))
 				fmt.Fprintf(tw, "source\t%s\n", s.SourceTable.Properties["location"])
+				if id := s.SourceTable.Properties["snapshot-id"]; id != "" {
+					fmt.Fprintf(tw, "source-snapshot\t%s\n", id) // an Iceberg table's snapshot
+				}
 				fmt.Fprintf(tw, "vector-field\t%s\n", s.VectorField)
 				fmt.Fprintf(tw, "key-fields\t%s\n", strings.Join(s.SourceKeyFields, ","))
 				fmt.Fprintf(tw, "rows\t%d\n", s.IndexedRows)

@@ -58,7 +58,7 @@ that committed first makes this one fail with a clear error (run it again).`,
 				}
 				p.Close()
 				out := cmd.OutOrStdout()
-				verb := map[string]string{indexer.ActionNone: "nothing to do", indexer.ActionIncremental: "incremental refresh", indexer.ActionRebuild: "full rebuild"}[res.Action]
+				verb := map[string]string{indexer.ActionNone: "nothing to do", indexer.ActionIncremental: "incremental refresh", indexer.ActionRebuild: "full rebuild", indexer.ActionReassign: "reassign (centroids kept, postings rewritten)"}[res.Action]
 				if ro.DryRun && res.Action != indexer.ActionNone {
 					verb = "would do a " + verb
 				}

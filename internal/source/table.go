@@ -41,6 +41,9 @@ type Table struct {
 	rows     int64
 	identity string
 	view     bool // made by Select: shares its parent's files
+	// def is the source-table definition of a table opened by a provider
+	// other than parquet (OpenFiles); nil for Open.
+	def *Definition
 }
 
 type tableFile struct {
@@ -77,6 +80,15 @@ func Open(ctx context.Context, b storage.Bucket, prefix string) (*Table, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := t.openAll(ctx, infos); err != nil {
+		return nil, err
+	}
+	t.identity = identity(t.files)
+	return t, nil
+}
+
+// openAll reads the footers of infos into t.files and sums the rows.
+func (t *Table) openAll(ctx context.Context, infos []storage.Info) error {
 	t.files = make([]*tableFile, len(infos))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(footerWorkers)
@@ -92,13 +104,12 @@ func Open(ctx context.Context, b storage.Bucket, prefix string) (*Table, error) 
 	}
 	if err := g.Wait(); err != nil {
 		_ = t.Close()
-		return nil, err
+		return err
 	}
 	for _, f := range t.files {
 		t.rows += f.Rows
 	}
-	t.identity = identity(t.files)
-	return t, nil
+	return nil
 }
 
 func describe(b storage.Bucket, prefix string) string {
@@ -322,7 +333,7 @@ func (t *Table) String() string { return t.desc }
 // files. The view shares t's open files: closing it does nothing, and it
 // must not be used after t is closed. It is nil when no file is kept.
 func (t *Table) Select(keep func(File) bool) *Table {
-	v := &Table{bucket: t.bucket, prefix: t.prefix, desc: t.desc, view: true}
+	v := &Table{bucket: t.bucket, prefix: t.prefix, desc: t.desc, view: true, def: t.def}
 	for _, f := range t.files {
 		if keep(f.File) {
 			v.files = append(v.files, f)

@@ -1,0 +1,88 @@
+package indexer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/parqdb/parqdb/artifact"
+	"github.com/parqdb/parqdb/internal/icesource"
+	"github.com/parqdb/parqdb/internal/source"
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
+)
+
+// openSource opens a source given as a location: an iceberg:// table
+// reference (its current snapshot, docs/iceberg.md) or a Parquet file or
+// folder (the parquet provider). It returns the canonical location.
+func openSource(ctx context.Context, loc string) (*source.Table, string, error) {
+	if icesource.IsRef(loc) {
+		return icesource.Open(ctx, loc, 0)
+	}
+	return source.OpenLocation(ctx, loc)
+}
+
+// tableDefinition is the source-table definition of an opened source: the
+// provider's own for a provider table (with the catalog identifier of an
+// Iceberg table), else the parquet provider's location and identity.
+func tableDefinition(t *source.Table, loc string) metadata.TableDefinition {
+	if d := t.Definition(); d != nil {
+		def := metadata.TableDefinition{Provider: d.Provider, Properties: d.Properties}
+		if r, err := icesource.ParseRef(d.Properties["location"]); err == nil && d.Provider == icesource.Provider {
+			def.Identifier = &metadata.TableIdentifier{Catalog: r.Catalog, Namespace: r.Namespace, Name: r.Table}
+		}
+		return def
+	}
+	return metadata.TableDefinition{
+		Provider: postings.Provider,
+		Properties: map[string]string{
+			"definition-version": "1",
+			"location":           loc,
+			"table-identity":     t.Identity(),
+		},
+	}
+}
+
+// ActionReassign is the refresh of an Iceberg source whose snapshots since
+// the built one removed or rewrote data files but changed few rows (under
+// the drift threshold, counted from the snapshot summaries by
+// icesource.Drift; compactions count nothing): every live row is read and
+// assigned to the kept centroids and the postings are written anew, with
+// no retraining. Deleted rows are gone from the new postings.
+const ActionReassign = "reassign"
+
+// icebergReassign reports whether a refresh of Iceberg source t, which
+// lost or rewrote files since snapshot snap (or has the same files under a
+// new snapshot id, after a manifest rewrite), may keep the centroids: the
+// built snapshot is an ancestor of the current one, the rows the snapshots
+// in between changed stay within maxGrowth of the indexed rows, and the
+// table still has at least nlist rows. reason says why.
+func icebergReassign(ctx context.Context, t *source.Table, snap *metadata.Snapshot, nlist int64, maxGrowth float64) (ok bool, reason string, err error) {
+	d := t.Definition()
+	if d == nil || d.Provider != icesource.Provider || snap.SourceTable.Provider != icesource.Provider {
+		return false, "", nil
+	}
+	changed, ancestor, err := icesource.Drift(ctx, d.Properties["location"], icesource.SnapshotID(snap.SourceTable.Properties))
+	if err != nil || !ancestor {
+		return false, "", err
+	}
+	if float64(changed) > maxGrowth*float64(snap.IndexedRows) || t.NumRows() < nlist {
+		return false, "", nil
+	}
+	return true, fmt.Sprintf("Iceberg snapshots %s..%s removed or rewrote files but changed at most %d rows (within %.0f%% of the %d indexed): rows reassigned to the kept centroids",
+		snap.SourceTable.Properties["snapshot-id"], d.Properties["snapshot-id"], changed, 100*maxGrowth, snap.IndexedRows), nil
+}
+
+// keepCentroids is the train stage of a reassign refresh: the base
+// snapshot's centroid artifact, whose dimension must be the source's.
+func (b *builder) keepCentroids(ctx context.Context) error {
+	a, err := artifact.LoadForSnapshot(ctx, b.env.Warehouse, b.baseSnap)
+	if err != nil {
+		return err
+	}
+	if a.Centroids.Dim != b.dim {
+		return fmt.Errorf("source %s: vectors have dimension %d, the index's centroids %d: run `parqdb index refresh --retrain`", b.srcLoc, b.dim, a.Centroids.Dim)
+	}
+	b.art, b.reused, b.sample = a, true, nil
+	b.nlist = a.Centroids.NList
+	return nil
+}

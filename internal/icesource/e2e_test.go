@@ -1,0 +1,447 @@
+package icesource_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/icesource"
+	"github.com/parqdb/parqdb/internal/icesource/icetest"
+	"github.com/parqdb/parqdb/internal/testenv"
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/storage"
+	"github.com/parqdb/parqdb/verify"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// parqdb is a ParqDB warehouse (local folder, SQLite catalog).
+func parqdb(t *testing.T) indexer.Env {
+	t.Helper()
+	ctx := context.Background()
+	wh, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(ctx, "", wh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	return indexer.Env{Warehouse: wh, Catalog: cat}
+}
+
+// checkSearch opens index name and, for a few queries, compares an
+// exhaustive search (every list, exact refine) with brute force over the
+// table's live rows read back through iceberg-go: the same ids, and none
+// that the table deleted. It returns the index's source snapshot id.
+func checkSearch(t *testing.T, env indexer.Env, name string, live map[int64][]float32) {
+	t.Helper()
+	ctx := context.Background()
+	ix, err := query.Open(ctx, query.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, name, query.OpenOptions{})
+	if err != nil {
+		t.Fatalf("open %s: %v", name, err)
+	}
+	defer ix.Close()
+	if d := server.Describe(ix); d.Source["provider"] != "iceberg" || !strings.HasPrefix(d.Source["location"], "iceberg://") {
+		t.Fatalf("describe: source %v", d.Source)
+	}
+	if _, src := ix.StorageStats(); src.Requests == 0 || src.BytesRead == 0 {
+		t.Fatalf("source reads not counted: %+v", src)
+	}
+	if got := ix.Snapshot().IndexedRows; got != int64(len(live)) {
+		t.Fatalf("index has %d rows, the table %d live rows", got, len(live))
+	}
+	for q := int64(0); q < 5; q++ {
+		qv := icetest.Vec(1000 + q)
+		const k = 10
+		res, err := ix.Search(ctx, qv, query.Options{K: k, NProbe: query.MaxNProbe, Refine: 4, KeysOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, h := range res.Hits {
+			id, ok := h.Row["id"].(int64)
+			if !ok {
+				t.Fatalf("hit row %v: id is %T", h.Row, h.Row["id"])
+			}
+			if _, ok := live[id]; !ok {
+				t.Fatalf("query %d returned id %d, which is not a live row of the table", q, id)
+			}
+			got = append(got, id)
+		}
+		if want := icetest.BruteForce(live, qv, k); !slices.Equal(got, want) {
+			t.Fatalf("query %d: index returned %v, brute force over the live rows %v", q, got, want)
+		}
+	}
+}
+
+func currentMeta(t *testing.T, env indexer.Env, name string) (*metadata.Metadata, string) {
+	t.Helper()
+	m, e, err := catalog.LoadMetadata(context.Background(), env.Catalog, env.Warehouse, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, e.MetadataLocation
+}
+
+func refresh(t *testing.T, env indexer.Env, name, want string) *indexer.RefreshResult {
+	t.Helper()
+	r, err := indexer.Refresh(context.Background(), env, name, indexer.RefreshOptions{})
+	if err != nil {
+		t.Fatalf("refresh: %v", err)
+	}
+	if r.Action != want {
+		t.Fatalf("refresh did %s (%s), want %s", r.Action, r.Reason, want)
+	}
+	return r
+}
+
+func verifyOK(t *testing.T, env indexer.Env, name string) *verify.Report {
+	t.Helper()
+	rep, err := verify.Run(context.Background(), verify.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, name, verify.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestIcebergLifecycle indexes a real Iceberg table and follows it through
+// appends, an overwrite, a copy-on-write delete and a merge-on-read
+// (position) delete, for an iceberg-go SQL catalog on SQLite with data in
+// a local folder and on PostgreSQL with data on the S3 server.
+func TestIcebergLifecycle(t *testing.T) {
+	for _, c := range []struct{ db, store string }{{"sqlite", "local"}, {"postgres", "s3"}} {
+		t.Run(c.db+"-"+c.store, func(t *testing.T) {
+			ctx := context.Background()
+			l := icetest.NewLake(t, "lake-"+c.store, c.db, c.store)
+			l.Create("items", icetest.DocsSchema(), nil)
+			l.AppendRows(icetest.IDs(0, 600))
+			env := parqdb(t)
+			if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.Ref(),
+				VectorField: "embedding", KeyFields: []string{"id"}, NList: 8}); err != nil {
+				t.Fatal(err)
+			}
+			// The snapshot records the table, never the catalog's URI.
+			m, _ := currentMeta(t, env, "docs")
+			st := m.CurrentSnapshot().SourceTable
+			if st.Provider != "iceberg" || st.Identifier == nil || st.Identifier.Catalog != l.Name ||
+				!slices.Equal(st.Identifier.Namespace, []string{"docs"}) || st.Identifier.Name != "items" {
+				t.Fatalf("source-table %+v", st)
+			}
+			if got, want := st.Properties["snapshot-id"], strconv.FormatInt(l.Tbl.CurrentSnapshot().SnapshotID, 10); got != want {
+				t.Fatalf("snapshot-id %s, the table's current snapshot is %s", got, want)
+			}
+			if got := st.Properties["table-uuid"]; got != l.Tbl.Metadata().TableUUID().String() {
+				t.Fatalf("table-uuid %s", got)
+			}
+			for k, v := range st.Properties {
+				if strings.Contains(v, "sqlite") || strings.Contains(v, "postgres") || strings.Contains(v, "127.0.0.1") {
+					t.Fatalf("property %s=%q leaks the catalog's address", k, v)
+				}
+			}
+			checkSearch(t, env, "docs", l.Live())
+			if rep := verifyOK(t, env, "docs"); !rep.OK() {
+				t.Fatalf("verify: %+v", rep.Failed())
+			}
+			// Data files are immutable: source-files.json gives them one
+			// version, not a clock reading.
+			sf, err := indexer.ReadSourceFiles(ctx, env.Warehouse, m.CurrentSnapshot().IndexTables[metadata.RolePostings].Properties["location"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range sf.Files {
+				if f.Version != "mtime:0" || !strings.HasPrefix(f.Key, "data/") {
+					t.Fatalf("source-files.json entry %+v", f)
+				}
+			}
+			refresh(t, env, "docs", indexer.ActionNone)
+
+			// Append: readers keep the built snapshot (time travel), verify
+			// calls the index stale, refresh is incremental.
+			before := l.Live()
+			l.AppendRows(icetest.IDs(600, 660))
+			checkSearch(t, env, "docs", before)
+			if rep := verifyOK(t, env, "docs"); rep.OK() {
+				t.Fatal("verify passed an index whose table moved on")
+			} else if c, _ := rep.Check(verify.CheckSource); c.OK() || !strings.Contains(fmt.Sprint(c), "changed since snapshot") {
+				t.Fatalf("verify source check: %+v", c)
+			}
+			r := refresh(t, env, "docs", indexer.ActionIncremental)
+			if len(r.AddedFiles) != 1 || r.AddedRows != 60 {
+				t.Fatalf("incremental refresh: %+v", r)
+			}
+			checkSearch(t, env, "docs", l.Live())
+			if rep := verifyOK(t, env, "docs"); !rep.OK() {
+				t.Fatalf("verify after refresh: %+v", rep.Failed())
+			}
+
+			// A manifest rewrite makes a new snapshot with the same data
+			// files: reassign (the index then binds the new snapshot).
+			tx := l.Tbl.NewTransaction()
+			if _, err := tx.RewriteManifests(ctx); err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := tx.Commit(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Tbl = tbl
+			refresh(t, env, "docs", indexer.ActionReassign)
+			checkSearch(t, env, "docs", l.Live())
+			if rep := verifyOK(t, env, "docs"); !rep.OK() {
+				t.Fatalf("verify after a manifest rewrite: %+v", rep.Failed())
+			}
+
+			// Overwrite with fewer rows (ids divisible by 7 gone): rebuild,
+			// and no removed row is ever returned.
+			var kept []int64
+			for _, id := range icetest.IDs(0, 660) {
+				if id%7 != 0 {
+					kept = append(kept, id)
+				}
+			}
+			l.Overwrite(kept)
+			refresh(t, env, "docs", indexer.ActionRebuild)
+			checkSearch(t, env, "docs", l.Live())
+
+			// A copy-on-write delete of 85 rows (15%, under the drift
+			// threshold) rewrites the data files: the rows are reassigned to
+			// the kept centroids, without retraining.
+			l.DeleteWhere(iceberg.LessThan(iceberg.Reference("id"), int64(100)))
+			live := l.Live()
+			if len(live) != len(kept)-85 {
+				t.Fatalf("after delete the table has %d live rows, want %d", len(live), len(kept)-85)
+			}
+			centroids := func() string {
+				m, _ := currentMeta(t, env, "docs")
+				return m.CurrentSnapshot().Parameters[metadata.ParamCentroidsUUID]
+			}
+			c0 := centroids()
+			refresh(t, env, "docs", indexer.ActionReassign)
+			if c := centroids(); c != c0 {
+				t.Fatalf("reassign changed the centroids %s → %s", c0, c)
+			}
+			checkSearch(t, env, "docs", live)
+
+			// Merge-on-read delete writes a position delete file: refresh
+			// refuses it, names the delete, commits nothing; readers keep
+			// the snapshot the index was built from.
+			tx = l.Tbl.NewTransaction()
+			if err := tx.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}); err != nil {
+				t.Fatal(err)
+			}
+			tbl, err = tx.Commit(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Tbl = tbl
+			_, loc0 := currentMeta(t, env, "docs")
+			l.DeleteWhere(iceberg.EqualTo(iceberg.Reference("id"), int64(123)))
+			if n := len(l.Live()); n != len(live)-1 {
+				t.Fatalf("merge-on-read delete left %d rows, want %d", n, len(live)-1)
+			}
+			_, err = indexer.Refresh(ctx, env, "docs", indexer.RefreshOptions{})
+			if !errors.Is(err, icesource.ErrUnsupported) || !strings.Contains(err.Error(), "position 1") {
+				t.Fatalf("refresh over a position delete: %v", err)
+			}
+			if _, loc := currentMeta(t, env, "docs"); loc != loc0 {
+				t.Fatal("a refused refresh committed a snapshot")
+			}
+			checkSearch(t, env, "docs", live)
+
+			// Compaction (a replace snapshot) applies the delete file and
+			// rewrites the rows it keeps: refresh reassigns, no retrain, and
+			// the deleted row is gone.
+			tasks, err := l.Tbl.Scan().PlanFiles(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rr, err := l.Tbl.RewriteDataFiles(ctx, []table.CompactionTaskGroup{{Tasks: tasks}}, table.RewriteDataFilesOptions{})
+			if err != nil {
+				t.Fatalf("compaction: %v", err)
+			}
+			l.Tbl = rr.Table
+			if op := l.Tbl.CurrentSnapshot().Summary.Operation; op != table.OpReplace {
+				t.Fatalf("compaction wrote a %s snapshot", op)
+			}
+			live = l.Live()
+			if _, ok := live[123]; ok || len(live) != len(kept)-86 {
+				t.Fatalf("after compaction %d live rows (id 123 live: %v)", len(live), ok)
+			}
+			refresh(t, env, "docs", indexer.ActionReassign)
+			if c := centroids(); c != c0 {
+				t.Fatalf("reassign after compaction changed the centroids %s → %s", c0, c)
+			}
+			checkSearch(t, env, "docs", live)
+			if rep := verifyOK(t, env, "docs"); !rep.OK() {
+				t.Fatalf("verify after compaction: %+v", rep.Failed())
+			}
+		})
+	}
+}
+
+// TestIcebergExpiredSnapshot: once the snapshot an index was built from is
+// expired from the table, readers cannot time-travel to it: opening the
+// index fails naming the snapshot and the fix, and refresh rebuilds on the
+// current snapshot (the built one is no longer an ancestor to diff from).
+func TestIcebergExpiredSnapshot(t *testing.T) {
+	ctx := context.Background()
+	l := icetest.NewLake(t, "lake", "sqlite", "local")
+	l.Create("items", icetest.DocsSchema(), nil)
+	l.AppendRows(icetest.IDs(0, 300))
+	env := parqdb(t)
+	if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.Ref(),
+		VectorField: "embedding", KeyFields: []string{"id"}, NList: 4}); err != nil {
+		t.Fatal(err)
+	}
+	l.DeleteWhere(iceberg.LessThan(iceberg.Reference("id"), int64(10)))
+	tx := l.Tbl.NewTransaction()
+	if err := tx.ExpireSnapshots(table.WithRetainLast(1), table.WithOlderThan(0)); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := tx.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Tbl = tbl
+	if n := len(tbl.Metadata().Snapshots()); n != 1 {
+		t.Fatalf("%d snapshots after expiry, want 1", n)
+	}
+	_, err = query.Open(ctx, query.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, "docs", query.OpenOptions{})
+	if !errors.Is(err, icesource.ErrNotFound) || !strings.Contains(err.Error(), "expired") || !strings.Contains(err.Error(), "parqdb index refresh") {
+		t.Fatalf("open at an expired snapshot: %v", err)
+	}
+	refresh(t, env, "docs", indexer.ActionRebuild)
+	checkSearch(t, env, "docs", l.Live())
+}
+
+// TestIcebergPartitioned indexes a table partitioned by identity(title):
+// its data files lie in partition folders below data/, one per value and
+// append; an append adds one file per partition and refreshes
+// incrementally.
+func TestIcebergPartitioned(t *testing.T) {
+	ctx := context.Background()
+	l := icetest.NewLake(t, "lake", "sqlite", "local")
+	l.CreatePartitioned("items")
+	l.AppendRows(icetest.IDs(0, 520))
+	env := parqdb(t)
+	if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.Ref(),
+		VectorField: "embedding", KeyFields: []string{"id"}, NList: 8}); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := currentMeta(t, env, "docs")
+	if n := m.CurrentSnapshot().Summary["source-files"]; n != "26" {
+		t.Fatalf("indexed %s data files, want 26 (one per title)", n)
+	}
+	checkSearch(t, env, "docs", l.Live())
+	l.AppendRows(icetest.IDs(520, 572))
+	if r := refresh(t, env, "docs", indexer.ActionIncremental); len(r.AddedFiles) != 26 || r.AddedRows != 52 {
+		t.Fatalf("incremental refresh: %d files, %d rows", len(r.AddedFiles), r.AddedRows)
+	}
+	checkSearch(t, env, "docs", l.Live())
+	if rep := verifyOK(t, env, "docs"); !rep.OK() {
+		t.Fatalf("verify: %+v", rep.Failed())
+	}
+}
+
+// TestIcebergSchemaEvolution: a column added to the table changes nothing
+// for the index (files written before it lack the column; joins of the
+// other columns work and refresh stays incremental); a rename of the
+// vector field makes refresh fail naming the file and field (fields are
+// bound by name, docs/iceberg.md §3.4) and commits nothing.
+func TestIcebergSchemaEvolution(t *testing.T) {
+	ctx := context.Background()
+	l := icetest.NewLake(t, "lake", "sqlite", "local")
+	l.Create("items", icetest.DocsSchema(), nil)
+	l.AppendRows(icetest.IDs(0, 400))
+	env := parqdb(t)
+	if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.Ref(),
+		VectorField: "embedding", KeyFields: []string{"id"}, NList: 4}); err != nil {
+		t.Fatal(err)
+	}
+	evolve := func(f func(u *table.UpdateSchema)) {
+		tx := l.Tbl.NewTransaction()
+		u := tx.UpdateSchema(true, false)
+		f(u)
+		if err := u.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		tbl, err := tx.Commit(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Tbl = tbl
+	}
+	evolve(func(u *table.UpdateSchema) {
+		u.AddColumn([]string{"lang"}, iceberg.PrimitiveTypes.String, "", false, nil)
+	})
+	l.AppendRows(icetest.IDs(400, 440))
+	refresh(t, env, "docs", indexer.ActionIncremental)
+	checkSearch(t, env, "docs", l.Live())
+	ix, err := query.Open(ctx, query.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, "docs", query.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []int64{5, 405} { // a row from before and one from after the new column
+		res, err := ix.Search(ctx, icetest.Vec(q), query.Options{K: 1, NProbe: 4, Refine: 4, Columns: []string{"id", "title"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) != 1 || res.Hits[0].Row["id"] != q || res.Hits[0].Row["title"] == nil {
+			t.Fatalf("search near row %d: %+v", q, res.Hits)
+		}
+	}
+	ix.Close()
+
+	evolve(func(u *table.UpdateSchema) { u.RenameColumn([]string{"embedding"}, "vec") })
+	l.AppendRows(icetest.IDs(440, 450))
+	_, loc0 := currentMeta(t, env, "docs")
+	_, err = indexer.Refresh(ctx, env, "docs", indexer.RefreshOptions{})
+	if err == nil || !strings.Contains(err.Error(), `"embedding"`) {
+		t.Fatalf("refresh after renaming the vector field: %v", err)
+	}
+	t.Logf("refresh after the rename: %v", err)
+	if _, loc := currentMeta(t, env, "docs"); loc != loc0 {
+		t.Fatal("a failed refresh committed")
+	}
+}
+
+// TestIcebergTableReplaced: a table dropped and recreated under the same
+// name is another table (another UUID): readers refuse it with ErrMoved
+// rather than calling its snapshot expired, and refresh rebuilds on it.
+func TestIcebergTableReplaced(t *testing.T) {
+	ctx := context.Background()
+	l := icetest.NewLake(t, "lake", "sqlite", "local")
+	l.Create("items", icetest.DocsSchema(), nil)
+	l.AppendRows(icetest.IDs(0, 100))
+	env := parqdb(t)
+	if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.Ref(),
+		VectorField: "embedding", KeyFields: []string{"id"}, NList: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Cat.DropTable(ctx, l.Ident); err != nil {
+		t.Fatal(err)
+	}
+	l.Create("items", icetest.DocsSchema(), nil)
+	l.AppendRows(icetest.IDs(0, 100))
+	_, err := query.Open(ctx, query.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, "docs", query.OpenOptions{})
+	if !errors.Is(err, icesource.ErrMoved) || !strings.Contains(err.Error(), "parqdb index refresh") {
+		t.Fatalf("open over a recreated table: %v", err)
+	}
+	// Like a folder deleted and written again, the table under the bound
+	// name is the source now: refresh rebuilds on it.
+	refresh(t, env, "docs", indexer.ActionRebuild)
+	checkSearch(t, env, "docs", l.Live())
+}
