@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -150,43 +149,7 @@ func classify(ctx context.Context, h *errHolder, err error) error {
 // *server.Error values (sql_error for a statement DuckDB rejects, the
 // API's codes for a bad ivf_search argument).
 func (e *Engine) Query(ctx context.Context, statement string) (array.RecordReader, error) {
-	if l := strings.ToLower(statement); strings.Contains(l, internalPrefix) || strings.Contains(l, "u&") {
-		return nil, &server.Error{Status: 400, Code: server.CodeSQLError,
-			Message: "statements may not name ParqDB's internal functions or use U& escapes; call ivf_search, ivf_search_key or ivf_nearest",
-			Err:     ErrSQL}
-	}
-	ctx, h := withHolder(ctx)
-	conn, err := e.db.Conn(ctx)
-	if err != nil {
-		return nil, server.AsError(err)
-	}
-	var ar *duckdb.Arrow
-	err = conn.Raw(func(dc any) error {
-		var err error
-		ar, err = duckdb.NewArrowFromConn(dc.(driver.Conn))
-		return err
-	})
-	if err != nil {
-		conn.Close()
-		return nil, server.AsError(err)
-	}
-	if !e.opts.ExternalAccess {
-		if err := onlyQueries(ctx, conn, statement); err != nil {
-			conn.Close()
-			return nil, err
-		}
-	}
-	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		conn.Close()
-		return nil, server.AsError(err)
-	}
-	rr, err := ar.QueryContext(ctx, statement)
-	if err != nil {
-		rollback(conn)
-		return nil, classify(ctx, h, err)
-	}
-	e.open.Add(1)
-	return &reader{RecordReader: rr, conn: conn, e: e, ctx: ctx, h: h}, nil
+	return e.QueryArgs(ctx, statement, nil)
 }
 
 // onlyQueries refuses a statement that is not a query (all of them, if

@@ -30,7 +30,7 @@ type Prepared struct {
 func refuse(statement string) error {
 	if l := strings.ToLower(statement); strings.Contains(l, internalPrefix) || strings.Contains(l, "u&") {
 		return &server.Error{Status: 400, Code: server.CodeSQLError,
-			Message: "statements may not name ParqDB's internal functions or use U& escapes; call ivf_search or ivf_search_key",
+			Message: "statements may not name ParqDB's internal functions or use U& escapes; call ivf_search, ivf_search_key or ivf_nearest",
 			Err:     ErrSQL}
 	}
 	return nil
@@ -80,7 +80,10 @@ func (e *Engine) Prepare(ctx context.Context, statement string) (*Prepared, erro
 }
 
 // QueryArgs is Query with values for the statement's positional
-// parameters (nil, bool, int64, float64, string or []byte).
+// parameters (nil, bool, int64, float64, string or []byte). Query and the
+// prepared statements of Flight SQL both run here, so both get the same
+// checks: no internal function names and, without external access, only
+// queries (no COPY … TO into an allowed directory).
 func (e *Engine) QueryArgs(ctx context.Context, statement string, args []any) (array.RecordReader, error) {
 	if err := refuse(statement); err != nil {
 		return nil, err
@@ -99,6 +102,12 @@ func (e *Engine) QueryArgs(ctx context.Context, statement string, args []any) (a
 	if err != nil {
 		conn.Close()
 		return nil, server.AsError(err)
+	}
+	if !e.opts.ExternalAccess {
+		if err := onlyQueries(ctx, conn, statement); err != nil {
+			conn.Close()
+			return nil, err
+		}
 	}
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		conn.Close()

@@ -3,6 +3,7 @@
 package sqlengine_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -98,6 +99,19 @@ func TestSourceViewsAndAllowList(t *testing.T) {
 		var ae *server.Error
 		if !errors.As(err, &ae) || ae.Code != server.CodeSQLError {
 			t.Errorf("%s: %v, want a sql_error", stmt, err)
+		}
+		// Flight SQL's prepared statements run through QueryArgs: the
+		// same refusal there (it wrote into the allowed directory when
+		// QueryArgs skipped the read-only check).
+		rr, err := e.QueryArgs(context.Background(), stmt, nil)
+		if err == nil {
+			for rr.Next() {
+			}
+			err = rr.Err()
+			rr.Release()
+		}
+		if !errors.As(err, &ae) || ae.Code != server.CodeSQLError {
+			t.Errorf("prepared %s: %v, want a sql_error", stmt, err)
 		}
 	}
 	if ents, err := os.ReadDir(allowed); err != nil || len(ents) != 1 {
