@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 )
 
 // Token is a shared secret clients present as "Authorization: Bearer T"
@@ -87,19 +89,34 @@ func (t Token) CheckAuthorization(header string, basic bool) bool {
 }
 
 // IsLoopback reports whether a listen address ("host:port") binds only
-// loopback interfaces: an IP in 127.0.0.0/8 or ::1, or "localhost". An
-// empty host (all interfaces) is not loopback.
+// loopback interfaces: an IP in 127.0.0.0/8 or ::1, or a host name (such as
+// "localhost") every address of which, as the resolver answers now, is a
+// loopback address. An empty host (all interfaces) is not loopback, nor is a
+// name that does not resolve.
 func IsLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
+	if err != nil || host == "" {
 		return false
 	}
-	if strings.EqualFold(host, "localhost") {
-		return true
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	addrs, err := lookupIPAddr(ctx, host)
+	if err != nil || len(addrs) == 0 {
+		return false
+	}
+	for _, a := range addrs {
+		if !a.IP.IsLoopback() {
+			return false
+		}
+	}
+	return true
 }
+
+// lookupIPAddr resolves a listen host name; tests replace it.
+var lookupIPAddr = net.DefaultResolver.LookupIPAddr
 
 // CheckListen enforces the security rule: listening on a non-loopback
 // address requires a token.
