@@ -223,12 +223,24 @@ func (t *Table) inferDim(ctx context.Context, l *Layout) (int, error) {
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
+			// The first live row of the row group (deleted rows are skipped).
+			first, end := f.rgStart[rgi], f.rgStart[rgi+1]
+			if deleted, runEnd := f.liveRun(first, end); deleted {
+				if runEnd == end {
+					continue
+				}
+				first = runEnd
+			}
 			var c vecCursor
 			c.reset(&l.files[fi].vec, rg.ColumnChunks()[l.files[fi].vec.col].Pages())
-			rs, err := c.readRow(nil)
+			var rs rowStatus
+			var err error
+			for p := f.rgStart[rgi]; p <= first && err == nil; p++ {
+				rs, err = c.readRow(nil)
+			}
 			c.close()
 			fe := func(rule error, detail string, cause error) error {
-				return &Error{Source: t.desc, File: f.Key, Row: f.rgStart[rgi], Field: l.VectorField,
+				return &Error{Source: t.desc, File: f.Key, Row: first, Field: l.VectorField,
 					Rule: rule, Detail: detail, Err: cause}
 			}
 			switch {

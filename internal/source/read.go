@@ -53,7 +53,7 @@ type rgGroup struct {
 func (t *Table) groupLocs(locs []RowLoc) ([]rgGroup, error) {
 	idx := make([]int, len(locs))
 	for i, loc := range locs {
-		if loc.File < 0 || int(loc.File) >= len(t.files) || loc.Row < 0 || loc.Row >= t.files[loc.File].Rows {
+		if loc.File < 0 || int(loc.File) >= len(t.files) || loc.Row < 0 || loc.Row >= t.files[loc.File].physRows() {
 			return nil, &Error{Source: t.desc, Row: -1, Rule: ErrRowLoc, Detail: fmt.Sprintf("locs[%d] = {File: %d, Row: %d}", i, loc.File, loc.Row)}
 		}
 		idx[i] = i
@@ -101,6 +101,10 @@ func (t *Table) ReadRows(ctx context.Context, locs []RowLoc, columns []string) (
 		for _, c := range t.files[0].pf.Root().Columns() {
 			columns = append(columns, c.Name())
 		}
+	}
+	locs, err := t.physLocs(locs)
+	if err != nil {
+		return nil, err
 	}
 	groups, err := t.groupLocs(locs)
 	if err != nil {
@@ -355,6 +359,10 @@ func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst [
 	D := l.Dim
 	if len(dst) != len(locs)*D {
 		return &Error{Source: t.desc, Row: -1, Rule: ErrBinding, Detail: fmt.Sprintf("dst holds %d values, want %d", len(dst), len(locs)*D)}
+	}
+	locs, err := t.physLocs(locs)
+	if err != nil {
+		return err
 	}
 	groups, err := t.groupLocs(locs)
 	if err != nil {

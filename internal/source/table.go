@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sync/errgroup"
 
@@ -26,7 +27,7 @@ type File struct {
 	Size      int64     // bytes
 	ETag      string    // backend version tag; may be empty
 	ModTime   time.Time // last modification
-	Rows      int64     // rows according to the footer
+	Rows      int64     // rows according to the footer, minus deleted rows (ApplyDeletes)
 	RowGroups int       // row groups according to the footer
 }
 
@@ -51,6 +52,9 @@ type tableFile struct {
 	obj     storage.Object
 	pf      *parquet.File
 	rgStart []int64 // first row (within the file) of each row group, plus the total
+	// del and live are the deleted and the live rows of the Parquet file
+	// (ApplyDeletes); both nil when no row is deleted.
+	del, live *roaring.Bitmap
 }
 
 // readBufferSize is the buffer of each page reader (and the optimistic
@@ -319,7 +323,8 @@ func (t *Table) Files() []File {
 	return out
 }
 
-// NumRows returns the total row count from the footers.
+// NumRows returns the total row count from the footers, minus the deleted
+// rows (ApplyDeletes).
 func (t *Table) NumRows() int64 { return t.rows }
 
 // Schema returns the Parquet schema of the first file.
