@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -37,6 +38,12 @@ type Snapshot struct {
 	// (Iceberg data files are immutable: a path never changes content).
 	Files []storage.Info
 	Rows  []int64 // record_count of Files[i]
+	// Deleted holds, by key, the positions of the deleted rows of the data
+	// files that row-level deletes apply to (position deletes, equality
+	// deletes, deletion vectors). Such a file's ETag is deleteVersion of
+	// its positions, so its version in source-files.json changes when its
+	// deletes do.
+	Deleted map[string]*roaring.Bitmap
 	// Schema is the snapshot's schema.
 	Schema *iceberg.Schema
 }
@@ -47,9 +54,10 @@ type Snapshot struct {
 //
 // It fails with ErrCatalog (catalog not configured or not reachable),
 // ErrNotFound (namespace, table or snapshot missing; a table without any
-// snapshot), ErrUnsupported (a data file that is not Parquet or lies
-// outside the table location; any delete file, position, equality or
-// deletion vector, applying to the snapshot). Every error names ref.
+// snapshot), ErrUnsupported (a data or delete file that is not Parquet or
+// lies outside the table location, a deletion vector that cannot be read).
+// It resolves the row-level deletes of the snapshot into Deleted
+// (deletes.go). Every error names ref and the file.
 func Resolve(ctx context.Context, ref Ref, snapshotID int64) (*Snapshot, error) {
 	return resolve(ctx, ref, snapshotID, "")
 }
@@ -136,11 +144,6 @@ func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int
 	seen := map[string]bool{}
 	for _, t := range tasks {
 		df := t.File
-		if n := len(t.DeleteFiles) + len(t.EqualityDeleteFiles) + len(t.DeletionVectorFiles); n > 0 {
-			return nil, fmt.Errorf("source %s snapshot %d: %w: data file %s has %d delete file(s) (position %d, equality %d, deletion vectors %d); "+
-				"ParqDB indexes only snapshots without row-level deletes: rewrite the table's data files (compaction) or use copy-on-write deletes",
-				ref, snap.SnapshotID, ErrUnsupported, df.FilePath(), n, len(t.DeleteFiles), len(t.EqualityDeleteFiles), len(t.DeletionVectorFiles))
-		}
 		if df.FileFormat() != iceberg.ParquetFile {
 			return nil, fmt.Errorf("source %s snapshot %d: %w: data file %s is %s; only Parquet data files are read",
 				ref, snap.SnapshotID, ErrUnsupported, df.FilePath(), df.FileFormat())
@@ -160,14 +163,20 @@ func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int
 	if len(files) == 0 {
 		return nil, fmt.Errorf("source %s snapshot %d: %w: the snapshot has no data files", ref, snap.SnapshotID, ErrNotFound)
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].info.Key < files[j].info.Key })
-	for _, f := range files {
-		s.Files = append(s.Files, f.info)
-		s.Rows = append(s.Rows, f.rows)
-	}
 	b, err := openBucket(ctx, loc)
 	if err != nil {
 		return nil, fmt.Errorf("source %s: table location %s: %w", ref, loc, err)
+	}
+	if s.Deleted, err = resolveDeletes(ctx, ref, tbl, snap.SnapshotID, loc, b, tasks); err != nil {
+		return nil, err
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].info.Key < files[j].info.Key })
+	for _, f := range files {
+		if bm := s.Deleted[f.info.Key]; bm != nil {
+			f.info.ETag = deleteVersion(bm)
+		}
+		s.Files = append(s.Files, f.info)
+		s.Rows = append(s.Rows, f.rows)
 	}
 	s.Bucket = b
 	return s, nil

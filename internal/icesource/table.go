@@ -37,6 +37,10 @@ func open(ctx context.Context, ref string, snapshotID int64, wantUUID string, wr
 	if err != nil {
 		return nil, "", fmt.Errorf("source %s: %w", r, err)
 	}
+	if err := t.ApplyDeletes(s.Deleted); err != nil {
+		_ = t.Close()
+		return nil, "", fmt.Errorf("source %s: %w", r, err)
+	}
 	return t, r.String(), nil
 }
 
@@ -82,7 +86,9 @@ func CurrentSnapshotID(ctx context.Context, ref string) (int64, error) {
 // append or overwrite counts added-records plus deleted-records, a delete
 // the rows it removed (deleted-records minus added-records: a copy-on-write
 // delete rewrites the rows it keeps), a replace (a compaction or another
-// rewrite that keeps every row) nothing. ancestor
+// rewrite that keeps every row) nothing; every snapshot also counts the
+// row-level delete records it added (added-position-deletes,
+// added-equality-deletes). ancestor
 // is false when from is not an ancestor of the current snapshot (a
 // rollback, or an expired history) or a summary lacks the counts; the
 // caller then cannot bound the change.
@@ -113,9 +119,15 @@ func Drift(ctx context.Context, ref string, from int64) (changed int64, ancestor
 		}
 		added, ok1 := count("added-records")
 		deleted, ok2 := count("deleted-records")
-		if !ok1 || !ok2 {
+		posDel, ok3 := count("added-position-deletes")
+		eqDel, ok4 := count("added-equality-deletes")
+		if !ok1 || !ok2 || !ok3 || !ok4 {
 			return 0, false, nil
 		}
+		// Row-level deletes (merge-on-read): a position delete removes one
+		// row; an equality delete record is counted once (it removes every
+		// older row with its values, usually one).
+		changed += posDel + eqDel
 		switch s.Summary.Operation {
 		case table.OpReplace:
 			// Rewrites that keep every row.
