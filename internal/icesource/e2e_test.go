@@ -188,7 +188,7 @@ func checkSurfaces(t *testing.T, ix *query.Index, live map[int64][]float32) {
 }
 
 // hasDeletes reports whether the current snapshot's scan of l's table
-// carries delete files of kind ("position" or "equality").
+// carries delete files of kind ("position", "equality" or "dv").
 func hasDeletes(t *testing.T, l *icetest.Lake, kind string) bool {
 	t.Helper()
 	tasks, err := l.Tbl.Scan().PlanFiles(context.Background())
@@ -196,7 +196,8 @@ func hasDeletes(t *testing.T, l *icetest.Lake, kind string) bool {
 		t.Fatal(err)
 	}
 	for _, task := range tasks {
-		if kind == "position" && len(task.DeleteFiles) > 0 || kind == "equality" && len(task.EqualityDeleteFiles) > 0 {
+		if kind == "position" && len(task.DeleteFiles) > 0 || kind == "equality" && len(task.EqualityDeleteFiles) > 0 ||
+			kind == "dv" && len(task.DeletionVectorFiles) > 0 {
 			return true
 		}
 	}
@@ -588,4 +589,38 @@ func TestIcebergTableReplaced(t *testing.T) {
 	// name is the source now: refresh rebuilds on it.
 	refresh(t, env, "docs", indexer.ActionRebuild)
 	checkSearch(t, env, "docs", l.Live())
+}
+
+// TestIcebergDeletionVectors: a format v3 table whose merge-on-read deletes
+// iceberg-go writes as deletion vectors (Puffin): the index applies them
+// (create, refresh by reassign) and never returns a deleted row.
+func TestIcebergDeletionVectors(t *testing.T) {
+	ctx := context.Background()
+	l := icetest.NewLake(t, "lake", "sqlite", "local")
+	l.Create("items", icetest.DocsSchema(), iceberg.Properties{"format-version": "3", table.WriteDeleteModeKey: table.WriteModeMergeOnRead})
+	l.AppendRows(icetest.IDs(0, 300))
+	l.DeleteWhere(iceberg.LessThan(iceberg.Reference("id"), int64(10)))
+	if !hasDeletes(t, l, "dv") {
+		t.Fatal("the v3 merge-on-read delete wrote no deletion vector")
+	}
+	live := l.Live()
+	if len(live) != 290 {
+		t.Fatalf("iceberg-go reads %d live rows, want 290", len(live))
+	}
+	env := parqdb(t)
+	if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.Ref(),
+		VectorField: "embedding", KeyFields: []string{"id"}, NList: 4}); err != nil {
+		t.Fatal(err)
+	}
+	checkSearch(t, env, "docs", live)
+	l.DeleteWhere(iceberg.EqualTo(iceberg.Reference("id"), int64(150)))
+	refresh(t, env, "docs", indexer.ActionReassign)
+	live = l.Live()
+	if _, ok := live[150]; ok || len(live) != 289 {
+		t.Fatalf("after the second delete %d live rows", len(live))
+	}
+	checkSearch(t, env, "docs", live)
+	if rep := verifyOK(t, env, "docs"); !rep.OK() {
+		t.Fatalf("verify: %+v", rep.Failed())
+	}
 }
