@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -46,6 +47,11 @@ type Snapshot struct {
 	Deleted map[string]*roaring.Bitmap
 	// Schema is the snapshot's schema.
 	Schema *iceberg.Schema
+	// FieldIDs maps the name of each top-level field of Schema, and each
+	// former name of a top-level field (in the table's other schemas,
+	// newest first) that no field of Schema has, to its Iceberg field id:
+	// data files are read by field id (docs/iceberg.md §3.4).
+	FieldIDs map[string]int
 }
 
 // Resolve loads the table ref names from its catalog and plans the scan of
@@ -131,7 +137,8 @@ func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int
 		}
 	}
 	loc := strings.TrimSuffix(md.Location(), "/")
-	s := &Snapshot{Ref: ref, TableUUID: md.TableUUID().String(), SnapshotID: snap.SnapshotID, Location: loc, Schema: schema}
+	s := &Snapshot{Ref: ref, TableUUID: md.TableUUID().String(), SnapshotID: snap.SnapshotID, Location: loc, Schema: schema,
+		FieldIDs: fieldIDs(schema, md.Schemas())}
 	tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("source %s snapshot %d: plan files: %w", ref, snap.SnapshotID, err)
@@ -224,4 +231,33 @@ func openBucket(ctx context.Context, loc string) (storage.Bucket, error) {
 		return nil, err
 	}
 	return storage.Open(ctx, path)
+}
+
+// fieldIDs is Snapshot.FieldIDs: the top-level fields of schema by name,
+// then the former names of the other schemas (highest schema id first)
+// that schema does not use.
+func fieldIDs(schema *iceberg.Schema, all []*iceberg.Schema) map[string]int {
+	ids := map[string]int{}
+	for _, f := range schema.Fields() {
+		ids[f.Name] = f.ID
+	}
+	others := slices.Clone(all)
+	sort.Slice(others, func(i, j int) bool { return others[i].ID > others[j].ID })
+	for _, sc := range others {
+		for _, f := range sc.Fields() {
+			if _, taken := ids[f.Name]; !taken {
+				ids[f.Name] = f.ID
+			}
+		}
+	}
+	return ids
+}
+
+// CurrentNames are the top-level field names of the snapshot's schema.
+func (s *Snapshot) CurrentNames() []string {
+	var out []string
+	for _, f := range s.Schema.Fields() {
+		out = append(out, f.Name)
+	}
+	return out
 }

@@ -37,6 +37,7 @@ func open(ctx context.Context, ref string, snapshotID int64, wantUUID string, wr
 	if err != nil {
 		return nil, "", fmt.Errorf("source %s: %w", r, err)
 	}
+	t.BindFieldIDs(s.FieldIDs, s.CurrentNames())
 	if err := t.ApplyDeletes(s.Deleted); err != nil {
 		_ = t.Close()
 		return nil, "", fmt.Errorf("source %s: %w", r, err)

@@ -51,7 +51,7 @@ func (t *Table) ScanColumns(ctx context.Context, columns []string, keep func(fil
 	for fi, f := range t.files {
 		leaves := make([]int, len(columns))
 		for j, name := range columns {
-			leaf, ok := f.pf.Schema().Lookup(name)
+			leaf, ok := f.pf.Schema().Lookup(f.colName(name))
 			if !ok {
 				return &Error{Source: t.desc, File: f.Key, Row: -1, Field: name, Rule: ErrMissingField,
 					Detail: "the filter reads this column; every source file must have it"}
@@ -70,7 +70,7 @@ func (t *Table) ScanColumns(ctx context.Context, columns []string, keep func(fil
 			rows := f.rgStart[ri+1] - f.rgStart[ri]
 			st := make([]ChunkStats, len(columns))
 			for j, leaf := range leaves {
-				st[j] = chunkStats(f.pf.Schema(), columns[j], md.RowGroups[ri].Columns[leaf].MetaData.Statistics, rows)
+				st[j] = chunkStats(f.pf.Schema(), f.colName(columns[j]), md.RowGroups[ri].Columns[leaf].MetaData.Statistics, rows)
 			}
 			if keep != nil && !keep(fi, ri, st) {
 				continue

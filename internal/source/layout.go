@@ -119,7 +119,7 @@ func (t *Table) checkFile(l *Layout, fi int, bad func(file, field string, rule e
 				return bad(f.Key, ReservedField, ErrReservedField, "")
 			}
 		}
-		vc := root.Column(b.VectorField)
+		vc := f.column(b.VectorField)
 		if vc == nil {
 			return bad(f.Key, b.VectorField, ErrMissingField, "no such top-level field")
 		}
@@ -129,7 +129,7 @@ func (t *Table) checkFile(l *Layout, fi int, bad func(file, field string, rule e
 		}
 		fl := fileLayout{vec: vs, keys: make([]int, len(b.KeyFields))}
 		for ki, name := range b.KeyFields {
-			kc := root.Column(name)
+			kc := f.column(name)
 			if kc == nil {
 				return bad(f.Key, name, ErrMissingField, "no such top-level field")
 			}

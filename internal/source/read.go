@@ -98,7 +98,7 @@ func seekablePages(cc parquet.ColumnChunk) parquet.Pages {
 // outside the table and ErrMissingField when a file lacks a column.
 func (t *Table) ReadRows(ctx context.Context, locs []RowLoc, columns []string) (*Rows, error) {
 	if columns == nil {
-		for _, c := range t.files[0].pf.Root().Columns() {
+		for _, c := range t.schemaFile().pf.Root().Columns() {
 			columns = append(columns, c.Name())
 		}
 	}
@@ -118,15 +118,18 @@ func (t *Table) ReadRows(ctx context.Context, locs []RowLoc, columns []string) (
 			continue
 		}
 		f := t.files[g.file]
-		root := f.pf.Root()
 		var fields []parquet.Field
 		var ls []int
 		for _, name := range columns {
-			c := root.Column(name)
+			c := f.column(name)
 			if c == nil {
 				return nil, &Error{Source: t.desc, File: f.Key, Row: -1, Field: name, Rule: ErrMissingField, Detail: "no such top-level field"}
 			}
-			fields = append(fields, c)
+			if c.Name() != name {
+				fields = append(fields, renamedField{c, name})
+			} else {
+				fields = append(fields, c)
+			}
 			ls = appendLeaves(ls, c)
 		}
 		leaves[g.file] = ls

@@ -42,6 +42,8 @@ type Table struct {
 	rows     int64
 	identity string
 	view     bool // made by Select: shares its parent's files
+	// current are the current field names (BindFieldIDs).
+	current []string
 	// def is the source-table definition of a table opened by a provider
 	// other than parquet (OpenFiles); nil for Open.
 	def *Definition
@@ -55,6 +57,9 @@ type tableFile struct {
 	// del and live are the deleted and the live rows of the Parquet file
 	// (ApplyDeletes); both nil when no row is deleted.
 	del, live *roaring.Bitmap
+	// names maps a field name of the table to the file's column name
+	// where they differ (BindFieldIDs; "" when the file lacks the field).
+	names map[string]string
 }
 
 // readBufferSize is the buffer of each page reader (and the optimistic
@@ -327,8 +332,9 @@ func (t *Table) Files() []File {
 // rows (ApplyDeletes).
 func (t *Table) NumRows() int64 { return t.rows }
 
-// Schema returns the Parquet schema of the first file.
-func (t *Table) Schema() *parquet.Schema { return t.files[0].pf.Schema() }
+// Schema returns the Parquet schema of the first file (after BindFieldIDs,
+// of the first file whose column names are the table's).
+func (t *Table) Schema() *parquet.Schema { return t.schemaFile().pf.Schema() }
 
 // String describes the table for messages.
 func (t *Table) String() string { return t.desc }
@@ -338,7 +344,7 @@ func (t *Table) String() string { return t.desc }
 // files. The view shares t's open files: closing it does nothing, and it
 // must not be used after t is closed. It is nil when no file is kept.
 func (t *Table) Select(keep func(File) bool) *Table {
-	v := &Table{bucket: t.bucket, prefix: t.prefix, desc: t.desc, view: true, def: t.def}
+	v := &Table{bucket: t.bucket, prefix: t.prefix, desc: t.desc, view: true, def: t.def, current: t.current}
 	for _, f := range t.files {
 		if keep(f.File) {
 			v.files = append(v.files, f)
