@@ -29,7 +29,9 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // parqdb is a ParqDB warehouse (local folder, SQLite catalog).
-func parqdb(t *testing.T) indexer.Env {
+func parqdb(t *testing.T) indexer.Env { return parqdbEnv(t) }
+
+func parqdbEnv(t testing.TB) indexer.Env {
 	t.Helper()
 	ctx := context.Background()
 	wh, err := storage.Open(ctx, t.TempDir())
