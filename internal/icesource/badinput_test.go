@@ -53,6 +53,22 @@ func TestIcebergBadInput(t *testing.T) {
 	if err := os.Remove(strings.TrimPrefix(lost, "file://")); err != nil {
 		t.Fatal(err)
 	}
+	// A table with an ORC position delete file (committed through
+	// iceberg-go's RowDelta; ParqDB reads only Parquet delete files).
+	l.Create("orcdelete", icetest.DocsSchema(), nil)
+	l.AppendRows(icetest.IDs(0, 200))
+	orc := strings.TrimSuffix(l.Tbl.Location(), "/") + "/data/deletes-00000.orc"
+	dfb, err := iceberg.NewDataFileBuilder(*iceberg.UnpartitionedSpec, iceberg.EntryContentPosDeletes, orc, iceberg.OrcFile, nil, nil, nil, 1, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := l.Tbl.NewTransaction()
+	if err := tx.NewRowDelta(nil).AddDeletes(dfb.Build()).Commit(ctx); err != nil {
+		t.Fatalf("commit an ORC delete file: %v", err)
+	}
+	if l.Tbl, err = tx.Commit(ctx); err != nil {
+		t.Fatalf("commit an ORC delete file: %v", err)
+	}
 	// A table without any snapshot.
 	l.Create("empty", icetest.DocsSchema(), nil)
 	l.Ident = good
@@ -76,6 +92,7 @@ func TestIcebergBadInput(t *testing.T) {
 		{"unknown namespace", "iceberg://lake/nope/items", "embedding", []string{"id"}, icesource.ErrNotFound, []string{`no namespace "nope"`}},
 		{"unknown table", "iceberg://lake/docs/nope", "embedding", []string{"id"}, icesource.ErrNotFound, []string{`no table "nope"`}},
 		{"table without snapshot", "iceberg://lake/docs/empty", "embedding", []string{"id"}, icesource.ErrNotFound, []string{"no snapshot"}},
+		{"ORC delete file", "iceberg://lake/docs/orcdelete", "embedding", []string{"id"}, icesource.ErrUnsupported, []string{"delete file " + orc, "is ORC; only Parquet delete files are read"}},
 		{"missing delete file", "iceberg://lake/docs/lostdelete", "embedding", []string{"id"}, nil, []string{"delete file " + lost}},
 		{"missing vector column", "iceberg://lake/docs/items", "vec", []string{"id"}, nil, []string{`"vec"`}},
 		{"binary vector column", "iceberg://lake/docs/items", "blob", []string{"id"}, nil, []string{`"blob"`}},

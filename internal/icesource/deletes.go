@@ -176,7 +176,7 @@ func (r *delResolver) apply(t table.FileScanTask, bm *roaring.Bitmap) error {
 // openParquet opens an Iceberg file (a delete or data file) of the table.
 func (r *delResolver) openParquet(path string, format iceberg.FileFormat) (*parquet.File, func(), error) {
 	if format != iceberg.ParquetFile {
-		return nil, nil, r.unsupported(path, "is %s; only Parquet delete files are read", format)
+		return nil, nil, r.unsupported(path, "is %s; only Parquet delete files are read: compact the table (rewrite_data_files applies the deletes) or write Parquet deletes", format)
 	}
 	key, ok := relKey(r.loc, path)
 	if !ok {
