@@ -189,7 +189,8 @@ func (r *delResolver) openParquet(path string, format iceberg.FileFormat) (*parq
 	var pf *parquet.File
 	err = safely(func() error {
 		var err error
-		pf, err = parquet.OpenFile(obj, obj.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+		pf, err = parquet.OpenFile(obj, obj.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true),
+			parquet.FileReadMode(parquet.ReadModeSync), parquet.OptimisticRead(true), parquet.ReadBufferSize(64<<10))
 		return err
 	})
 	if err != nil {

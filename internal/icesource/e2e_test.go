@@ -684,3 +684,42 @@ func TestIcebergDeletionVectors(t *testing.T) {
 		t.Fatalf("verify: %+v", rep.Failed())
 	}
 }
+
+// TestIcebergDeleteCache: opening an index on a snapshot with deletes
+// reads its delete files (and, for an equality delete, the data files'
+// equality columns) once per process: a second and a third open of the
+// same snapshot send the same, smaller number of source requests, which
+// the index's storage statistics count (docs/iceberg.md §3.5).
+func TestIcebergDeleteCache(t *testing.T) {
+	ctx := context.Background()
+	l := icetest.NewLake(t, "lake", "sqlite", "local")
+	l.Create("items", icetest.DocsSchema(), iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead})
+	l.AppendRows(icetest.IDs(0, 300))
+	l.AppendRows(icetest.IDs(300, 400))
+	l.DeleteWhere(iceberg.EqualTo(iceberg.Reference("id"), int64(3)))
+	l.EqualityDelete([]int64{4, 350})
+	env := parqdb(t)
+	if _, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: l.Ref(),
+		VectorField: "embedding", KeyFields: []string{"id"}, NList: 4}); err != nil {
+		t.Fatal(err)
+	}
+	icesource.ResetDeleteCache()
+	opens := func() int64 {
+		ix, err := query.Open(ctx, query.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, "docs", query.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		if ix.Snapshot().IndexedRows != 397 {
+			t.Fatalf("indexed %d rows, want 397", ix.Snapshot().IndexedRows)
+		}
+		_, src := ix.StorageStats()
+		return src.Requests
+	}
+	first, second, third := opens(), opens(), opens()
+	t.Logf("source requests per open: %d uncached, then %d, %d", first, second, third)
+	if second >= first || third != second {
+		t.Fatalf("source requests per open: %d uncached, then %d, %d; want the later opens equal and fewer", first, second, third)
+	}
+	checkSearch(t, env, "docs", l.Live())
+}

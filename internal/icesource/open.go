@@ -65,12 +65,13 @@ type Snapshot struct {
 // It resolves the row-level deletes of the snapshot into Deleted
 // (deletes.go). Every error names ref and the file.
 func Resolve(ctx context.Context, ref Ref, snapshotID int64) (*Snapshot, error) {
-	return resolve(ctx, ref, snapshotID, "")
+	return resolve(ctx, ref, snapshotID, "", nil)
 }
 
 // resolve is Resolve that, when wantUUID is not empty, first refuses a
-// table with another UUID with ErrMoved.
-func resolve(ctx context.Context, ref Ref, snapshotID int64, wantUUID string) (*Snapshot, error) {
+// table with another UUID with ErrMoved, and reads the data and delete
+// files through wrap(bucket) when wrap is not nil.
+func resolve(ctx context.Context, ref Ref, snapshotID int64, wantUUID string, wrap func(storage.Bucket) storage.Bucket) (*Snapshot, error) {
 	tbl, closeCat, err := loadTable(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -80,7 +81,7 @@ func resolve(ctx context.Context, ref Ref, snapshotID int64, wantUUID string) (*
 		return nil, fmt.Errorf("source %s: %w: the catalog's table has UUID %s, the index was built from table %s (dropped and recreated?); `parqdb index refresh` rebuilds the index on the new table",
 			ref, ErrMoved, got, wantUUID)
 	}
-	return resolveTable(ctx, ref, tbl, snapshotID)
+	return resolveTable(ctx, ref, tbl, snapshotID, wrap)
 }
 
 // loadTable loads the table ref names from its catalog; closeCat releases
@@ -117,7 +118,7 @@ func loadTable(ctx context.Context, ref Ref) (tbl *table.Table, closeCat func(),
 	return tbl, release, nil
 }
 
-func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int64) (*Snapshot, error) {
+func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int64, wrap func(storage.Bucket) storage.Bucket) (*Snapshot, error) {
 	md := tbl.Metadata()
 	var snap *table.Snapshot
 	if snapshotID == 0 {
@@ -173,6 +174,9 @@ func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int
 	b, err := openBucket(ctx, loc)
 	if err != nil {
 		return nil, fmt.Errorf("source %s: table location %s: %w", ref, loc, err)
+	}
+	if wrap != nil {
+		b = wrap(b)
 	}
 	if s.Deleted, err = resolveDeletes(ctx, ref, tbl, snap.SnapshotID, loc, b, tasks); err != nil {
 		return nil, err

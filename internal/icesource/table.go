@@ -25,12 +25,9 @@ func open(ctx context.Context, ref string, snapshotID int64, wantUUID string, wr
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := resolve(ctx, r, snapshotID, wantUUID)
+	s, err := resolve(ctx, r, snapshotID, wantUUID, wrap)
 	if err != nil {
 		return nil, "", err
-	}
-	if wrap != nil {
-		s.Bucket = wrap(s.Bucket)
 	}
 	desc := strconv.Quote(r.String() + "@" + strconv.FormatInt(s.SnapshotID, 10))
 	t, err := source.OpenFiles(ctx, s.Bucket, desc, s.Files, s.Rows, source.Definition{Provider: Provider, Properties: s.Properties()})
@@ -51,7 +48,7 @@ func open(ctx context.Context, ref string, snapshotID int64, wantUUID string, wr
 // CheckProperties. It fails with ErrMoved when the catalog's table under
 // that name has another UUID (dropped and recreated), and with ErrNotFound
 // when the snapshot expired. wrap, when not nil, wraps the bucket the data
-// files are read from (to count the reads, say).
+// and delete files are read from (to count the reads, say).
 func OpenBound(ctx context.Context, props map[string]string, wrap func(storage.Bucket) storage.Bucket) (*source.Table, error) {
 	if err := CheckProperties(props); err != nil {
 		return nil, err
