@@ -43,7 +43,9 @@ func tableDefinition(t *source.Table, loc string) metadata.TableDefinition {
 }
 
 // ActionReassign is the refresh of an Iceberg source whose snapshots since
-// the built one removed or rewrote data files but changed few rows (under
+// the built one removed or rewrote data files, or deleted rows of them with
+// row-level deletes (position, equality, deletion vectors: such a file has
+// a new version in source-files.json), but changed few rows (under
 // the drift threshold, counted from the snapshot summaries by
 // icesource.Drift; compactions count nothing): every live row is read and
 // assigned to the kept centroids and the postings are written anew, with
@@ -68,7 +70,7 @@ func icebergReassign(ctx context.Context, t *source.Table, snap *metadata.Snapsh
 	if float64(changed) > maxGrowth*float64(snap.IndexedRows) || t.NumRows() < nlist {
 		return false, "", nil
 	}
-	return true, fmt.Sprintf("Iceberg snapshots %s..%s removed or rewrote files but changed at most %d rows (within %.0f%% of the %d indexed): rows reassigned to the kept centroids",
+	return true, fmt.Sprintf("Iceberg snapshots %s..%s removed, rewrote or deleted rows of files but changed at most %d rows (within %.0f%% of the %d indexed): rows reassigned to the kept centroids",
 		snap.SourceTable.Properties["snapshot-id"], d.Properties["snapshot-id"], changed, 100*maxGrowth, snap.IndexedRows), nil
 }
 

@@ -41,6 +41,34 @@ func TestIcebergBadInput(t *testing.T) {
 	if n := len(l.Live()); n != 198 {
 		t.Fatalf("equality delete left %d rows, want 198", n)
 	}
+	// A table whose position delete file is gone from storage.
+	l.Create("lostdelete", icetest.DocsSchema(), iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead})
+	l.AppendRows(icetest.IDs(0, 200))
+	l.DeleteWhere(iceberg.EqualTo(iceberg.Reference("id"), int64(7)))
+	tasks, err := l.Tbl.Scan().PlanFiles(ctx)
+	if err != nil || len(tasks) != 1 || len(tasks[0].DeleteFiles) != 1 {
+		t.Fatalf("lostdelete: %d tasks, %v", len(tasks), err)
+	}
+	lost := tasks[0].DeleteFiles[0].FilePath()
+	if err := os.Remove(strings.TrimPrefix(lost, "file://")); err != nil {
+		t.Fatal(err)
+	}
+	// A table with an ORC position delete file (committed through
+	// iceberg-go's RowDelta; ParqDB reads only Parquet delete files).
+	l.Create("orcdelete", icetest.DocsSchema(), nil)
+	l.AppendRows(icetest.IDs(0, 200))
+	orc := strings.TrimSuffix(l.Tbl.Location(), "/") + "/data/deletes-00000.orc"
+	dfb, err := iceberg.NewDataFileBuilder(*iceberg.UnpartitionedSpec, iceberg.EntryContentPosDeletes, orc, iceberg.OrcFile, nil, nil, nil, 1, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := l.Tbl.NewTransaction()
+	if err := tx.NewRowDelta(nil).AddDeletes(dfb.Build()).Commit(ctx); err != nil {
+		t.Fatalf("commit an ORC delete file: %v", err)
+	}
+	if l.Tbl, err = tx.Commit(ctx); err != nil {
+		t.Fatalf("commit an ORC delete file: %v", err)
+	}
 	// A table without any snapshot.
 	l.Create("empty", icetest.DocsSchema(), nil)
 	l.Ident = good
@@ -64,8 +92,8 @@ func TestIcebergBadInput(t *testing.T) {
 		{"unknown namespace", "iceberg://lake/nope/items", "embedding", []string{"id"}, icesource.ErrNotFound, []string{`no namespace "nope"`}},
 		{"unknown table", "iceberg://lake/docs/nope", "embedding", []string{"id"}, icesource.ErrNotFound, []string{`no table "nope"`}},
 		{"table without snapshot", "iceberg://lake/docs/empty", "embedding", []string{"id"}, icesource.ErrNotFound, []string{"no snapshot"}},
-		{"position delete", "iceberg://lake/docs/deleted", "embedding", []string{"id"}, icesource.ErrUnsupported, []string{"delete file", "position 1"}},
-		{"equality delete", "iceberg://lake/docs/eqdeleted", "embedding", []string{"id"}, icesource.ErrUnsupported, []string{"delete file", "equality 1"}},
+		{"ORC delete file", "iceberg://lake/docs/orcdelete", "embedding", []string{"id"}, icesource.ErrUnsupported, []string{"delete file " + orc, "is ORC; only Parquet delete files are read"}},
+		{"missing delete file", "iceberg://lake/docs/lostdelete", "embedding", []string{"id"}, nil, []string{"delete file " + lost}},
 		{"missing vector column", "iceberg://lake/docs/items", "vec", []string{"id"}, nil, []string{`"vec"`}},
 		{"binary vector column", "iceberg://lake/docs/items", "blob", []string{"id"}, nil, []string{`"blob"`}},
 		{"missing key column", "iceberg://lake/docs/items", "embedding", []string{"doc_id"}, nil, []string{`"doc_id"`}},
@@ -93,6 +121,21 @@ func TestIcebergBadInput(t *testing.T) {
 				t.Fatalf("warehouse after a failed create: %d objects, %v", len(objs), lerr)
 			}
 		})
+	}
+	// Row-level deletes are applied, not refused: the deleted rows are not
+	// indexed.
+	for _, c := range []struct {
+		table string
+		rows  int64
+	}{{"deleted", 199}, {"eqdeleted", 198}} {
+		env := parqdb(t)
+		r, err := indexer.Create(ctx, env, indexer.Options{Name: "docs", Source: "iceberg://lake/docs/" + c.table, VectorField: "embedding", KeyFields: []string{"id"}, NList: 4})
+		if err != nil {
+			t.Fatalf("%s: %v", c.table, err)
+		}
+		if r.Rows != c.rows {
+			t.Fatalf("%s: indexed %d rows, want %d", c.table, r.Rows, c.rows)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/url"
 	"os"
 	"slices"
@@ -34,6 +35,7 @@ func TestIndependentReader(t *testing.T) {
 	l.AppendRows(icetest.IDs(0, 300))
 	l.AppendRows(icetest.IDs(300, 350))
 	l.DeleteWhere(iceberg.EqualTo(iceberg.Reference("id"), int64(5)))
+	l.EqualityDelete([]int64{10, 11, 320})
 
 	md := readMetadataJSON(t, l.Tbl.MetadataLocation())
 	if md.FormatVersion != 2 {
@@ -52,7 +54,7 @@ func TestIndependentReader(t *testing.T) {
 			cur = s
 		}
 	}
-	if cur == nil || len(md.Snapshots) != 3 {
+	if cur == nil || len(md.Snapshots) != 4 {
 		t.Fatalf("current-snapshot-id %d among %d snapshots", md.CurrentSnapshotID, len(md.Snapshots))
 	}
 
@@ -65,6 +67,8 @@ func TestIndependentReader(t *testing.T) {
 	})
 	live := map[string]int64{} // data file path → record_count
 	var posDeletes int64
+	deadPos := map[string][]int64{} // data file path → deleted positions, from the position delete files
+	var eqIDs []int64               // ids the equality delete files delete
 	for _, m := range lists {
 		entries := readAvro(t, m["manifest_path"].(string), map[string]int{"status": 0, "snapshot_id": 1, "data_file": 2})
 		for _, e := range entries {
@@ -83,6 +87,20 @@ func TestIndependentReader(t *testing.T) {
 				checkParquet(t, path, n, df["file_size_in_bytes"].(int64))
 			case 1:
 				posDeletes += n
+				// Spec "Position Delete Files": file_path (2147483546), pos (2147483545).
+				for _, r := range readParquetRows(t, df["file_path"].(string), map[string]int{"file_path": 2147483546, "pos": 2147483545}) {
+					deadPos[r["file_path"].(string)] = append(deadPos[r["file_path"].(string)], r["pos"].(int64))
+				}
+			case 2:
+				// Spec "Equality Delete Files": equality_ids (135) names
+				// the columns, here field id 1 (id).
+				eqf, _ := df["equality_ids"].(map[string]any) // goavro's union {"array": [...]}
+				if ids, _ := eqf["array"].([]any); len(ids) != 1 || ids[0] != int32(1) {
+					t.Fatalf("equality delete %s: equality_ids %v, want [1]", path, df["equality_ids"])
+				}
+				for _, r := range readParquetRows(t, path, map[string]int{"id": 1}) {
+					eqIDs = append(eqIDs, r["id"].(int64))
+				}
 			default:
 				t.Fatalf("unexpected content %v", df["content"])
 			}
@@ -92,12 +110,62 @@ func TestIndependentReader(t *testing.T) {
 	for _, n := range live {
 		rows += n
 	}
-	if len(live) != 2 || rows != 350 || posDeletes != 1 {
-		t.Fatalf("manifests: %d data files with %d rows, %d position deletes; want 2, 350, 1", len(live), rows, posDeletes)
+	if len(live) != 2 || rows != 350 || posDeletes != 1 || len(eqIDs) != 3 {
+		t.Fatalf("manifests: %d data files with %d rows, %d position deletes, %d equality deletes; want 2, 350, 1, 3", len(live), rows, posDeletes, len(eqIDs))
 	}
-	// iceberg-go, reading the same table, applies the delete.
-	if n := len(l.Live()); int64(n) != rows-posDeletes {
-		t.Fatalf("iceberg-go reads %d live rows, the manifests say %d-%d", n, rows, posDeletes)
+	// The live rows by this reader: every data file's rows minus the
+	// positions the position deletes name and the ids the equality deletes
+	// name (both delete files are newer than every data file).
+	ourLive := map[int64]bool{}
+	wantDeleted := map[string][]int64{} // key → deleted positions
+	for path := range live {
+		dead := map[int64]bool{}
+		for _, p := range deadPos[path] {
+			dead[p] = true
+		}
+		for i, r := range readParquetRows(t, path, map[string]int{"id": 1}) {
+			id := r["id"].(int64)
+			if dead[int64(i)] || slices.Contains(eqIDs, id) {
+				key := strings.TrimPrefix(localPath(path), localPath(md.Location)+"/")
+				wantDeleted[key] = append(wantDeleted[key], int64(i))
+				continue
+			}
+			ourLive[id] = true
+		}
+	}
+	// iceberg-go, reading the same table, applies the deletes the same way.
+	igLive := l.Live()
+	if len(igLive) != len(ourLive) || len(ourLive) != 350-4 {
+		t.Fatalf("iceberg-go reads %d live rows, this reader %d, want 346", len(igLive), len(ourLive))
+	}
+	for id := range igLive {
+		if !ourLive[id] {
+			t.Fatalf("iceberg-go reads id %d, which this reader finds deleted", id)
+		}
+	}
+	// The provider resolves the current snapshot's deletes to the same
+	// positions.
+	ref0, err := icesource.ParseRef(l.Ref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := icesource.Resolve(context.Background(), ref0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs.Deleted) != len(wantDeleted) {
+		t.Fatalf("provider: deletes in %d data files, want %d", len(cs.Deleted), len(wantDeleted))
+	}
+	for key, want := range wantDeleted {
+		var got []int64
+		if bm := cs.Deleted[key]; bm != nil {
+			for _, p := range bm.ToArray() {
+				got = append(got, int64(p))
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("provider: data file %s deleted positions %v, want %v", key, got, want)
+		}
 	}
 
 	// The second snapshot (the append, no delete) is what the provider
@@ -272,4 +340,55 @@ func checkParquet(t *testing.T, loc string, rows, size int64) {
 			t.Fatalf("%s: column %s has field id %d, the table schema %d", loc, fld.Name(), fld.ID(), id)
 		}
 	}
+}
+
+// readParquetRows reads every row of a Parquet file with parquet-go,
+// checking that the columns named in fieldIDs carry those Iceberg field ids.
+func readParquetRows(t *testing.T, loc string, fieldIDs map[string]int) []map[string]any {
+	t.Helper()
+	f, err := os.Open(localPath(loc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, fi.Size())
+	if err != nil {
+		t.Fatalf("%s: %v", loc, err)
+	}
+	ids := map[string]int{}
+	for _, fld := range pf.Schema().Fields() {
+		ids[fld.Name()] = fld.ID()
+	}
+	for name, id := range fieldIDs {
+		if got, ok := ids[name]; !ok || got != id {
+			t.Fatalf("%s: column %s has field id %d (present %v), want %d", loc, name, got, ok, id)
+		}
+	}
+	var out []map[string]any
+	for _, rg := range pf.RowGroups() {
+		rows := rg.Rows()
+		buf := make([]parquet.Row, 64)
+		for {
+			n, err := rows.ReadRows(buf)
+			for _, r := range buf[:n] {
+				m := map[string]any{}
+				if err := pf.Schema().Reconstruct(&m, r); err != nil {
+					t.Fatalf("%s: %v", loc, err)
+				}
+				out = append(out, m)
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", loc, err)
+			}
+		}
+		rows.Close()
+	}
+	return out
 }

@@ -7,10 +7,12 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -37,8 +39,19 @@ type Snapshot struct {
 	// (Iceberg data files are immutable: a path never changes content).
 	Files []storage.Info
 	Rows  []int64 // record_count of Files[i]
+	// Deleted holds, by key, the positions of the deleted rows of the data
+	// files that row-level deletes apply to (position deletes, equality
+	// deletes, deletion vectors). Such a file's ETag is deleteVersion of
+	// its positions, so its version in source-files.json changes when its
+	// deletes do.
+	Deleted map[string]*roaring.Bitmap
 	// Schema is the snapshot's schema.
 	Schema *iceberg.Schema
+	// FieldIDs maps the name of each top-level field of Schema, and each
+	// former name of a top-level field (in the table's other schemas,
+	// newest first) that no field of Schema has, to its Iceberg field id:
+	// data files are read by field id (docs/iceberg.md §3.4).
+	FieldIDs map[string]int
 }
 
 // Resolve loads the table ref names from its catalog and plans the scan of
@@ -47,16 +60,18 @@ type Snapshot struct {
 //
 // It fails with ErrCatalog (catalog not configured or not reachable),
 // ErrNotFound (namespace, table or snapshot missing; a table without any
-// snapshot), ErrUnsupported (a data file that is not Parquet or lies
-// outside the table location; any delete file, position, equality or
-// deletion vector, applying to the snapshot). Every error names ref.
+// snapshot), ErrUnsupported (a data or delete file that is not Parquet or
+// lies outside the table location, a deletion vector that cannot be read).
+// It resolves the row-level deletes of the snapshot into Deleted
+// (deletes.go). Every error names ref and the file.
 func Resolve(ctx context.Context, ref Ref, snapshotID int64) (*Snapshot, error) {
-	return resolve(ctx, ref, snapshotID, "")
+	return resolve(ctx, ref, snapshotID, "", nil)
 }
 
 // resolve is Resolve that, when wantUUID is not empty, first refuses a
-// table with another UUID with ErrMoved.
-func resolve(ctx context.Context, ref Ref, snapshotID int64, wantUUID string) (*Snapshot, error) {
+// table with another UUID with ErrMoved, and reads the data and delete
+// files through wrap(bucket) when wrap is not nil.
+func resolve(ctx context.Context, ref Ref, snapshotID int64, wantUUID string, wrap func(storage.Bucket) storage.Bucket) (*Snapshot, error) {
 	tbl, closeCat, err := loadTable(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -66,7 +81,7 @@ func resolve(ctx context.Context, ref Ref, snapshotID int64, wantUUID string) (*
 		return nil, fmt.Errorf("source %s: %w: the catalog's table has UUID %s, the index was built from table %s (dropped and recreated?); `parqdb index refresh` rebuilds the index on the new table",
 			ref, ErrMoved, got, wantUUID)
 	}
-	return resolveTable(ctx, ref, tbl, snapshotID)
+	return resolveTable(ctx, ref, tbl, snapshotID, wrap)
 }
 
 // loadTable loads the table ref names from its catalog; closeCat releases
@@ -103,7 +118,7 @@ func loadTable(ctx context.Context, ref Ref) (tbl *table.Table, closeCat func(),
 	return tbl, release, nil
 }
 
-func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int64) (*Snapshot, error) {
+func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int64, wrap func(storage.Bucket) storage.Bucket) (*Snapshot, error) {
 	md := tbl.Metadata()
 	var snap *table.Snapshot
 	if snapshotID == 0 {
@@ -123,7 +138,8 @@ func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int
 		}
 	}
 	loc := strings.TrimSuffix(md.Location(), "/")
-	s := &Snapshot{Ref: ref, TableUUID: md.TableUUID().String(), SnapshotID: snap.SnapshotID, Location: loc, Schema: schema}
+	s := &Snapshot{Ref: ref, TableUUID: md.TableUUID().String(), SnapshotID: snap.SnapshotID, Location: loc, Schema: schema,
+		FieldIDs: fieldIDs(schema, md.Schemas())}
 	tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("source %s snapshot %d: plan files: %w", ref, snap.SnapshotID, err)
@@ -136,11 +152,6 @@ func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int
 	seen := map[string]bool{}
 	for _, t := range tasks {
 		df := t.File
-		if n := len(t.DeleteFiles) + len(t.EqualityDeleteFiles) + len(t.DeletionVectorFiles); n > 0 {
-			return nil, fmt.Errorf("source %s snapshot %d: %w: data file %s has %d delete file(s) (position %d, equality %d, deletion vectors %d); "+
-				"ParqDB indexes only snapshots without row-level deletes: rewrite the table's data files (compaction) or use copy-on-write deletes",
-				ref, snap.SnapshotID, ErrUnsupported, df.FilePath(), n, len(t.DeleteFiles), len(t.EqualityDeleteFiles), len(t.DeletionVectorFiles))
-		}
 		if df.FileFormat() != iceberg.ParquetFile {
 			return nil, fmt.Errorf("source %s snapshot %d: %w: data file %s is %s; only Parquet data files are read",
 				ref, snap.SnapshotID, ErrUnsupported, df.FilePath(), df.FileFormat())
@@ -160,14 +171,23 @@ func resolveTable(ctx context.Context, ref Ref, tbl *table.Table, snapshotID int
 	if len(files) == 0 {
 		return nil, fmt.Errorf("source %s snapshot %d: %w: the snapshot has no data files", ref, snap.SnapshotID, ErrNotFound)
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].info.Key < files[j].info.Key })
-	for _, f := range files {
-		s.Files = append(s.Files, f.info)
-		s.Rows = append(s.Rows, f.rows)
-	}
 	b, err := openBucket(ctx, loc)
 	if err != nil {
 		return nil, fmt.Errorf("source %s: table location %s: %w", ref, loc, err)
+	}
+	if wrap != nil {
+		b = wrap(b)
+	}
+	if s.Deleted, err = resolveDeletes(ctx, ref, tbl, snap.SnapshotID, loc, b, tasks); err != nil {
+		return nil, err
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].info.Key < files[j].info.Key })
+	for _, f := range files {
+		if bm := s.Deleted[f.info.Key]; bm != nil {
+			f.info.ETag = deleteVersion(bm)
+		}
+		s.Files = append(s.Files, f.info)
+		s.Rows = append(s.Rows, f.rows)
 	}
 	s.Bucket = b
 	return s, nil
@@ -215,4 +235,33 @@ func openBucket(ctx context.Context, loc string) (storage.Bucket, error) {
 		return nil, err
 	}
 	return storage.Open(ctx, path)
+}
+
+// fieldIDs is Snapshot.FieldIDs: the top-level fields of schema by name,
+// then the former names of the other schemas (highest schema id first)
+// that schema does not use.
+func fieldIDs(schema *iceberg.Schema, all []*iceberg.Schema) map[string]int {
+	ids := map[string]int{}
+	for _, f := range schema.Fields() {
+		ids[f.Name] = f.ID
+	}
+	others := slices.Clone(all)
+	sort.Slice(others, func(i, j int) bool { return others[i].ID > others[j].ID })
+	for _, sc := range others {
+		for _, f := range sc.Fields() {
+			if _, taken := ids[f.Name]; !taken {
+				ids[f.Name] = f.ID
+			}
+		}
+	}
+	return ids
+}
+
+// CurrentNames are the top-level field names of the snapshot's schema.
+func (s *Snapshot) CurrentNames() []string {
+	var out []string
+	for _, f := range s.Schema.Fields() {
+		out = append(out, f.Name)
+	}
+	return out
 }

@@ -21,8 +21,11 @@ const Provider = "iceberg"
 // followed, for each data file in ascending byte order of its key (the
 // path relative to the table location), by
 //
-//	<len(key)> ":" <key> " " <file_size_in_bytes> " " <record_count> "\n"
+//	<len(key)> ":" <key> " " <file_size_in_bytes> " " <live_rows> "\n"
 //
+// where live_rows is the manifest's record_count minus the rows that
+// row-level deletes remove from the file (record_count when none do; the
+// rows source-files.json records).
 // Iceberg never rewrites a data file in place, so the snapshot id with the
 // file list is the exact source state; the list is included so that a
 // reader that recomputes the identity also detects a catalog that serves a
@@ -30,14 +33,18 @@ const Provider = "iceberg"
 func (s *Snapshot) Identity() string {
 	keys := make([]string, len(s.Files))
 	sizes := make([]int64, len(s.Files))
+	rows := make([]int64, len(s.Files))
 	for i, f := range s.Files {
-		keys[i], sizes[i] = f.Key, f.Size
+		keys[i], sizes[i], rows[i] = f.Key, f.Size, s.Rows[i]
+		if bm := s.Deleted[f.Key]; bm != nil {
+			rows[i] -= int64(bm.GetCardinality())
+		}
 	}
-	return IdentityOf(s.TableUUID, s.SnapshotID, keys, sizes, s.Rows)
+	return IdentityOf(s.TableUUID, s.SnapshotID, keys, sizes, rows)
 }
 
 // IdentityOf computes Snapshot.Identity from its parts: the data files'
-// keys (in ascending byte order), sizes and record counts.
+// keys (in ascending byte order), sizes and live row counts.
 func IdentityOf(tableUUID string, snapshotID int64, keys []string, sizes, rows []int64) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "parqdb-iceberg-identity-v1\n%s\n%d\n", tableUUID, snapshotID)

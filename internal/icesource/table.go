@@ -25,16 +25,18 @@ func open(ctx context.Context, ref string, snapshotID int64, wantUUID string, wr
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := resolve(ctx, r, snapshotID, wantUUID)
+	s, err := resolve(ctx, r, snapshotID, wantUUID, wrap)
 	if err != nil {
 		return nil, "", err
-	}
-	if wrap != nil {
-		s.Bucket = wrap(s.Bucket)
 	}
 	desc := strconv.Quote(r.String() + "@" + strconv.FormatInt(s.SnapshotID, 10))
 	t, err := source.OpenFiles(ctx, s.Bucket, desc, s.Files, s.Rows, source.Definition{Provider: Provider, Properties: s.Properties()})
 	if err != nil {
+		return nil, "", fmt.Errorf("source %s: %w", r, err)
+	}
+	t.BindFieldIDs(s.FieldIDs, s.CurrentNames())
+	if err := t.ApplyDeletes(s.Deleted); err != nil {
+		_ = t.Close()
 		return nil, "", fmt.Errorf("source %s: %w", r, err)
 	}
 	return t, r.String(), nil
@@ -46,7 +48,7 @@ func open(ctx context.Context, ref string, snapshotID int64, wantUUID string, wr
 // CheckProperties. It fails with ErrMoved when the catalog's table under
 // that name has another UUID (dropped and recreated), and with ErrNotFound
 // when the snapshot expired. wrap, when not nil, wraps the bucket the data
-// files are read from (to count the reads, say).
+// and delete files are read from (to count the reads, say).
 func OpenBound(ctx context.Context, props map[string]string, wrap func(storage.Bucket) storage.Bucket) (*source.Table, error) {
 	if err := CheckProperties(props); err != nil {
 		return nil, err
@@ -82,7 +84,9 @@ func CurrentSnapshotID(ctx context.Context, ref string) (int64, error) {
 // append or overwrite counts added-records plus deleted-records, a delete
 // the rows it removed (deleted-records minus added-records: a copy-on-write
 // delete rewrites the rows it keeps), a replace (a compaction or another
-// rewrite that keeps every row) nothing. ancestor
+// rewrite that keeps every row) nothing; every snapshot also counts the
+// row-level delete records it added (added-position-deletes,
+// added-equality-deletes). ancestor
 // is false when from is not an ancestor of the current snapshot (a
 // rollback, or an expired history) or a summary lacks the counts; the
 // caller then cannot bound the change.
@@ -113,9 +117,15 @@ func Drift(ctx context.Context, ref string, from int64) (changed int64, ancestor
 		}
 		added, ok1 := count("added-records")
 		deleted, ok2 := count("deleted-records")
-		if !ok1 || !ok2 {
+		posDel, ok3 := count("added-position-deletes")
+		eqDel, ok4 := count("added-equality-deletes")
+		if !ok1 || !ok2 || !ok3 || !ok4 {
 			return 0, false, nil
 		}
+		// Row-level deletes (merge-on-read): a position delete removes one
+		// row; an equality delete record is counted once (it removes every
+		// older row with its values, usually one).
+		changed += posDel + eqDel
 		switch s.Summary.Operation {
 		case table.OpReplace:
 			// Rewrites that keep every row.

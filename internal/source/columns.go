@@ -23,7 +23,8 @@ type ChunkStats struct {
 	Rows     int64 // rows in the row group
 }
 
-// ColumnBatch is the values of the scanned columns in one row group.
+// ColumnBatch is the values of the scanned columns in one row group (in
+// a file with deleted rows, one run of live rows of a row group).
 type ColumnBatch struct {
 	File     int               // file index in Files order
 	RowGroup int               // row group within the file
@@ -37,8 +38,10 @@ const scanColumnsWorkers = 4
 
 // ScanColumns reads only the named top-level scalar columns of the table.
 // For each row group it first calls keep with the columns' footer
-// statistics (in columns order); when keep returns false the row group is
-// skipped without reading its pages. fn receives every kept row group; it
+// statistics (in columns order; they cover deleted rows too); when keep
+// returns false the row group is skipped without reading its pages. fn
+// receives every kept row group (split into runs of live rows when the
+// file has deleted rows, which are never delivered); it
 // may be called concurrently from several goroutines, in any order. A file
 // lacking a column fails with ErrMissingField, a list or group column with
 // ErrFieldType, both naming the file and the column.
@@ -48,7 +51,7 @@ func (t *Table) ScanColumns(ctx context.Context, columns []string, keep func(fil
 	for fi, f := range t.files {
 		leaves := make([]int, len(columns))
 		for j, name := range columns {
-			leaf, ok := f.pf.Schema().Lookup(name)
+			leaf, ok := f.pf.Schema().Lookup(f.colName(name))
 			if !ok {
 				return &Error{Source: t.desc, File: f.Key, Row: -1, Field: name, Rule: ErrMissingField,
 					Detail: "the filter reads this column; every source file must have it"}
@@ -67,7 +70,7 @@ func (t *Table) ScanColumns(ctx context.Context, columns []string, keep func(fil
 			rows := f.rgStart[ri+1] - f.rgStart[ri]
 			st := make([]ChunkStats, len(columns))
 			for j, leaf := range leaves {
-				st[j] = chunkStats(f.pf.Schema(), columns[j], md.RowGroups[ri].Columns[leaf].MetaData.Statistics, rows)
+				st[j] = chunkStats(f.pf.Schema(), f.colName(columns[j]), md.RowGroups[ri].Columns[leaf].MetaData.Statistics, rows)
 			}
 			if keep != nil && !keep(fi, ri, st) {
 				continue
@@ -83,7 +86,27 @@ func (t *Table) ScanColumns(ctx context.Context, columns []string, keep func(fil
 					}
 					b.Values[j] = vals
 				}
-				return fn(b)
+				if f.del == nil {
+					return fn(b)
+				}
+				// One batch per run of live rows: deleted rows are never
+				// delivered, and FirstRow counts live rows.
+				all := b.Values
+				for p, end := f.rgStart[ri], f.rgStart[ri+1]; p < end; {
+					deleted, runEnd := f.liveRun(p, end)
+					if !deleted {
+						lo, hi := p-f.rgStart[ri], runEnd-f.rgStart[ri]
+						rb := &ColumnBatch{File: fi, RowGroup: ri, FirstRow: f.liveRow(p), N: int(hi - lo), Values: make([][]parquet.Value, len(all))}
+						for j := range all {
+							rb.Values[j] = all[j][lo:hi:hi]
+						}
+						if err := fn(rb); err != nil {
+							return err
+						}
+					}
+					p = runEnd
+				}
+				return nil
 			})
 		}
 	}

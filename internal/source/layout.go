@@ -119,7 +119,7 @@ func (t *Table) checkFile(l *Layout, fi int, bad func(file, field string, rule e
 				return bad(f.Key, ReservedField, ErrReservedField, "")
 			}
 		}
-		vc := root.Column(b.VectorField)
+		vc := f.column(b.VectorField)
 		if vc == nil {
 			return bad(f.Key, b.VectorField, ErrMissingField, "no such top-level field")
 		}
@@ -129,7 +129,7 @@ func (t *Table) checkFile(l *Layout, fi int, bad func(file, field string, rule e
 		}
 		fl := fileLayout{vec: vs, keys: make([]int, len(b.KeyFields))}
 		for ki, name := range b.KeyFields {
-			kc := root.Column(name)
+			kc := f.column(name)
 			if kc == nil {
 				return bad(f.Key, name, ErrMissingField, "no such top-level field")
 			}
@@ -223,12 +223,24 @@ func (t *Table) inferDim(ctx context.Context, l *Layout) (int, error) {
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
+			// The first live row of the row group (deleted rows are skipped).
+			first, end := f.rgStart[rgi], f.rgStart[rgi+1]
+			if deleted, runEnd := f.liveRun(first, end); deleted {
+				if runEnd == end {
+					continue
+				}
+				first = runEnd
+			}
 			var c vecCursor
 			c.reset(&l.files[fi].vec, rg.ColumnChunks()[l.files[fi].vec.col].Pages())
-			rs, err := c.readRow(nil)
+			var rs rowStatus
+			var err error
+			for p := f.rgStart[rgi]; p <= first && err == nil; p++ {
+				rs, err = c.readRow(nil)
+			}
 			c.close()
 			fe := func(rule error, detail string, cause error) error {
-				return &Error{Source: t.desc, File: f.Key, Row: f.rgStart[rgi], Field: l.VectorField,
+				return &Error{Source: t.desc, File: f.Key, Row: first, Field: l.VectorField,
 					Rule: rule, Detail: detail, Err: cause}
 			}
 			switch {

@@ -53,7 +53,7 @@ type rgGroup struct {
 func (t *Table) groupLocs(locs []RowLoc) ([]rgGroup, error) {
 	idx := make([]int, len(locs))
 	for i, loc := range locs {
-		if loc.File < 0 || int(loc.File) >= len(t.files) || loc.Row < 0 || loc.Row >= t.files[loc.File].Rows {
+		if loc.File < 0 || int(loc.File) >= len(t.files) || loc.Row < 0 || loc.Row >= t.files[loc.File].physRows() {
 			return nil, &Error{Source: t.desc, Row: -1, Rule: ErrRowLoc, Detail: fmt.Sprintf("locs[%d] = {File: %d, Row: %d}", i, loc.File, loc.Row)}
 		}
 		idx[i] = i
@@ -98,9 +98,13 @@ func seekablePages(cc parquet.ColumnChunk) parquet.Pages {
 // outside the table and ErrMissingField when a file lacks a column.
 func (t *Table) ReadRows(ctx context.Context, locs []RowLoc, columns []string) (*Rows, error) {
 	if columns == nil {
-		for _, c := range t.files[0].pf.Root().Columns() {
+		for _, c := range t.schemaFile().pf.Root().Columns() {
 			columns = append(columns, c.Name())
 		}
+	}
+	locs, err := t.physLocs(locs)
+	if err != nil {
+		return nil, err
 	}
 	groups, err := t.groupLocs(locs)
 	if err != nil {
@@ -114,15 +118,18 @@ func (t *Table) ReadRows(ctx context.Context, locs []RowLoc, columns []string) (
 			continue
 		}
 		f := t.files[g.file]
-		root := f.pf.Root()
 		var fields []parquet.Field
 		var ls []int
 		for _, name := range columns {
-			c := root.Column(name)
+			c := f.column(name)
 			if c == nil {
 				return nil, &Error{Source: t.desc, File: f.Key, Row: -1, Field: name, Rule: ErrMissingField, Detail: "no such top-level field"}
 			}
-			fields = append(fields, c)
+			if c.Name() != name {
+				fields = append(fields, renamedField{c, name})
+			} else {
+				fields = append(fields, c)
+			}
 			ls = appendLeaves(ls, c)
 		}
 		leaves[g.file] = ls
@@ -355,6 +362,10 @@ func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst [
 	D := l.Dim
 	if len(dst) != len(locs)*D {
 		return &Error{Source: t.desc, Row: -1, Rule: ErrBinding, Detail: fmt.Sprintf("dst holds %d values, want %d", len(dst), len(locs)*D)}
+	}
+	locs, err := t.physLocs(locs)
+	if err != nil {
+		return err
 	}
 	groups, err := t.groupLocs(locs)
 	if err != nil {

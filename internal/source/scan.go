@@ -34,6 +34,7 @@ type Batch struct {
 	Vectors []float32
 	Keys    []KeyColumn // one per key field, in key order
 
+	phys   int64 // row of the Parquet file of the first row (FirstRow counts live rows)
 	arena  []byte
 	chunks [][]byte
 }
@@ -86,8 +87,8 @@ func (b *Batch) copyBytes(p []byte) []byte {
 	return b.arena[n:len(b.arena):len(b.arena)]
 }
 
-func (b *Batch) reset(l *Layout, file int, first int64, n int) {
-	b.File, b.FirstRow, b.N, b.Dim = file, first, 0, l.Dim
+func (b *Batch) reset(l *Layout, file int, first, phys int64, n int) {
+	b.File, b.FirstRow, b.phys, b.N, b.Dim = file, first, phys, 0, l.Dim
 	if cap(b.Vectors) < n*l.Dim {
 		b.Vectors = make([]float32, n*l.Dim)
 	}
@@ -289,12 +290,21 @@ func (r *rgReader) run(ctx context.Context, t *Table, l *Layout, u unit, batchRo
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n := int(min(int64(batchRows), end-row))
+		deleted, runEnd := f.liveRun(row, end)
+		if deleted {
+			// Deleted rows are decoded and dropped, unchecked.
+			if err := r.skip(t, l, f, row, runEnd); err != nil {
+				return err
+			}
+			row = runEnd
+			continue
+		}
+		n := int(min(int64(batchRows), runEnd-row))
 		b := get()
 		if b == nil {
 			return ctx.Err()
 		}
-		b.reset(l, u.file, row, n)
+		b.reset(l, u.file, f.liveRow(row), row, n)
 		if err := r.fill(t, l, f, b, n); err != nil {
 			return err
 		}
@@ -302,6 +312,33 @@ func (r *rgReader) run(ctx context.Context, t *Table, l *Layout, u unit, batchRo
 			return err
 		}
 		row += int64(n)
+	}
+	return nil
+}
+
+// skip decodes and drops rows [from, to) of the Parquet file (deleted
+// rows): only a corrupt column chunk fails.
+func (r *rgReader) skip(t *Table, l *Layout, f *tableFile, from, to int64) error {
+	corrupt := func(row int64, field string, err error) error {
+		if err == io.EOF {
+			err = errors.New("column chunk ends before the row group's row count")
+		}
+		return &Error{Source: t.desc, File: f.Key, Row: row, Field: field, Rule: ErrCorrupt, Err: err}
+	}
+	for k := range r.keys {
+		for row := from; row < to; row++ {
+			if _, err := r.keys[k].next(); err != nil {
+				return corrupt(row, l.Keys[k].Name, err)
+			}
+		}
+	}
+	if r.keysOnly {
+		return nil
+	}
+	for row := from; row < to; row++ {
+		if _, err := r.vec.readRow(nil); err != nil {
+			return corrupt(row, l.VectorField, err)
+		}
 	}
 	return nil
 }
@@ -319,7 +356,7 @@ func (r *rgReader) fill(t *Table, l *Layout, f *tableFile, b *Batch, n int) erro
 		if err == io.EOF {
 			err = errors.New("column chunk ends before the row group's row count")
 		}
-		return &Error{Source: t.desc, File: f.Key, Row: b.FirstRow + int64(i), Field: field, Rule: ErrCorrupt, Err: err}
+		return &Error{Source: t.desc, File: f.Key, Row: b.phys + int64(i), Field: field, Rule: ErrCorrupt, Err: err}
 	}
 	for k := range r.keys {
 		kt := l.Keys[k]
@@ -364,7 +401,7 @@ func (r *rgReader) fill(t *Table, l *Layout, f *tableFile, b *Batch, n int) erro
 		}
 	}
 	if r.errRow < n {
-		return &Error{Source: t.desc, File: f.Key, Row: b.FirstRow + int64(r.errRow), Key: b.keyString(r.errRow),
+		return &Error{Source: t.desc, File: f.Key, Row: b.phys + int64(r.errRow), Key: b.keyString(r.errRow),
 			Field: r.errFld, Rule: r.errRule, Detail: r.errDet}
 	}
 	b.N = n

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sync/errgroup"
 
@@ -26,7 +27,7 @@ type File struct {
 	Size      int64     // bytes
 	ETag      string    // backend version tag; may be empty
 	ModTime   time.Time // last modification
-	Rows      int64     // rows according to the footer
+	Rows      int64     // rows according to the footer, minus deleted rows (ApplyDeletes)
 	RowGroups int       // row groups according to the footer
 }
 
@@ -41,6 +42,8 @@ type Table struct {
 	rows     int64
 	identity string
 	view     bool // made by Select: shares its parent's files
+	// current are the current field names (BindFieldIDs).
+	current []string
 	// def is the source-table definition of a table opened by a provider
 	// other than parquet (OpenFiles); nil for Open.
 	def *Definition
@@ -51,6 +54,12 @@ type tableFile struct {
 	obj     storage.Object
 	pf      *parquet.File
 	rgStart []int64 // first row (within the file) of each row group, plus the total
+	// del and live are the deleted and the live rows of the Parquet file
+	// (ApplyDeletes); both nil when no row is deleted.
+	del, live *roaring.Bitmap
+	// names maps a field name of the table to the file's column name
+	// where they differ (BindFieldIDs; "" when the file lacks the field).
+	names map[string]string
 }
 
 // readBufferSize is the buffer of each page reader (and the optimistic
@@ -319,11 +328,13 @@ func (t *Table) Files() []File {
 	return out
 }
 
-// NumRows returns the total row count from the footers.
+// NumRows returns the total row count from the footers, minus the deleted
+// rows (ApplyDeletes).
 func (t *Table) NumRows() int64 { return t.rows }
 
-// Schema returns the Parquet schema of the first file.
-func (t *Table) Schema() *parquet.Schema { return t.files[0].pf.Schema() }
+// Schema returns the Parquet schema of the first file (after BindFieldIDs,
+// of the first file whose column names are the table's).
+func (t *Table) Schema() *parquet.Schema { return t.schemaFile().pf.Schema() }
 
 // String describes the table for messages.
 func (t *Table) String() string { return t.desc }
@@ -333,7 +344,7 @@ func (t *Table) String() string { return t.desc }
 // files. The view shares t's open files: closing it does nothing, and it
 // must not be used after t is closed. It is nil when no file is kept.
 func (t *Table) Select(keep func(File) bool) *Table {
-	v := &Table{bucket: t.bucket, prefix: t.prefix, desc: t.desc, view: true, def: t.def}
+	v := &Table{bucket: t.bucket, prefix: t.prefix, desc: t.desc, view: true, def: t.def, current: t.current}
 	for _, f := range t.files {
 		if keep(f.File) {
 			v.files = append(v.files, f)

@@ -172,14 +172,17 @@ func (l *Lake) records(ids []int64) arrow.RecordBatch {
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
 	defer b.Release()
-	for i, f := range as.Fields() {
+	// Columns by field id (1 id, 2 title, 3 embedding), whatever their
+	// current names.
+	fields := l.Tbl.Schema().Fields()
+	for i := range as.Fields() {
 		for _, id := range ids {
-			switch f.Name {
-			case "id":
+			switch fields[i].ID {
+			case 1:
 				b.Field(i).(*array.Int64Builder).Append(id)
-			case "title":
+			case 2:
 				b.Field(i).(*array.StringBuilder).Append("doc " + string(rune('a'+id%26)))
-			case "embedding":
+			case 3:
 				lb := b.Field(i).(*array.ListBuilder)
 				lb.Append(true)
 				for _, x := range Vec(id) {
@@ -247,7 +250,15 @@ func (l *Lake) Live() map[int64][]float32 {
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	at, err := tbl.Scan(table.WithSelectedFields("id", "embedding")).ToArrowTable(context.Background())
+	// Fields 1 (id) and 3 (embedding) under their current names.
+	idName, embName := "id", "embedding"
+	if f, ok := tbl.Schema().FindFieldByID(1); ok {
+		idName = f.Name
+	}
+	if f, ok := tbl.Schema().FindFieldByID(3); ok {
+		embName = f.Name
+	}
+	at, err := tbl.Scan(table.WithSelectedFields(idName, embName)).ToArrowTable(context.Background())
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -257,8 +268,8 @@ func (l *Lake) Live() map[int64][]float32 {
 	defer tr.Release()
 	for tr.Next() {
 		rec := tr.RecordBatch()
-		ids := rec.Column(int(rec.Schema().FieldIndices("id")[0])).(*array.Int64)
-		embs := rec.Column(int(rec.Schema().FieldIndices("embedding")[0])).(*array.List)
+		ids := rec.Column(int(rec.Schema().FieldIndices(idName)[0])).(*array.Int64)
+		embs := rec.Column(int(rec.Schema().FieldIndices(embName)[0])).(*array.List)
 		vals := embs.ListValues().(*array.Float32)
 		for i := 0; i < int(rec.NumRows()); i++ {
 			s, e := embs.ValueOffsets(i)
