@@ -31,7 +31,13 @@ var DefaultNProbes = []int{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 19
 
 // DefaultRefines is the refine grid for quantised encodings. Refine 1 is
 // left out: it re-orders the same K candidates, so it cannot raise recall.
-var DefaultRefines = []int{0, 2, 4, 8, 16}
+var DefaultRefines = []int{0, 2, 4, 8}
+
+// Plateau ends the nprobe sweep of one refine level when this many
+// consecutive larger nprobe found no additional neighbour: the encoding's
+// own error, not routing, limits recall there (LVQ8 without refine tops
+// out below 1), and scanning up to nlist would only cost time.
+const Plateau = 2
 
 // Counts is the work of a batch of searches, from query.Stats.
 type Counts struct {
@@ -153,8 +159,9 @@ func Sample(rows int64, n int, seed uint64) []int64 {
 // Run calibrates the index behind s: it samples Config.Queries source rows,
 // computes their exact K nearest other rows, then measures recall@K and
 // cost for every refine of the grid and every nprobe of the grid in
-// increasing order, until recall reaches StopRecall or nprobe reaches
-// nlist. The returned Calibration has Points and the run's parameters; the
+// increasing order, until recall reaches StopRecall, stays flat for Plateau
+// steps, costs more than a measured point that reached StopRecall (no
+// target can pick it), or nprobe reaches nlist. The returned Calibration has Points and the run's parameters; the
 // caller fills the binding (IndexUUID, SnapshotID, Source).
 func Run(ctx context.Context, s Searcher, cfg Config) (*Calibration, error) {
 	if s.Rows() < 2 {
@@ -191,7 +198,9 @@ func Run(ctx context.Context, s Searcher, cfg Config) (*Calibration, error) {
 		NList:         nlist,
 		Weights:       w,
 	}
+	top := math.Inf(1) // cheapest cost measured with recall ≥ StopRecall
 	for _, refine := range cfg.Refines {
+		flat, last := 0, -1.0
 		for _, np := range probes {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -211,14 +220,28 @@ func Run(ctx context.Context, s Searcher, cfg Config) (*Calibration, error) {
 				per[i] = float64(found) / float64(max(len(truth[i]), 1))
 			}
 			mean, se := meanSE(per)
-			c.Points = append(c.Points, Point{
+			pt := Point{
 				NProbe: np, Refine: refine,
 				Recall: round6(mean), StdErr: round6(se),
 				Cost: math.Round(w.Cost(counts)/float64(len(qs))*10) / 10,
-			})
+			}
+			c.Points = append(c.Points, pt)
 			if mean >= StopRecall {
+				top = min(top, pt.Cost)
 				break
 			}
+			if pt.Cost >= top {
+				break
+			}
+			// Gains below one neighbour in the whole sample are no gain.
+			if mean-last < 0.5/float64(len(qs)*cfg.K) {
+				if flat++; flat >= Plateau {
+					break
+				}
+			} else {
+				flat = 0
+			}
+			last = mean
 		}
 	}
 	return c, nil
