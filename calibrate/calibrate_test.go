@@ -14,6 +14,7 @@ func testCalibration() *Calibration {
 		Seed: DefaultSeed, Weights: WeightsFor("lvq8"),
 		Points: []Point{
 			{NProbe: 1, Refine: 0, Recall: 0.70, StdErr: 0.01, Cost: 100},
+			{NProbe: 2, Refine: 0, Recall: 0.80, StdErr: 0.03, Cost: 200},
 			{NProbe: 4, Refine: 0, Recall: 0.90, StdErr: 0.005, Cost: 400},
 			{NProbe: 8, Refine: 0, Recall: 0.93, StdErr: 0.004, Cost: 800},
 			{NProbe: 4, Refine: 4, Recall: 0.955, StdErr: 0.003, Cost: 520},
@@ -31,14 +32,16 @@ func TestPick(t *testing.T) {
 		met         bool
 	}{
 		{0.5, 1, 0, true},
-		{0.69, 1, 0, true},   // 0.70 less its margin 0.01
-		{0.6905, 4, 0, true}, // just above: the next cheapest
-		{0.895, 4, 0, true},  // 0.90 - 0.005 = 0.895
-		{0.9, 4, 4, true},    // 0.955 at cost 520 beats nprobe 8 (0.93) at 800
-		{0.95, 4, 4, true},   // 0.955 - 0.003 = 0.952 ≥ 0.95, cheaper than nprobe 8 refine 0
-		{0.99, 16, 4, true},  // 0.985 misses
-		{0.995, 16, 4, true}, // 0.996 - 0.002 misses the margin, meets the target
-		{0.999, 16, 4, false},
+		{0.69, 1, 0, true},  // 0.70 − 2·0.01 = 0.68 ≥ 0.69 − 0.01
+		{0.70, 2, 0, true},  // nprobe 1's bound 0.68 < 0.69; nprobe 2: 0.80 − 2·0.03 = 0.74
+		{0.75, 2, 0, true},  // 0.74 ≥ 0.74
+		{0.76, 4, 0, true},  // nprobe 2's bound 0.74 < 0.75
+		{0.9, 4, 0, true},   // 0.90 − 0.01 = 0.89 ≥ 0.89
+		{0.91, 4, 4, true},  // 0.955 at cost 520 beats nprobe 8 (0.93) at 800
+		{0.96, 8, 4, true},  // 0.955 < 0.96
+		{0.99, 16, 4, true}, // 0.985 < 0.99
+		{0.996, 16, 4, true},
+		{0.999, 16, 4, false}, // nothing reaches it: the highest recall
 		{1, 16, 4, false},
 	} {
 		p, met, err := c.Pick(tc.target)
@@ -54,6 +57,12 @@ func TestPick(t *testing.T) {
 			t.Errorf("Pick(%v): %v, want ErrBadTarget", bad, err)
 		}
 	}
+	// A noisy point that meets the target by its recall alone is used
+	// when nothing qualifies.
+	noisy := &Calibration{Points: []Point{{NProbe: 1, Recall: 0.9, StdErr: 0.02, Cost: 1}, {NProbe: 2, Recall: 0.85, Cost: 2}}}
+	if p, met, _ := noisy.Pick(0.9); p.NProbe != 1 || !met {
+		t.Errorf("noisy Pick(0.9) = %+v %v", p, met)
+	}
 }
 
 func TestFrontier(t *testing.T) {
@@ -61,7 +70,7 @@ func TestFrontier(t *testing.T) {
 	for _, p := range testCalibration().Frontier() {
 		got = append(got, [2]int{p.NProbe, p.Refine})
 	}
-	want := [][2]int{{1, 0}, {4, 0}, {4, 4}, {8, 4}, {16, 4}}
+	want := [][2]int{{1, 0}, {2, 0}, {4, 0}, {4, 4}, {8, 4}, {16, 4}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Frontier = %v, want %v", got, want)
 	}
@@ -129,7 +138,7 @@ func TestSample(t *testing.T) {
 }
 
 func TestNProbeGrid(t *testing.T) {
-	if got := nprobeGrid(DefaultNProbes, 10); !reflect.DeepEqual(got, []int{1, 2, 3, 4, 6, 8, 10}) {
+	if got := nprobeGrid(DefaultNProbes, 10); !reflect.DeepEqual(got, []int{1, 2, 3, 4, 5, 6, 7, 8, 10}) {
 		t.Fatalf("grid for nlist 10 = %v", got)
 	}
 	if got := nprobeGrid(DefaultNProbes, 1); !reflect.DeepEqual(got, []int{1}) {
