@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parqdb/parqdb/calibrate"
 	"github.com/parqdb/parqdb/location"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
@@ -305,6 +306,9 @@ func markSnapshot(ctx context.Context, wh storage.Bucket, s *metadata.Snapshot, 
 		live[cm.Roots+postings.RootsFile] = true
 	}
 	post := s.IndexTables[metadata.RolePostings].Properties["location"]
+	// The snapshot's optional calibration file (profile §4.1) lives as
+	// long as the snapshot, whether or not it exists.
+	live[calibrate.Location(post, s.SnapshotID)] = true
 	mkey := post + postings.ManifestName
 	if live[mkey] {
 		return nil

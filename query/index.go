@@ -104,6 +104,7 @@ type Index struct {
 	budget    *membudget.Budget // charged by cache and vstore
 
 	filters filterCache // bitmaps of filter predicates (filter.go)
+	recall  recallState // calibration for Options.Recall (recall.go)
 }
 
 // Open opens index name from the catalog: it reads and validates the

@@ -70,6 +70,11 @@ type Options struct {
 	// Parse it once with filter.Parse and reuse it: the matching rows are
 	// computed on first use and cached per index.
 	Filter *filter.Predicate
+	// Recall, when > 0, is a target recall@K in (0, 1]: the search runs
+	// with the cheapest nprobe and refine that met it in the index's
+	// calibration (recall.go; Index.RecallSetting tells which). NProbe and
+	// Refine must then be 0.
+	Recall float64
 }
 
 func (o Options) withDefaults(nlist int) Options {
@@ -192,6 +197,10 @@ func (ix *Index) Search(ctx context.Context, q []float32, opts Options) (*Result
 // search runs the pipeline; extra, when ≥ 0, is a CID probed in addition
 // to the routed ones.
 func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra int32) (*Result, error) {
+	opts, err := ix.recallOptions(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
 	opts = opts.withDefaults(ix.NList())
 	if err := opts.validate(); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parqdb/parqdb/calibrate"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/location"
 	"github.com/parqdb/parqdb/metadata"
@@ -164,6 +165,9 @@ func Referenced(ctx context.Context, wh storage.Bucket, m *metadata.Metadata) (m
 			}
 		}
 		post := s.IndexTables[metadata.RolePostings].Properties["location"]
+		// The optional calibration file (profile §4.1): accounted for,
+		// never required.
+		refs[calibrate.Location(post, s.SnapshotID)] = true
 		mkey := post + postings.ManifestName
 		if refs[mkey] {
 			continue

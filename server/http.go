@@ -519,7 +519,11 @@ func (s *Server) runSearch(ctx context.Context, name string, plan *searchPlan) (
 	} else if qs, err = plan.queryVectors(ix); err != nil {
 		return nil, err
 	}
-	results, err := s.admit.searchBatch(ctx, ix, qs, plan.opts)
+	opts, err := s.cfg.Limits.ResolveRecall(ctx, ix, plan.opts)
+	if err != nil {
+		return nil, err
+	}
+	results, err := s.admit.searchBatch(ctx, ix, qs, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,10 @@ type SearchRequest struct {
 	K      *int `json:"k,omitempty"`
 	NProbe *int `json:"nprobe,omitempty"`
 	Refine *int `json:"refine,omitempty"`
+	// Recall is a target recall@k in (0, 1] that chooses nprobe and
+	// refine from the index's calibration (query.Options.Recall); it
+	// excludes NProbe and Refine.
+	Recall *float64 `json:"recall,omitempty"`
 	// Columns selects the source columns (nil: all of them).
 	Columns []string `json:"columns,omitempty"`
 	// KeysOnly returns only the key columns (no join).
@@ -156,6 +160,9 @@ func (req *SearchRequest) plan(l Limits) (*searchPlan, error) {
 	}
 	opts, err := l.CheckOptions(req.K, req.NProbe, req.Refine)
 	if err != nil {
+		return nil, err
+	}
+	if opts, err = l.CheckRecall(opts, req.Recall, req.NProbe, req.Refine); err != nil {
 		return nil, err
 	}
 	if req.Columns != nil {

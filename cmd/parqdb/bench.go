@@ -32,6 +32,7 @@ type benchFlags struct {
 	cacheSize                         string
 	k                                 int
 	nprobes, refines                  string
+	recalls                           string
 	plot                              string
 	threads, maxQueries, coldQueries  int
 	snapshot                          int64
@@ -59,7 +60,12 @@ source file and row order, k or more per query). Timed searches skip the join
 (the result keys only, as FAISS returns ids); --join adds one joined pass per
 setting (qps_join, with --columns) to show the join's cost. Every setting runs
 a warm-up pass first: QPS is for a warm index. --plot draws recall against
-QPS as a PNG.`,
+QPS as a PNG.
+
+--recall 0.95,0.99 adds one row per target recall, with the nprobe and
+refine that the index's calibration picks for it (see search --recall); the
+recall_target column marks those rows. Without --nprobe and --refine only
+these rows are measured.`,
 		Example: `  parqdb bench words --queries examples/glove/queries-100.fvecs -k 10 --nprobe 1,2,4,8,16,32 --refine 0,4 --plot recall-qps.png`,
 		Args:    exactArgs(1),
 		RunE:    func(cmd *cobra.Command, args []string) error { return runBench(cmd, g, args[0], f) },
@@ -71,6 +77,7 @@ QPS as a PNG.`,
 	fl.IntVarP(&f.k, "k", "k", 10, "neighbours per query")
 	fl.StringVar(&f.nprobes, "nprobe", "1,2,4,8,16,32,64,128", "comma-separated nprobe values")
 	fl.StringVar(&f.refines, "refine", "0", "comma-separated refine factors (0: off)")
+	fl.StringVar(&f.recalls, "recall", "", "comma-separated target recalls in (0, 1]: also measure the setting the index's calibration picks for each")
 	fl.StringVar(&f.plot, "plot", "", "write the recall–QPS curve to this PNG file")
 	fl.IntVar(&f.threads, "threads", runtime.GOMAXPROCS(0), "goroutines for the all-threads measurement")
 	fl.IntVar(&f.maxQueries, "max-queries", 0, "use only the first N queries (default all)")
@@ -92,6 +99,9 @@ QPS as a PNG.`,
 
 // benchRow is the result of one setting.
 type benchRow struct {
+	// Target is the --recall target whose calibrated setting this row
+	// measures (absent for the rows of the nprobe × refine sweep).
+	Target        float64 `json:"recall_target,omitempty"`
 	NProbe        int     `json:"nprobe"`
 	Refine        int     `json:"refine"`
 	Recall        float64 `json:"recall"`
@@ -147,6 +157,13 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 	if err != nil {
 		return err
 	}
+	targets, err := parseRecalls(f.recalls)
+	if err != nil {
+		return err
+	}
+	if targets != nil && !cmd.Flags().Changed("nprobe") && !cmd.Flags().Changed("refine") {
+		nprobes, refines = nil, nil
+	}
 	qs, err := readQueries(f.queries, f.queryColumn)
 	if err != nil {
 		return err
@@ -155,13 +172,29 @@ func runBench(cmd *cobra.Command, g *globals, name string, f benchFlags) error {
 		qs = qs[:f.maxQueries]
 	}
 	return runLong(cmd, f.quiet, func(ctx context.Context, p progressReporter) error {
-		return benchIndex(ctx, cmd, g, name, f, where, qs, nprobes, refines, p)
+		return benchIndex(ctx, cmd, g, name, f, where, qs, nprobes, refines, targets, p)
 	})
+}
+
+// parseRecalls parses --recall: comma-separated targets in (0, 1].
+func parseRecalls(s string) ([]float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []float64
+	for _, p := range strings.Split(s, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !(x > 0 && x <= 1) {
+			return nil, usagef("--recall: %q is not a target recall in (0, 1], such as 0.95", p)
+		}
+		out = append(out, x)
+	}
+	return out, nil
 }
 
 // benchIndex measures every setting; p shows a stage per setting.
 func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string, f benchFlags, where *filter.Predicate, qs [][]float32,
-	nprobes, refines []int, p progressReporter) error {
+	nprobes, refines []int, targets []float64, p progressReporter) error {
 	e, err := openEnv(ctx, g)
 	if err != nil {
 		return err
@@ -247,12 +280,40 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 			}
 		}
 	}
+	sweep := len(rows)
+	for _, target := range targets {
+		cstart := time.Now()
+		pt, met, err := ix.RecallSetting(ctx, target)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "recall %v: nprobe %d refine %d (calibrated recall %.4f ± %.4f%s; calibration ready in %.3f s)\n",
+			target, pt.NProbe, pt.Refine, pt.Recall, pt.StdErr, map[bool]string{true: "", false: ", below the target: the highest measured"}[met], time.Since(cstart).Seconds())
+		opts := query.Options{K: f.k, NProbe: pt.NProbe, Refine: pt.Refine, NoRows: true, Filter: where}
+		if err := ix.Warm(ctx, opts); err != nil {
+			return err
+		}
+		stage := fmt.Sprintf("recall %v", target)
+		start := time.Now()
+		p.Start(stage, int64(min(f.coldQueries, len(qs))+3*len(qs)))
+		r, err := benchSetting(ctx, ix, cold, qs, truth, opts, f, p)
+		if err != nil {
+			return err
+		}
+		p.End(stage, time.Since(start))
+		r.Target = target
+		rows = append(rows, r)
+		if f.format == "json" {
+			b, _ := json.Marshal(r)
+			fmt.Fprintln(cmd.OutOrStdout(), string(b))
+		}
+	}
 	if f.format == "table" {
 		writeBenchTable(cmd.OutOrStdout(), rows, f)
 	}
-	if f.plot != "" {
+	if f.plot != "" && sweep > 0 {
 		title := fmt.Sprintf("%s: recall@%d vs QPS (%d queries, nlist %d, %s)", name, f.k, len(qs), ix.NList(), snap.Parameters["posting_encoding"])
-		if err := plotBench(f.plot, title, f.k, rows); err != nil {
+		if err := plotBench(f.plot, title, f.k, rows[:sweep]); err != nil {
 			return err
 		}
 	}
@@ -390,12 +451,22 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 func writeBenchTable(w io.Writer, rows []benchRow, f benchFlags) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	hdr := fmt.Sprintf("refine\tnprobe\trecall@%d\tqps_1t\tqps_1t_cpu\tqps_%dt\t", f.k, f.threads)
+	if f.recalls != "" {
+		hdr = "recall_target\t" + hdr
+	}
 	if f.join {
 		hdr += "qps_join\t"
 	}
 	fmt.Fprintln(tw, hdr+"candidates/q\trouting_dist/q\tcold_bytes/q\tcold_requests/q\t")
 	for _, r := range rows {
 		line := fmt.Sprintf("%d\t%d\t%.4f\t%.0f\t%.0f\t%.0f\t", r.Refine, r.NProbe, r.Recall, r.QPS1, r.QPSCPU, r.QPSN)
+		if f.recalls != "" {
+			target := "-"
+			if r.Target > 0 {
+				target = strconv.FormatFloat(r.Target, 'g', -1, 64)
+			}
+			line = target + "\t" + line
+		}
 		if f.join {
 			line += fmt.Sprintf("%.0f\t", r.QPSJoin)
 		}

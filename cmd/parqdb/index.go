@@ -40,6 +40,7 @@ func newIndexCreateCmd(g *globals) *cobra.Command {
 	var o indexer.Options
 	var quiet bool
 	var shards int
+	var calib bool
 	cmd := &cobra.Command{
 		Use:   "create NAME --source LOCATION --vector-field F --key-fields K1[,K2…]",
 		Short: "Build an IVF index over a Parquet source and commit it to the catalog",
@@ -84,6 +85,9 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 				}
 				p.Close()
 				printBuildSummary(cmd.OutOrStdout(), res)
+				if calib {
+					return calibrateIndex(ctx, cmd.OutOrStdout(), e, o.Name)
+				}
 				return nil
 			})
 		},
@@ -101,6 +105,7 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 	f.StringVar(&o.ReuseCentroids, "reuse-centroids", indexer.ReuseAuto, "auto: reuse the centroids of an index over the same exact source state; never: always train")
 	f.IntVar(&o.Workers, "workers", 0, "goroutines to use (default all cores); never changes the result")
 	f.IntVar(&shards, "shards", 0, shardsFlagUsage)
+	f.BoolVar(&calib, "calibrate", false, calibrateFlagUsage)
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
 	intRange(f, "shards", 1, buildplan.MaxShards, "a build in this process")
 	intRange(f, "nlist", 1, math.MaxInt32, "the default")
@@ -157,6 +162,9 @@ type indexDescription struct {
 	MetadataLocation string             `json:"metadata-location"`
 	IndexUUID        string             `json:"index-uuid"`
 	Snapshot         *metadata.Snapshot `json:"snapshot"`
+	// Calibration is the current snapshot's stored calibration for
+	// search --recall (absent when there is none).
+	Calibration *calibrationDescription `json:"calibration,omitempty"`
 }
 
 func newIndexDescribeCmd(g *globals) *cobra.Command {
@@ -176,6 +184,9 @@ func newIndexDescribeCmd(g *globals) *cobra.Command {
 					return err
 				}
 				d := indexDescription{Name: args[0], MetadataLocation: entry.MetadataLocation, IndexUUID: m.IndexUUID, Snapshot: m.CurrentSnapshot()}
+				if d.Calibration, err = describeCalibration(ctx, e, m); err != nil {
+					return err
+				}
 				out := cmd.OutOrStdout()
 				if format == "json" {
 					enc := json.NewEncoder(out)
@@ -201,6 +212,7 @@ func newIndexDescribeCmd(g *globals) *cobra.Command {
 					fmt.Fprintf(tw, "%s\t%s\n", k, s.Parameters[k])
 				}
 				fmt.Fprintf(tw, "postings\t%s\n", s.IndexTables[metadata.RolePostings].Properties["location"])
+				writeCalibrationText(tw, d.Calibration)
 				return tw.Flush()
 			})
 		},

@@ -34,7 +34,7 @@ const maxDuration = 10 * 365 * 24 * time.Hour
 
 func newIndexRefreshCmd(g *globals) *cobra.Command {
 	var ro indexer.RefreshOptions
-	var quiet bool
+	var quiet, calib bool
 	cmd := &cobra.Command{
 		Use:   "refresh NAME [--retrain] [--dry-run]",
 		Short: "Bring an index up to date with its source as a successor snapshot",
@@ -73,6 +73,9 @@ that committed first makes this one fail with a clear error (run it again).`,
 				if res.Plan != nil {
 					printPlanSummary(out, res.Plan)
 				}
+				if calib && !ro.DryRun && res.Plan == nil {
+					return calibrateIndex(ctx, out, e, args[0])
+				}
 				return nil
 			})
 		},
@@ -80,6 +83,7 @@ that committed first makes this one fail with a clear error (run it again).`,
 	f := cmd.Flags()
 	f.BoolVar(&ro.Retrain, "retrain", false, "always rebuild with newly trained centroids")
 	f.BoolVar(&ro.DryRun, "dry-run", false, "say what refresh would do and commit nothing")
+	f.BoolVar(&calib, "calibrate", false, calibrateFlagUsage)
 	f.Float64Var(&ro.MaxGrowth, "max-growth", indexer.DefaultMaxGrowth, "drift threshold: retrain when appended rows exceed this fraction of the indexed rows")
 	f.IntVar(&ro.Workers, "workers", 0, "goroutines to use (default all cores)")
 	f.IntVar(&ro.Shards, "shards", 0, shardsFlagUsage)

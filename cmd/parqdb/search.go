@@ -32,6 +32,7 @@ type searchFlags struct {
 	keys                         []string
 	queries, queryColumn         string
 	k, nprobe, refine            int
+	recall                       float64
 	columns                      []string
 	snapshot                     int64
 	format, output               string
@@ -60,10 +61,16 @@ JSON array with --near-key-json '["a", 2]' (the HTTP API's "key" form). --querie
 query in input order: {"query": i, "results": [{…, "_distance": d}, …]}.
 
 --where returns the k nearest rows among those for which the predicate is
-true (never fewer than k when k rows match); see docs/search.md.`,
+true (never fewer than k when k rows match); see docs/search.md.
+
+--recall 0.95 picks the cheapest nprobe and refine whose recall@10, measured
+on the index's own rows, meets the target (with a small margin); the first
+use of an index snapshot calibrates it (seconds) and stores the result
+beside the postings. --stats reports the setting chosen.`,
 		Example: `  parqdb search words --near-key king -k 5
   parqdb search words --vector '[0.1, …]' --columns word --format json
   parqdb search words --queries examples/glove/queries-100.fvecs --nprobe 16 --refine 4 --format csv --output out.csv --stats
+  parqdb search words --queries examples/glove/queries-100.fvecs --recall 0.95 --stats
   parqdb search words --queries examples/glove/glove-10k.parquet --query-column embedding -k 1 --format csv --output all.csv
   parqdb search words --near-key king --where "rank > 1000 AND word LIKE 'p%'"`,
 		Args: exactArgs(1),
@@ -79,6 +86,7 @@ true (never fewer than k when k rows match); see docs/search.md.`,
 	fl.IntVarP(&f.k, "k", "k", query.DefaultK, fmt.Sprintf("number of results per query, %d to %d", query.MinK, query.MaxK))
 	fl.IntVar(&f.nprobe, "nprobe", query.DefaultNProbe, fmt.Sprintf("number of lists to scan, %d to %d (above nlist: every list)", query.MinNProbe, query.MaxNProbe))
 	fl.IntVar(&f.refine, "refine", 0, fmt.Sprintf("re-score the best refine·k candidates with exact source vectors, %d to %d (0: off)", query.MinRefine, query.MaxRefine))
+	fl.Float64Var(&f.recall, "recall", 0, "target recall@k in (0, 1], e.g. 0.95: nprobe and refine come from the index's calibration (instead of --nprobe and --refine)")
 	fl.StringSliceVar(&f.columns, "columns", nil, "source columns to return (default all)")
 	fl.Int64Var(&f.snapshot, "snapshot", 0, "search this retained snapshot instead of the current one")
 	fl.StringVar(&f.format, "format", "table", "output format: table, json (JSON Lines), csv or parquet")
@@ -120,6 +128,9 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 	}
 	if f.queryColumn != "" && f.queries == "" {
 		return usagef("--query-column goes with --queries")
+	}
+	if err := checkRecallFlags(cmd, f.recall); err != nil {
+		return err
 	}
 	where, err := parseWhere(f.where)
 	if err != nil {
@@ -166,6 +177,12 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 	// the --where bitmap) before the clock starts: it is part of opening,
 	// done once per index.
 	warmStart := time.Now()
+	var rstats *recallStats
+	if cmd.Flags().Changed("recall") {
+		if rstats, err = chooseRecall(ctx, cmd, ix, f.recall, &opts); err != nil {
+			return err
+		}
+	}
 	finfo, err := prepareWhere(ctx, ix, where)
 	if err != nil {
 		return err
@@ -206,6 +223,7 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 			PrepareSeconds: warm.Seconds(), Kernels: query.KernelImpl(),
 			CacheLimit: membudget.Default.Limit(), Caches: cacheStats(),
 			filterStats: newFilterStats(where, finfo, st),
+			Recall:      rstats,
 		})
 		fmt.Fprintln(cmd.ErrOrStderr(), string(line))
 	}
@@ -323,6 +341,8 @@ type searchStats struct {
 	CacheLimit int64       `json:"cache_limit"`
 	Caches     []cacheStat `json:"caches"`
 	filterStats
+	// Recall is the setting --recall chose (absent without --recall).
+	Recall *recallStats `json:"recall,omitempty"`
 }
 
 func writeJSON(w io.Writer, results []*query.Result) error {

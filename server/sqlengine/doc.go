@@ -1,7 +1,7 @@
 // Package sqlengine runs SQL statements in an embedded DuckDB in which
 // ParqDB registers its search functions:
 //
-//	ivf_search(index_name, query_vector, k, nprobe := …, refine := …, snapshot := …, columns := …, filter := …)
+//	ivf_search(index_name, query_vector, k, nprobe := …, refine := …, recall := …, snapshot := …, columns := …, filter := …)
 //	ivf_search_key(index_name, key, k, …)
 //	ivf_search_where(index_name, query_vector, k, where_predicate, …)
 //	ivf_search_key_where(index_name, key, k, where_predicate, …)

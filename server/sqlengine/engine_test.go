@@ -127,6 +127,9 @@ func TestIVFSearchEqualsQuery(t *testing.T) {
 			query.Options{K: 5, NProbe: 16, Filter: mustParse(t, "rank > 100")}},
 		{"named where", `SELECT * FROM ivf_search_key('words', 'king', 5, "where" := 'rank > 100')`,
 			query.Options{K: 5, NProbe: 8, Filter: mustParse(t, "rank > 100")}},
+		{"recall", "SELECT * FROM ivf_search_key('words', 'king', 10, recall := 0.95)", query.Options{K: 10, Recall: 0.95}},
+		{"recall, where and columns", "SELECT * FROM ivf_search_key_where('words', 'king', 5, 'rank > 100', recall := 0.9, columns := 'word')",
+			query.Options{K: 5, Recall: 0.9, Columns: []string{"word"}, Filter: mustParse(t, "rank > 100")}},
 		{"where by key", "SELECT * FROM ivf_search_key_where('words', 'king', 10, 'rank > 5000 AND word LIKE ''p%''')",
 			query.Options{K: 10, NProbe: 8, Filter: mustParse(t, "rank > 5000 AND word LIKE 'p%'")}},
 		{"where by vector with options", fmt.Sprintf("SELECT * FROM ivf_search_where('words', '%s', 7, 'rank <= 3', nprobe := 16, refine := 3)", vectorText(king)),
@@ -203,6 +206,10 @@ func TestSQLErrors(t *testing.T) {
 		{"unknown named argument", "SELECT * FROM ivf_search_key('words', 'king', 5, nope := 1)", server.CodeSQLError},
 		{"unknown name in columns", "SELECT * FROM ivf_search_key('words', 'king', 5, columns := ['nope'])", server.CodeUnknownColumn},
 		{"k not a number", "SELECT * FROM ivf_search_key('words', 'king', 'x')", server.CodeSQLError},
+		{"recall above 1", "SELECT * FROM ivf_search_key('words', 'king', 5, recall := 1.5)", server.CodeOutOfRange},
+		{"recall 0", "SELECT * FROM ivf_search_key('words', 'king', 5, recall := 0)", server.CodeOutOfRange},
+		{"recall with nprobe", "SELECT * FROM ivf_search_key('words', 'king', 5, recall := 0.9, nprobe := 4)", server.CodeInvalidArgument},
+		{"NULL recall", "SELECT * FROM ivf_search_key('words', 'king', 5, recall := NULL)", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rr, err := e.Query(context.Background(), tc.sql)

@@ -22,9 +22,9 @@ import (
 	"github.com/parqdb/parqdb/server"
 )
 
-// The table functions are Go functions with eight arguments (index,
-// query_vector or key, k, nprobe, refine, snapshot, filter, columns); NULL
-// selects the default of the last five. Table macros, created on every
+// The table functions are Go functions with nine arguments (index,
+// query_vector or key, k, nprobe, refine, snapshot, filter, columns,
+// recall); NULL selects the default of the last six. Table macros, created on every
 // connection, give the public names DuckDB's named optional arguments
 // (nprobe := 16) with defaults: duckdb-go's table functions cannot read a
 // named argument a query leaves out.
@@ -52,7 +52,7 @@ func randomHex() string {
 
 // namedArgs are the optional arguments every search takes by name, in the
 // Go functions' order after (index, query, k).
-var namedArgs = []string{"nprobe", "refine", "snapshot", "columns", "filter", `"where"`}
+var namedArgs = []string{"nprobe", "refine", "snapshot", "columns", "filter", `"where"`, "recall"}
 
 // macroArgs returns the Go function's arguments for a macro whose
 // parameters are given, casting each so that DuckDB picks the function's
@@ -68,6 +68,7 @@ func macroArgs(query, queryType string, filterExpr string) string {
 		"CAST(" + filterExpr + " AS VARCHAR)",
 		// A list of names or one comma-separated string: JSON tells them apart.
 		"CAST(to_json(columns) AS VARCHAR)",
+		"CAST(recall AS DOUBLE)",
 	}, ", ")
 }
 
@@ -129,10 +130,11 @@ var macros = func() string {
 func (e *Engine) register(conn *sql.Conn) error {
 	varchar, _ := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
 	bigint, _ := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
+	double, _ := duckdb.NewTypeInfo(duckdb.TYPE_DOUBLE)
 	for _, name := range []string{fnVector, fnKey} {
 		byKey := name == fnKey
 		f := duckdb.RowTableFunction{
-			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar, bigint, bigint, bigint, bigint, varchar, varchar}},
+			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, varchar, bigint, bigint, bigint, bigint, varchar, varchar, double}},
 			BindArgumentsContext: func(ctx context.Context, _ map[string]any, args ...any) (duckdb.RowTableSource, error) {
 				return e.bind(ctx, byKey, args)
 			},
@@ -159,12 +161,12 @@ type request struct {
 }
 
 // parseArgs reads the Go functions' arguments (index, query, k, nprobe,
-// refine, snapshot, filter, columns) past the query, which the caller
-// reads; any may be nil (NULL), the first three may not.
+// refine, snapshot, filter, columns, recall) past the query, which the
+// caller reads; any may be nil (NULL), the first three may not.
 func (e *Engine) parseArgs(fn string, args []any) (request, error) {
 	var r request
-	if len(args) != 8 {
-		return r, badArg("%s: want 8 arguments, got %d", fn, len(args))
+	if len(args) != 9 {
+		return r, badArg("%s: want 9 arguments, got %d", fn, len(args))
 	}
 	index, ok := args[0].(string)
 	if !ok {
@@ -186,6 +188,11 @@ func (e *Engine) parseArgs(fn string, args []any) (request, error) {
 	opts, err := e.opts.Limits.CheckOptions(&k, nprobe, refine)
 	if err != nil {
 		return r, err
+	}
+	if x, ok := args[8].(float64); ok {
+		if opts, err = e.opts.Limits.CheckRecall(opts, &x, nprobe, refine); err != nil {
+			return r, err
+		}
 	}
 	if s, ok := args[5].(int64); ok {
 		if s < 0 {
@@ -295,6 +302,9 @@ func (e *Engine) search(ctx context.Context, r request) (*query.Result, error) {
 	}
 	defer lease.Release()
 	ix := lease.Index()
+	if opts, err = e.opts.Limits.ResolveRecall(ctx, ix, opts); err != nil {
+		return nil, err
+	}
 	if opts.Columns != nil {
 		have := ix.Columns()
 		for _, c := range opts.Columns {

@@ -24,6 +24,7 @@ import (
 func (e *Engine) registerNearest(conn *sql.Conn) error {
 	varchar, _ := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
 	bigint, _ := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
+	double, _ := duckdb.NewTypeInfo(duckdb.TYPE_DOUBLE)
 	float, _ := duckdb.NewTypeInfo(duckdb.TYPE_FLOAT)
 	floats, err := duckdb.NewListInfo(float)
 	if err != nil {
@@ -51,7 +52,7 @@ func (e *Engine) registerNearest(conn *sql.Conn) error {
 			name, query = fnNearestKey, varchar
 		}
 		cfg := duckdb.ScalarFuncConfig{
-			InputTypeInfos: []duckdb.TypeInfo{varchar, query, bigint, bigint, bigint, bigint, varchar, varchar},
+			InputTypeInfos: []duckdb.TypeInfo{varchar, query, bigint, bigint, bigint, bigint, varchar, varchar, double},
 			ResultTypeInfo: hits,
 			// NULL options mean defaults; a NULL vector or key gives NULL.
 			SpecialNullHandling: true,
