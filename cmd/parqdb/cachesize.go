@@ -10,7 +10,7 @@ import (
 
 // cacheSizeHelp describes --cache-size, shared by search, bench, serve and
 // sql.
-var cacheSizeHelp = fmt.Sprintf("memory for all caches of all open indexes together (postings lists, exact vectors, decoded source pages): bytes with a unit (512MiB, 2GiB) or a share of RAM (40%%); default %.0f%% of RAM", 100*membudget.DefaultFraction)
+var cacheSizeHelp = fmt.Sprintf("memory for all caches of all open indexes together (postings lists, exact vectors, decoded source pages, joined rows, filter bitmaps): bytes with a unit (512MiB, 2GiB) or a share of RAM (40%%); default %.0f%% of RAM", 100*membudget.DefaultFraction)
 
 // addCacheSizeFlag defines --cache-size on fl, stored in *s.
 func addCacheSizeFlag(fl *pflag.FlagSet, s *string) {
