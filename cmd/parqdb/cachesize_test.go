@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -13,9 +15,11 @@ import (
 // --stats reports, with each cache's hits and misses (refine filled the
 // vector store and then read from it; the joined rows and a --where
 // bitmap are counted and charged too); a bad size is a usage error that
-// names the flag.
+// names the flag. The soft memory limit follows the budget (before, the
+// heap of a search could grow to twice the caches: 11.3 GB at 10M rows).
 func TestCacheSizeAndStats(t *testing.T) {
 	defer membudget.Default.SetLimit(membudget.Default.Limit())
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	wh := gloveWarehouse(t)
 	qf := filepath.Join(t.TempDir(), "q.fvecs")
 	writeFvecs(t, qf, gloveQueries(5))
@@ -34,6 +38,11 @@ func TestCacheSizeAndStats(t *testing.T) {
 	}
 	if st.CacheLimit != 64<<20 {
 		t.Fatalf("cache_limit %d, want %d", st.CacheLimit, 64<<20)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if got, want := debug.SetMemoryLimit(-1), int64(64<<20+16<<20+1<<30); got != want {
+			t.Fatalf("soft memory limit %d after --cache-size 64MiB, want %d (budget + a quarter + 1 GiB)", got, want)
+		}
 	}
 	by := map[string]cacheStat{}
 	for _, c := range st.Caches {
