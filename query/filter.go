@@ -14,6 +14,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/parqdb/parqdb/filter"
+	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/internal/vecmath"
 	"github.com/parqdb/parqdb/lvq"
@@ -188,14 +189,43 @@ func (e *filterEntry) nonEmpty() float64 {
 	return 1 - math.Pow(1-sigma, float64(e.info.SourceRows)/float64(nlist))
 }
 
-// filterCache maps canonical predicates to their entries, bounded by bytes.
+// filterCache maps canonical predicates to their entries, bounded by
+// DefaultFilterCacheBytes per index and by the process budget, whose
+// account "filters" each built entry is charged to (an entry the budget
+// has no room for is used by its query but not kept; the budget may ask
+// for bytes back, evict). Eviction is oldest built first.
 type filterCache struct {
-	mu struct {
+	acct *membudget.Account // nil: no process budget
+	mu   struct {
 		sync.Mutex
 		m     map[string]*filterEntry
-		order []string // insertion order, for eviction
-		size  int64
+		order []string // keys of the built, charged entries, oldest first
+		size  int64    // bytes of those entries
 	}
+}
+
+// evict frees at least need bytes if it can, oldest entries first (the
+// process budget asks).
+func (c *filterCache) evict(need int64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var freed int64
+	for freed < need && len(c.mu.order) > 0 {
+		freed += c.popLocked()
+	}
+	return freed
+}
+
+// popLocked drops the oldest built entry and returns its size.
+func (c *filterCache) popLocked() int64 {
+	old := c.mu.order[0]
+	c.mu.order = c.mu.order[1:]
+	o := c.mu.m[old]
+	delete(c.mu.m, old)
+	c.mu.size -= o.size
+	c.acct.Release(o.size)
+	c.acct.Evicted()
+	return o.size
 }
 
 // Filter returns what the predicate matches on this index, computing and
@@ -221,34 +251,32 @@ func (ix *Index) filterRows(ctx context.Context, p *filter.Predicate) (*filterEn
 	if e == nil {
 		e = &filterEntry{}
 		c.mu.m[key] = e
-		c.mu.order = append(c.mu.order, key)
+		c.acct.Miss()
+	} else {
+		c.acct.Hit()
 	}
 	c.mu.Unlock()
 	e.once.Do(func() {
 		// The entry outlives this caller's context: build it to the end.
 		e.err = ix.buildFilter(context.WithoutCancel(ctx), p, e)
+		// Reserve may call evict: never with c.mu held.
+		kept := e.err == nil && c.acct.Reserve(e.size)
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if e.err != nil {
-			// Not cached: a later call retries (a read error may pass).
-			delete(c.mu.m, key)
-			if i := slices.Index(c.mu.order, key); i >= 0 {
-				c.mu.order = slices.Delete(c.mu.order, i, i+1)
+		if !kept {
+			// Not cached: after an error a later call retries (a read
+			// error may pass); without room this query uses e alone.
+			if c.mu.m[key] == e {
+				delete(c.mu.m, key)
 			}
 			return
 		}
+		c.mu.m[key] = e
+		c.mu.order = append(c.mu.order, key)
 		c.mu.size += e.size
+		// The entry just built is the newest: it is never evicted here.
 		for c.mu.size > DefaultFilterCacheBytes && len(c.mu.order) > 1 {
-			old := c.mu.order[0]
-			c.mu.order = c.mu.order[1:]
-			if old == key {
-				c.mu.order = append(c.mu.order, key)
-				continue
-			}
-			if o := c.mu.m[old]; o != nil {
-				c.mu.size -= o.size
-				delete(c.mu.m, old)
-			}
+			c.popLocked()
 		}
 	})
 	if e.err != nil {

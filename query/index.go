@@ -47,9 +47,11 @@ type OpenOptions struct {
 	// RowCacheRows bounds the cache of joined source rows; 0 selects
 	// DefaultRowCacheRows, a negative value disables it.
 	RowCacheRows int
-	// Budget is the process-wide memory budget that the postings cache and
-	// the vector store charge (membudget); nil selects membudget.Default,
-	// shared by every index opened so.
+	// Budget is the process-wide memory budget that the postings cache,
+	// the vector store, the joined-rows cache and the filter bitmaps charge
+	// (membudget); nil selects membudget.Default, shared by every index
+	// opened so. (Decoded source pages are always charged to
+	// membudget.Default.)
 	Budget *membudget.Budget
 }
 
@@ -101,7 +103,7 @@ type Index struct {
 	vecAll    []float32 // canonical source vectors by ordinal, if they fit
 	vecErr    error
 	vstore    *vecStore         // exact vectors per list (vecstore.go)
-	budget    *membudget.Budget // charged by cache and vstore
+	budget    *membudget.Budget // charged by cache, vstore, rows and filters
 
 	filters filterCache // bitmaps of filter predicates (filter.go)
 	recall  recallState // calibration for Options.Recall (recall.go)
@@ -177,7 +179,8 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 	if rows == 0 {
 		rows = DefaultRowCacheRows
 	}
-	ix.rows = newRowCache(rows)
+	ix.rows = newRowCache(rows, ix.budget)
+	ix.filters.acct = ix.budget.Account("filters", ix.filters.evict)
 	ix.vecBudget = opts.VectorCacheBytes
 	if ix.vecBudget == 0 {
 		ix.vecBudget = DefaultVectorCacheBytes
@@ -364,6 +367,10 @@ func (ix *Index) Close() error {
 	if ix.vstore != nil {
 		ix.vstore.acct.Close()
 	}
+	if ix.rows != nil {
+		ix.rows.acct.Close()
+	}
+	ix.filters.acct.Close()
 	var errs []error
 	for i, o := range ix.files {
 		if o != nil {

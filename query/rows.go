@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/source"
 )
 
@@ -15,16 +16,19 @@ const DefaultRowCacheRows = 1 << 16
 
 // rowCache keeps joined source rows (one map per row and column list) so
 // that hot results are not read and decoded again: reading one row of a
-// wide column decodes its whole page. Entries are evicted first in, first
-// out. Rows are immutable (the index pins the source state); callers get
-// shallow copies. Safe for concurrent use.
+// wide column decodes its whole page. It holds at most limit rows, and
+// charges each row's estimated size (rowBytes) to the process budget's
+// account "rows": a row the budget has no room for is not kept, and the
+// budget may ask for bytes back (evict). Entries are evicted first in,
+// first out. Rows are immutable (the index pins the source state); callers
+// get shallow copies. Safe for concurrent use.
 type rowCache struct {
 	limit int
+	acct  *membudget.Account // nil: no process budget
 	mu    struct {
 		sync.Mutex
-		m    map[rowKey]map[string]any
-		ring []rowKey
-		next int
+		m     map[rowKey]*rowEntry
+		order []rowKey // keys of m, oldest first
 	}
 }
 
@@ -33,9 +37,19 @@ type rowKey struct {
 	cols string
 }
 
-func newRowCache(limit int) *rowCache {
+type rowEntry struct {
+	row  map[string]any
+	size int64 // bytes charged to acct
+}
+
+// newRowCache returns a cache of at most limit rows (<= 0 disables it)
+// charged to b (nil: not charged).
+func newRowCache(limit int, b *membudget.Budget) *rowCache {
 	c := &rowCache{limit: limit}
-	c.mu.m = map[rowKey]map[string]any{}
+	c.mu.m = map[rowKey]*rowEntry{}
+	if limit > 0 && b != nil {
+		c.acct = b.Account("rows", c.evict)
+	}
 	return c
 }
 
@@ -47,33 +61,107 @@ func (c *rowCache) get(k rowKey) map[string]any {
 		return nil
 	}
 	c.mu.Lock()
-	row := c.mu.m[k]
+	e := c.mu.m[k]
 	c.mu.Unlock()
-	if row == nil {
+	if e == nil {
+		c.acct.Miss()
 		return nil
 	}
-	return maps.Clone(row)
+	c.acct.Hit()
+	return maps.Clone(e.row)
 }
 
-// put keeps a copy of row.
+// put keeps a copy of row if the process budget has room for it.
 func (c *rowCache) put(k rowKey, row map[string]any) {
 	if c.limit <= 0 {
 		return
 	}
-	row = maps.Clone(row)
+	c.mu.Lock()
+	_, ok := c.mu.m[k]
+	c.mu.Unlock()
+	if ok {
+		return
+	}
+	e := &rowEntry{row: maps.Clone(row), size: rowBytes(k, row)}
+	// Reserve may call evict: never with c.mu held.
+	if !c.acct.Reserve(e.size) {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.mu.m[k]; ok {
+		c.acct.Release(e.size)
 		return
 	}
-	if len(c.mu.ring) < c.limit {
-		c.mu.ring = append(c.mu.ring, k)
-	} else {
-		delete(c.mu.m, c.mu.ring[c.mu.next])
-		c.mu.ring[c.mu.next] = k
-		c.mu.next = (c.mu.next + 1) % c.limit
+	c.mu.m[k] = e
+	c.mu.order = append(c.mu.order, k)
+	for len(c.mu.m) > c.limit {
+		c.popLocked()
 	}
-	c.mu.m[k] = row
+}
+
+// evict frees at least need bytes if it can, oldest rows first (the
+// process budget asks).
+func (c *rowCache) evict(need int64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var freed int64
+	for freed < need && len(c.mu.order) > 0 {
+		freed += c.popLocked()
+	}
+	return freed
+}
+
+// popLocked drops the oldest row and returns its size.
+func (c *rowCache) popLocked() int64 {
+	k := c.mu.order[0]
+	c.mu.order = c.mu.order[1:]
+	e := c.mu.m[k]
+	delete(c.mu.m, k)
+	c.acct.Release(e.size)
+	c.acct.Evicted()
+	return e.size
+}
+
+// rowBytes estimates the memory of a cached row: the map and its entries,
+// the key, and each value's data (valueBytes).
+func rowBytes(k rowKey, row map[string]any) int64 {
+	n := int64(96 + len(k.cols))
+	for name, v := range row {
+		n += 32 + int64(len(name)) + valueBytes(v)
+	}
+	return n
+}
+
+// valueBytes estimates the memory of a joined value beyond its interface
+// header: string and byte data, list elements, nested groups.
+func valueBytes(v any) int64 {
+	switch x := v.(type) {
+	case nil:
+		return 0
+	case string:
+		return 16 + int64(len(x))
+	case []byte:
+		return 24 + int64(len(x))
+	case []float32:
+		return 24 + 4*int64(len(x))
+	case []float64:
+		return 24 + 8*int64(len(x))
+	case []any:
+		n := int64(24)
+		for _, e := range x {
+			n += 16 + valueBytes(e)
+		}
+		return n
+	case map[string]any:
+		n := int64(48)
+		for name, e := range x {
+			n += 32 + int64(len(name)) + valueBytes(e)
+		}
+		return n
+	default:
+		return 16
+	}
 }
 
 // keyColumns reports whether every column of cols is a source key field:

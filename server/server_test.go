@@ -435,6 +435,7 @@ func TestListDescribeHealthMetricsOpenAPI(t *testing.T) {
 		}
 	}
 	f.post(t, "/v1/indexes/words/search", map[string]any{"key": "king"})
+	f.post(t, "/v1/indexes/words/search", map[string]any{"key": "king", "where": "rank > 10"})
 	resp, err := http.Get(f.url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -442,13 +443,15 @@ func TestListDescribeHealthMetricsOpenAPI(t *testing.T) {
 	text, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, name := range []string{
-		`parqdb_http_requests_total{code="200",method="POST",route="/v1/indexes/{name}/search"} 1`,
-		"parqdb_http_request_duration_seconds_bucket", "parqdb_search_queries_total{index=\"words\"} 1",
+		`parqdb_http_requests_total{code="200",method="POST",route="/v1/indexes/{name}/search"} 2`,
+		"parqdb_http_request_duration_seconds_bucket", "parqdb_search_queries_total{index=\"words\"} 2",
 		"parqdb_storage_requests_total", "parqdb_storage_read_bytes_total", "parqdb_open_snapshots 1",
 		"parqdb_postings_cache_queries_total", "parqdb_snapshot_cache_hits_total", "go_goroutines",
 		"parqdb_cache_limit_bytes ", `parqdb_cache_lookups_total{cache="postings",result="miss"}`,
 		`parqdb_cache_lookups_total{cache="postings",result="hit"}`, `parqdb_cache_hit_ratio{cache="postings"}`,
 		`parqdb_cache_bytes{cache="postings"}`, `parqdb_cache_evictions_total{cache="pages"}`,
+		`parqdb_cache_lookups_total{cache="rows",result="miss"}`, `parqdb_cache_bytes{cache="rows"}`,
+		`parqdb_cache_lookups_total{cache="filters",result="miss"}`, `parqdb_cache_hit_ratio{cache="filters"}`,
 	} {
 		if !strings.Contains(string(text), name) {
 			t.Errorf("/metrics lacks %s", name)

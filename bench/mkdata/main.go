@@ -5,7 +5,9 @@
 //	mkdata synth -n N -d D OUTDIR    a seeded Gaussian mixture: N base vectors + 1,000 queries
 //	mkdata mixture -n N -d D OUTDIR  a seeded Gaussian mixture with unequal cluster sizes and
 //	                                 spreads, streamed into several Parquet files in OUTDIR/base
-//	                                 (10M × 96: ~4 GB) + 1,000 queries
+//	                                 (10M × 96: ~4 GB) + 1,000 queries; -normalize scales
+//	                                 every row to unit length (for --metric cosine; files
+//	                                 named mixture-NxD-unit; 10M × 384: ~15 GB of Parquet)
 //
 // Parquet files have columns id (int64, the key), label (int32) and vec
 // (list<float>).
@@ -45,7 +47,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) < 1 {
-		return errors.New("usage: mkdata fashion OUTDIR | mkdata synth [-n N] [-d D] [-clusters K] [-seed S] OUTDIR | mkdata mixture [-n N] [-d D] [-clusters K] [-files F] [-seed S] [-fvecs=false] OUTDIR")
+		return errors.New("usage: mkdata fashion OUTDIR | mkdata synth [-n N] [-d D] [-clusters K] [-seed S] OUTDIR | mkdata mixture [-n N] [-d D] [-clusters K] [-files F] [-seed S] [-fvecs=false] [-normalize] OUTDIR")
 	}
 	switch args[0] {
 	case "fashion":
@@ -77,6 +79,7 @@ func run(args []string) error {
 		fs.IntVar(&m.q, "queries", 1000, "query vectors")
 		fs.Uint64Var(&m.seed, "seed", 1, "seed")
 		fs.BoolVar(&m.fvecs, "fvecs", true, "also write the base vectors as one .fvecs file (for FAISS)")
+		fs.BoolVar(&m.normalize, "normalize", false, "scale every vector to unit length (a cosine dataset)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}

@@ -26,6 +26,7 @@ type mixture struct {
 	q           int
 	seed        uint64
 	fvecs       bool
+	normalize   bool // scale every row (base and queries) to unit length, for --metric cosine
 
 	centers []float32 // k·d
 	spread  []float32 // per component
@@ -82,12 +83,33 @@ func (m *mixture) row(rng *rand.Rand, v []float32) int {
 	for j := range v {
 		v[j] = ctr[j] + sd*float32(rng.NormFloat64())
 	}
+	if m.normalize {
+		var s float64
+		for _, x := range v {
+			s += float64(x) * float64(x)
+		}
+		if s > 0 {
+			inv := 1 / math.Sqrt(s)
+			for j := range v {
+				v[j] = float32(float64(v[j]) * inv)
+			}
+		}
+	}
 	return c
 }
 
-// write writes OUT/base/mixture-NxD-part-XX-of-YY.parquet (base rows, ids
-// 0..n-1 in order across files; the folder is the index's --source), OUT/mixture-NxD.fvecs (the same rows, if
-// m.fvecs) and OUT/mixture-NxD-queries.{parquet,fvecs}. File f draws from
+// name is the stem of the output files: mixture-NxD, with "-unit" when
+// rows are normalised.
+func (m *mixture) name() string {
+	if m.normalize {
+		return fmt.Sprintf("mixture-%dx%d-unit", m.n, m.d)
+	}
+	return fmt.Sprintf("mixture-%dx%d", m.n, m.d)
+}
+
+// write writes OUT/base/NAME-part-XX-of-YY.parquet (NAME is m.name(); base rows, ids
+// 0..n-1 in order across files; the folder is the index's --source), OUT/NAME.fvecs (the same rows, if
+// m.fvecs) and OUT/NAME-queries.{parquet,fvecs}. File f draws from
 // its own PCG stream (seed, f+1), so the output depends only on the flags.
 func (m *mixture) write(out string) error {
 	if err := m.init(); err != nil {
@@ -96,7 +118,7 @@ func (m *mixture) write(out string) error {
 	if err := os.MkdirAll(filepath.Join(out, "base"), 0o755); err != nil {
 		return err
 	}
-	name := fmt.Sprintf("mixture-%dx%d", m.n, m.d)
+	name := m.name()
 	var fw *bufio.Writer
 	if m.fvecs {
 		ff, err := os.Create(filepath.Join(out, name+".fvecs"))

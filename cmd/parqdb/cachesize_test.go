@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -11,10 +13,13 @@ import (
 
 // TestCacheSizeAndStats: --cache-size sets the process budget that
 // --stats reports, with each cache's hits and misses (refine filled the
-// vector store and then read from it); a bad size is a usage error that
-// names the flag.
+// vector store and then read from it; the joined rows and a --where
+// bitmap are counted and charged too); a bad size is a usage error that
+// names the flag. The soft memory limit follows the budget (before, the
+// heap of a search could grow to twice the caches: 11.3 GB at 10M rows).
 func TestCacheSizeAndStats(t *testing.T) {
 	defer membudget.Default.SetLimit(membudget.Default.Limit())
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	wh := gloveWarehouse(t)
 	qf := filepath.Join(t.TempDir(), "q.fvecs")
 	writeFvecs(t, qf, gloveQueries(5))
@@ -34,6 +39,11 @@ func TestCacheSizeAndStats(t *testing.T) {
 	if st.CacheLimit != 64<<20 {
 		t.Fatalf("cache_limit %d, want %d", st.CacheLimit, 64<<20)
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if got, want := debug.SetMemoryLimit(-1), int64(64<<20+16<<20+1<<30); got != want {
+			t.Fatalf("soft memory limit %d after --cache-size 64MiB, want %d (budget + a quarter + 1 GiB)", got, want)
+		}
+	}
 	by := map[string]cacheStat{}
 	for _, c := range st.Caches {
 		by[c.Name] = c
@@ -43,6 +53,23 @@ func TestCacheSizeAndStats(t *testing.T) {
 	}
 	if p := by["postings"]; p.Misses == 0 || p.Bytes == 0 {
 		t.Fatalf("postings cache %+v: want the first reads as misses (%s)", p, errs)
+	}
+	if r := by["rows"]; r.Misses == 0 || r.Bytes == 0 {
+		t.Fatalf("rows cache %+v: want the joined rows counted and charged (%s)", r, errs)
+	}
+	_, errs, code = runSplit(t, append(args, "--cache-size", "64MiB", "--where", "rank > 10")...)
+	if code != exitOK {
+		t.Fatalf("--where: exit %d: %s", code, errs)
+	}
+	st.Caches = nil
+	if err := json.Unmarshal([]byte(strings.TrimSpace(errs)), &st); err != nil {
+		t.Fatalf("--stats: %v: %q", err, errs)
+	}
+	for _, c := range st.Caches {
+		by[c.Name] = c
+	}
+	if fc := by["filters"]; fc.Misses == 0 || fc.Bytes == 0 {
+		t.Fatalf("filters cache %+v: want the bitmap counted and charged (%s)", fc, errs)
 	}
 	_, errs, code = runSplit(t, append(args, "--cache-size", "lots")...)
 	if code != exitUsage || !strings.Contains(errs, "--cache-size") || !strings.Contains(errs, `"lots"`) {

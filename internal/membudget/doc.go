@@ -1,6 +1,7 @@
 // Package membudget is the process-wide memory budget that the caches of
 // every open index share: the decoded postings lists, the exact-vector
-// store, the decoded source pages (and what else registers). One Budget
+// store, the decoded source pages, the joined source rows, the filter
+// bitmaps (and what else registers). One Budget
 // bounds their sum; each cache charges its entries to an Account before
 // keeping them and, when the budget is full, the Budget asks the accounts
 // (the largest holder first, the asking one included) to evict what they
