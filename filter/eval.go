@@ -138,6 +138,16 @@ func (p *Program) compile(n node, index map[string]int) (eval, error) {
 			}
 			e.vs = append(e.vs, v)
 		}
+		if ct.typ != typeString && ct.typ != typeFloat && len(e.vs) <= 16 {
+			e.ints = []int64{}
+			for _, v := range e.vs {
+				if v.isF {
+					e.ints = nil
+					break
+				}
+				e.ints = append(e.ints, v.i)
+			}
+		}
 		return e, nil
 	case *betweenNode:
 		lo, err := conv(n.lo)
@@ -333,7 +343,8 @@ type inEval struct {
 	col     column
 	not     bool
 	vs      []value
-	hasNull bool // the list holds NULL
+	hasNull bool    // the list holds NULL
+	ints    []int64 // vs as integers, when the column and every element are (for the vectorised one-pass test)
 }
 
 func (e *inEval) eval(cols [][]parquet.Value, i int) tri {

@@ -51,7 +51,7 @@ func (d *decoder) appendPage(v *vector, col column, page parquet.Page) error {
 	if dict := page.Dictionary(); dict != nil {
 		if dict != d.dict {
 			d.dict = nil
-			d.dictVec.reset(col.typ)
+			d.dictVec.reset(col.typ, v.is32, v.uns)
 			if err := appendDense(&d.dictVec, col, dict.Page()); err != nil {
 				return err
 			}
@@ -76,7 +76,7 @@ func (d *decoder) appendPage(v *vector, col column, page parquet.Page) error {
 			}
 			return nil
 		}
-		d.dense.reset(col.typ)
+		d.dense.reset(col.typ, v.is32, v.uns)
 		if err := appendDense(&d.dense, col, page); err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func (d *decoder) appendPage(v *vector, col column, page parquet.Page) error {
 			case typeString:
 				v.offs = append(v.offs, uint32(len(v.data)))
 			default:
-				v.ints = append(v.ints, 0)
+				v.appendInt(0)
 			}
 			v.n++
 			continue
@@ -128,7 +128,7 @@ func (d *decoder) appendPage(v *vector, col column, page parquet.Page) error {
 			v.data = append(v.data, src.str(j)...)
 			v.offs = append(v.offs, uint32(len(v.data)))
 		default:
-			v.ints = append(v.ints, src.ints[j])
+			v.appendInt(src.intAt(j))
 		}
 		v.n++
 	}
@@ -142,7 +142,9 @@ func appendDense(v *vector, col column, page parquet.Page) error {
 	switch page.Type().Kind() {
 	case parquet.Int32:
 		xs := data.Int32()
-		if col.unsigned {
+		if v.is32 {
+			v.i32 = append(v.i32, xs...)
+		} else if col.unsigned {
 			for _, x := range xs {
 				v.ints = append(v.ints, int64(uint32(x)))
 			}
@@ -200,9 +202,9 @@ func (d *decoder) appendBoxed(v *vector, col column, page parquet.Page) error {
 		for _, pv := range d.boxed[:k] {
 			if pv.IsNull() {
 				v.setNull(v.n)
-				v.ints = append(v.ints, 0)
+				v.appendInt(0)
 			} else {
-				v.ints = append(v.ints, rowValue(col, pv).i)
+				v.appendInt(rowValue(col, pv).i)
 			}
 			v.n++
 		}
@@ -227,7 +229,7 @@ func (v *vector) pad(typ colType, n int) {
 		case typeString:
 			v.offs = append(v.offs, uint32(len(v.data)))
 		default:
-			v.ints = append(v.ints, 0)
+			v.appendInt(0)
 		}
 		v.n++
 	}

@@ -222,7 +222,7 @@ func (p *Program) segments(s *Scratch, chunks []parquet.ColumnChunk, pxs []*page
 func (p *Program) decodeChunk(ctx context.Context, s *Scratch, j int, cc parquet.ColumnChunk, px *pageIndex, segs []segment, rows int) (read, skipped int, err error) {
 	col := p.cols[j]
 	v := &s.b.vecs[j]
-	v.reset(col.typ)
+	v.reset(col.typ, col.typ != typeBool && cc.Type().Kind() == parquet.Int32, col.unsigned)
 	d := &s.decs[j]
 	d.dict = nil // dictionaries belong to their chunk
 	pages := cc.Pages()

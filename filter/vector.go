@@ -3,6 +3,7 @@ package filter
 import (
 	"bytes"
 	"math/bits"
+	"unsafe"
 )
 
 // vector holds one program column's values over the rows of a row group in
@@ -12,6 +13,9 @@ import (
 // zero values too; their result is masked out by the caller.
 type vector struct {
 	n      int
+	is32   bool    // an INT32 column: values in i32, not ints
+	uns    bool    // i32 holds unsigned values
+	i32    []int32 // INT32 columns' values as stored (unsigned ones reinterpreted)
 	ints   []int64
 	floats []float64
 	data   []byte
@@ -19,8 +23,10 @@ type vector struct {
 	nulls  []uint64 // nil while no row is NULL
 }
 
-func (v *vector) reset(typ colType) {
+func (v *vector) reset(typ colType, is32, unsigned bool) {
 	v.n = 0
+	v.is32, v.uns = is32, unsigned
+	v.i32 = v.i32[:0]
 	v.ints = v.ints[:0]
 	v.floats = v.floats[:0]
 	v.data = v.data[:0]
@@ -29,6 +35,31 @@ func (v *vector) reset(typ colType) {
 		v.offs = append(v.offs, 0)
 	}
 	v.nulls = v.nulls[:0]
+}
+
+// appendInt appends an integer row value.
+func (v *vector) appendInt(x int64) {
+	if v.is32 {
+		v.i32 = append(v.i32, int32(x))
+	} else {
+		v.ints = append(v.ints, x)
+	}
+}
+
+// intAt returns row i's integer value.
+func (v *vector) intAt(i int) int64 {
+	switch {
+	case !v.is32:
+		return v.ints[i]
+	case v.uns:
+		return int64(uint32(v.i32[i]))
+	}
+	return int64(v.i32[i])
+}
+
+// u32 returns i32 as the unsigned values it holds.
+func (v *vector) u32() []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(v.i32))), len(v.i32))
 }
 
 // setNull marks row i NULL.
@@ -79,8 +110,11 @@ func (v *vector) valid(dst bitset) {
 	}
 }
 
+// intElem is the element type of an integer vector.
+type intElem interface{ ~int32 | ~uint32 | ~int64 }
+
 // cmpInts sets dst to the rows x with x op lit (int64 compare).
-func cmpInts(dst bitset, xs []int64, op opCode, lit int64) {
+func cmpInts[T intElem](dst bitset, xs []T, op opCode, lit int64) {
 	for w := range dst {
 		base := w << 6
 		chunk := xs[base:min(base+64, len(xs))]
@@ -88,28 +122,45 @@ func cmpInts(dst bitset, xs []int64, op opCode, lit int64) {
 		switch op {
 		case opEq:
 			for j, x := range chunk {
-				m |= b2u(x == lit) << uint(j)
+				m |= b2u(int64(x) == lit) << uint(j)
 			}
 		case opNe:
 			for j, x := range chunk {
-				m |= b2u(x != lit) << uint(j)
+				m |= b2u(int64(x) != lit) << uint(j)
 			}
 		case opLt:
 			for j, x := range chunk {
-				m |= b2u(x < lit) << uint(j)
+				m |= b2u(int64(x) < lit) << uint(j)
 			}
 		case opLe:
 			for j, x := range chunk {
-				m |= b2u(x <= lit) << uint(j)
+				m |= b2u(int64(x) <= lit) << uint(j)
 			}
 		case opGt:
 			for j, x := range chunk {
-				m |= b2u(x > lit) << uint(j)
+				m |= b2u(int64(x) > lit) << uint(j)
 			}
 		default:
 			for j, x := range chunk {
-				m |= b2u(x >= lit) << uint(j)
+				m |= b2u(int64(x) >= lit) << uint(j)
 			}
+		}
+		dst[w] = m
+	}
+}
+
+// inInts sets dst to the rows x equal to one of lits, in one pass.
+func inInts[T intElem](dst bitset, xs []T, lits []int64) {
+	for w := range dst {
+		base := w << 6
+		var m uint64
+		for j, x := range xs[base:min(base+64, len(xs))] {
+			y := int64(x)
+			hit := false
+			for _, l := range lits {
+				hit = hit || y == l
+			}
+			m |= b2u(hit) << uint(j)
 		}
 		dst[w] = m
 	}
@@ -153,7 +204,7 @@ func cmpFloats(dst bitset, xs []float64, op opCode, lit float64) {
 }
 
 // cmpIntsAsFloats compares integer rows with a float literal.
-func cmpIntsAsFloats(dst bitset, xs []int64, op opCode, lit float64) {
+func cmpIntsAsFloats[T intElem](dst bitset, xs []T, op opCode, lit float64) {
 	for w := range dst {
 		base := w << 6
 		var m uint64
@@ -217,9 +268,37 @@ func cmpVector(dst bitset, col column, v *vector, op opCode, lit value) {
 	case col.typ == typeFloat:
 		cmpFloats(dst, v.floats, op, lit.f)
 	case lit.isF:
-		cmpIntsAsFloats(dst, v.ints, op, lit.f)
+		switch {
+		case !v.is32:
+			cmpIntsAsFloats(dst, v.ints, op, lit.f)
+		case v.uns:
+			cmpIntsAsFloats(dst, v.u32(), op, lit.f)
+		default:
+			cmpIntsAsFloats(dst, v.i32, op, lit.f)
+		}
 	default:
-		cmpInts(dst, v.ints, op, lit.i)
+		switch {
+		case !v.is32:
+			cmpInts(dst, v.ints, op, lit.i)
+		case v.uns:
+			cmpInts(dst, v.u32(), op, lit.i)
+		default:
+			cmpInts(dst, v.i32, op, lit.i)
+		}
+	}
+	andNot(dst, v.nulls)
+}
+
+// inVector sets dst to the non-NULL rows of an integer vector equal to one
+// of lits.
+func inVector(dst bitset, v *vector, lits []int64) {
+	switch {
+	case !v.is32:
+		inInts(dst, v.ints, lits)
+	case v.uns:
+		inInts(dst, v.u32(), lits)
+	default:
+		inInts(dst, v.i32, lits)
 	}
 	andNot(dst, v.nulls)
 }
@@ -325,11 +404,15 @@ func (p *Program) evalVec(b *batch, e eval) (t, f bitset) {
 	case *inEval:
 		v := &b.vecs[e.c]
 		t, f = b.get(), b.get()
-		clear(t)
-		for _, lit := range e.vs {
-			cmpVector(f, e.col, v, opEq, lit)
-			for w := range t {
-				t[w] |= f[w]
+		if e.ints != nil {
+			inVector(t, v, e.ints)
+		} else {
+			clear(t)
+			for _, lit := range e.vs {
+				cmpVector(f, e.col, v, opEq, lit)
+				for w := range t {
+					t[w] |= f[w]
+				}
 			}
 		}
 		if e.hasNull {
