@@ -49,9 +49,10 @@ import (
 
 // DefaultFilterCacheBytes bounds the memory of cached filter bitmaps per
 // index (least recently built evicted first), with the per-list positions
-// of their matching rows (4 bytes per matching row, charged up front). The
-// per-predicate lists of the exact plan (keys of at most a few percent of
-// the rows) are not counted.
+// of their matching rows (4 bytes per matching row, charged up front) and
+// the exact plan's contiguous copy of its rows' vectors (at most
+// maxExactVectorBytes per predicate). The per-predicate keys of the exact
+// plan (at most a few percent of the rows) are not counted.
 const DefaultFilterCacheBytes = 256 << 20
 
 // exactMinRows is the number of matching rows up to which a filtered
@@ -119,6 +120,7 @@ type FilterInfo struct {
 
 // filterEntry is a predicate's cached result.
 type filterEntry struct {
+	key  string // the canonical predicate
 	once sync.Once
 	rows *roaring.Bitmap
 	info FilterInfo
@@ -128,6 +130,11 @@ type filterEntry struct {
 	exactOnce sync.Once // the matching rows as a list, for the exact plan
 	exact     *list
 	exactErr  error
+	// exactVecs are the exact plan's rows' vectors, contiguous at stride
+	// stride(dim) in the order of exact's rows (nil above
+	// maxExactVectorBytes): scored as one batch, not gathered row by row
+	// from the vector store each query.
+	exactVecs []float32
 
 	// Per list (by CID), the positions of its matching rows, set once per
 	// list on its first probe (a list's rows keep their order when it is
@@ -221,7 +228,7 @@ func (ix *Index) filterRows(ctx context.Context, p *filter.Predicate) (*filterEn
 	}
 	e := c.mu.m[key]
 	if e == nil {
-		e = &filterEntry{}
+		e = &filterEntry{key: key}
 		c.mu.m[key] = e
 		c.mu.order = append(c.mu.order, key)
 	}
@@ -380,8 +387,61 @@ func (ix *Index) exactList(ctx context.Context, e *filterEntry) (*list, error) {
 		}
 		l.ordsOnce.Do(func() {}) // ords are set
 		e.exact = l
+		e.exactVecs = ix.exactVectors(ctx, e, l.ords)
 	})
 	return e.exact, e.exactErr
+}
+
+// maxExactVectorBytes bounds the contiguous copy of one predicate's
+// matching vectors kept for the exact plan (counted in the filter cache's
+// bytes).
+const maxExactVectorBytes = 32 << 20
+
+// exactVectors returns the vectors of the rows ords contiguously at stride
+// stride(dim), or nil when they exceed maxExactVectorBytes or cannot be
+// read now (the exact plan then gathers them per query, and reports a
+// read error there).
+func (ix *Index) exactVectors(ctx context.Context, e *filterEntry, ords []int64) []float32 {
+	w := stride(ix.Dim())
+	size := int64(len(ords)) * int64(w) * 4
+	if len(ords) == 0 || size > maxExactVectorBytes {
+		return nil
+	}
+	views, err := ix.ordViews(ctx, ords, nil)
+	if err != nil {
+		return nil
+	}
+	out := make([]float32, len(ords)*w)
+	for i, v := range views {
+		copy(out[i*w:(i+1)*w], v)
+	}
+	c := &ix.filters
+	c.mu.Lock()
+	if c.mu.m[e.key] == e { // not evicted meanwhile
+		c.mu.size += size
+		e.size += size
+	}
+	c.mu.Unlock()
+	return out
+}
+
+// scoreExact scores the exact plan's rows from their contiguous vectors
+// into s.top.
+func (ix *Index) scoreExact(s *scratch, l *list, vecs []float32, half bool, st *Stats) {
+	n := l.len()
+	s.dists = slices.Grow(s.dists[:0], n)[:n]
+	vecmath.L2SqBatch(s.qp, vecs, stride(ix.Dim()), s.dists)
+	st.Candidates += int64(n)
+	t := &s.top
+	for i, d := range s.dists {
+		if half {
+			d *= 0.5
+		}
+		if len(t.h) == t.k && d > t.h[0].dist {
+			continue
+		}
+		t.push(cand{dist: d, i: int32(i), l: l})
+	}
 }
 
 // searchFiltered runs a filtered search (see the plan above); extra, when
@@ -409,7 +469,9 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 		}
 		s.lists = append(s.lists[:0], l)
 		s.top.reset(opts.K + 8) // spare places for the float64 re-rank
-		if err := ix.scoreSource(ctx, s, half, &st); err != nil {
+		if e.exactVecs != nil {
+			ix.scoreExact(s, l, e.exactVecs, half, &st)
+		} else if err := ix.scoreSource(ctx, s, half, &st); err != nil {
 			return nil, err
 		}
 		st.FilterExact++
