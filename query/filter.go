@@ -537,18 +537,16 @@ func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, np
 	s.filt.probed = slices.Grow(s.filt.probed[:0], nlist)[:nlist]
 	clear(s.filt.probed)
 	var matched int64
-	order := s.filt.order[:0]
-	next := 0
+	order := s.filt.order[:0] // a min-heap of the routed leaves not taken yet
 	allRoots := false
 	for round := 0; ; round++ {
-		if next == len(order) {
+		if len(order) == 0 {
 			if allRoots {
 				break // every list that may hold a match was probed
 			}
 			var n int
 			order, n, allRoots = ix.matchRoute(s.q, e, want, &s.filt, order[:0])
 			st.LeafDistances += int64(n)
-			next = 0
 			if round > 0 {
 				st.FilterWidenings++
 			}
@@ -564,9 +562,9 @@ func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, np
 		// Take enough for the kept candidates too (keep > target with
 		// refine on a small index), not one list per round.
 		goal := float64(min(max(target, int64(keep)), e.info.Rows))
-		for next < len(order) && (expect < goal || len(s.cids) == 0) {
-			cid := order[next].cid
-			next++
+		for len(order) > 0 && (expect < goal || len(s.cids) == 0) {
+			var cid int32
+			cid, order = popNearest(order)
 			if s.filt.probed[cid] {
 				continue
 			}
@@ -610,7 +608,9 @@ func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, np
 	return nil
 }
 
-// matchRoute appends to dst, nearest first, the leaves not yet probed that
+// matchRoute appends to dst, as a min-heap by distance (popNearest takes
+// them nearest first: a search takes a few of them, so sorting them all
+// cost more than scoring them), the leaves not yet probed that
 // may hold matching rows (those probed with e and found empty are skipped
 // without a distance), visiting roots nearest first until want such leaves
 // were scored (and at least routeOptions.MinRoots roots). It returns them,
@@ -643,8 +643,38 @@ func (ix *Index) matchRoute(q []float32, e *filterEntry, want int, f *filterScra
 		}
 	}
 	f.roots = roots
-	slices.SortFunc(dst, cmpLeaf)
+	for i := len(dst)/2 - 1; i >= 0; i-- {
+		siftDownNearest(dst, i)
+	}
 	return dst, computed, visited == nr
+}
+
+// popNearest removes the nearest leaf from the min-heap h.
+func popNearest(h []leafDist) (int32, []leafDist) {
+	cid := h[0].cid
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	siftDownNearest(h, 0)
+	return cid, h
+}
+
+// siftDownNearest restores the min-heap order (lessLeaf) below i.
+func siftDownNearest(h []leafDist, i int) {
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && lessLeaf(h[l], h[m]) {
+			m = l
+		}
+		if r < len(h) && lessLeaf(h[r], h[m]) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[m], h[i] = h[i], h[m]
+		i = m
+	}
 }
 
 func cmpLeaf(a, b leafDist) int {
