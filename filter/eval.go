@@ -40,8 +40,9 @@ type eval interface {
 	// values per program column).
 	eval(cols [][]parquet.Value, i int) tri
 	// may reports whether some row of a chunk with these statistics could
-	// make the node true, and whether some could make it false.
-	may(st []Stats) (mayTrue, mayFalse bool)
+	// make the node true, whether some could make it false, and whether
+	// some could make it unknown (NULL); each answer errs towards true.
+	may(st []Stats) (mayTrue, mayFalse, mayUnknown bool)
 }
 
 // Eval reports whether the predicate is true for the row whose values (one
@@ -65,9 +66,12 @@ func (p *Program) EvalColumns(cols [][]parquet.Value, i int) bool {
 // predicate is true. False means no row can match, so the row group can be
 // skipped; missing statistics always give true.
 func (p *Program) MayMatch(st []Stats) bool {
-	t, _ := p.root.may(st)
+	t, _, _ := p.root.may(st)
 	return t
 }
+
+// mayNull reports whether the chunk may hold a NULL.
+func mayNull(s Stats) bool { return !s.HasNulls || s.Nulls > 0 }
 
 func (p *Program) compile(n node, index map[string]int) (eval, error) {
 	switch n := n.(type) {
@@ -133,6 +137,16 @@ func (p *Program) compile(n node, index map[string]int) (eval, error) {
 				continue
 			}
 			e.vs = append(e.vs, v)
+		}
+		if ct.typ != typeString && ct.typ != typeFloat && len(e.vs) <= 16 {
+			e.ints = []int64{}
+			for _, v := range e.vs {
+				if v.isF {
+					e.ints = nil
+					break
+				}
+				e.ints = append(e.ints, v.i)
+			}
 		}
 		return e, nil
 	case *betweenNode:
@@ -306,21 +320,22 @@ func mayCmp(t colType, op string, lo, hi, v value) bool {
 
 var negOp = map[string]string{"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 
-func (e *cmpEval) may(st []Stats) (bool, bool) {
+func (e *cmpEval) may(st []Stats) (bool, bool, bool) {
 	s := st[e.c]
 	if e.v.null || allNull(s) {
-		return false, false
+		return false, false, true
 	}
+	u := mayNull(s)
 	lo, hi, ok := minMax(e.col, s)
 	if !ok || (e.col.typ == typeFloat) {
 		// Float chunks may hold NaN outside their min/max: only the true
 		// side can be pruned.
 		if ok && e.op != "!=" { // NaN != v is true
-			return mayCmp(e.col.typ, e.op, lo, hi, e.v), true
+			return mayCmp(e.col.typ, e.op, lo, hi, e.v), true, u
 		}
-		return true, true
+		return true, true, u
 	}
-	return mayCmp(e.col.typ, e.op, lo, hi, e.v), mayCmp(e.col.typ, negOp[e.op], lo, hi, e.v)
+	return mayCmp(e.col.typ, e.op, lo, hi, e.v), mayCmp(e.col.typ, negOp[e.op], lo, hi, e.v), u
 }
 
 type inEval struct {
@@ -328,7 +343,8 @@ type inEval struct {
 	col     column
 	not     bool
 	vs      []value
-	hasNull bool // the list holds NULL
+	hasNull bool    // the list holds NULL
+	ints    []int64 // vs as integers, when the column and every element are (for the vectorised one-pass test)
 }
 
 func (e *inEval) eval(cols [][]parquet.Value, i int) tri {
@@ -353,14 +369,15 @@ func (e *inEval) eval(cols [][]parquet.Value, i int) tri {
 	return r
 }
 
-func (e *inEval) may(st []Stats) (bool, bool) {
+func (e *inEval) may(st []Stats) (bool, bool, bool) {
 	s := st[e.c]
 	if allNull(s) {
-		return false, false
+		return false, false, true
 	}
+	u := mayNull(s) || e.hasNull
 	lo, hi, ok := minMax(e.col, s)
 	if !ok {
-		return true, true
+		return true, true, u
 	}
 	any := false
 	for _, v := range e.vs {
@@ -370,9 +387,9 @@ func (e *inEval) may(st []Stats) (bool, bool) {
 		}
 	}
 	if e.not {
-		return !e.hasNull, any || e.hasNull
+		return !e.hasNull, any || e.hasNull, u
 	}
-	return any, true
+	return any, true, u
 }
 
 type betweenEval struct {
@@ -403,20 +420,24 @@ func (e *betweenEval) eval(cols [][]parquet.Value, i int) tri {
 	return r
 }
 
-func (e *betweenEval) may(st []Stats) (bool, bool) {
+func (e *betweenEval) may(st []Stats) (bool, bool, bool) {
 	s := st[e.c]
 	if allNull(s) {
-		return false, false
+		return false, false, true
 	}
+	u := mayNull(s) || e.lo.null || e.hi.null
 	lo, hi, ok := minMax(e.col, s)
 	if !ok || e.lo.null || e.hi.null {
-		return true, true
+		return true, true, u
 	}
 	t := mayCmp(e.col.typ, ">=", lo, hi, e.lo) && mayCmp(e.col.typ, "<=", lo, hi, e.hi)
+	// Some value outside [lo, hi] exists unless the chunk's range lies
+	// within the bounds (floats may hold NaN, which is outside).
+	f := e.col.typ == typeFloat || compareTo(e.col.typ, lo, e.lo) < 0 || compareTo(e.col.typ, hi, e.hi) > 0
 	if e.not {
-		return true, t
+		return f, t, u
 	}
-	return t, true
+	return t, f, u
 }
 
 type likeEval struct {
@@ -445,20 +466,21 @@ func (e *likeEval) eval(cols [][]parquet.Value, i int) tri {
 	return truth(r)
 }
 
-func (e *likeEval) may(st []Stats) (bool, bool) {
+func (e *likeEval) may(st []Stats) (bool, bool, bool) {
 	s := st[e.c]
 	if allNull(s) {
-		return false, false
+		return false, false, true
 	}
+	u := mayNull(s)
 	lo, hi, ok := minMax(e.col, s)
 	if !ok || e.not {
-		return true, true
+		return true, true, u
 	}
 	// Strings with the prefix are ≥ prefix; they are ≤ hi only if hi is
 	// ≥ prefix. And min ≤ some such string only if min ≤ prefix or min
 	// itself has the prefix.
 	t := bytes.Compare(hi.s, e.prefix) >= 0 && (bytes.Compare(lo.s, e.prefix) <= 0 || bytes.HasPrefix(lo.s, e.prefix))
-	return t, true
+	return t, true, u
 }
 
 type nullEval struct {
@@ -470,16 +492,16 @@ func (e *nullEval) eval(cols [][]parquet.Value, i int) tri {
 	return truth(cols[e.c][i].IsNull() != e.not)
 }
 
-func (e *nullEval) may(st []Stats) (bool, bool) {
+func (e *nullEval) may(st []Stats) (bool, bool, bool) {
 	s := st[e.c]
 	if !s.HasNulls {
-		return true, true
+		return true, true, false
 	}
 	someNull, someValue := s.Nulls > 0, s.Nulls < s.Rows
 	if e.not {
-		return someValue, someNull
+		return someValue, someNull, false
 	}
-	return someNull, someValue
+	return someNull, someValue, false
 }
 
 func and3(a, b tri) tri {
@@ -512,10 +534,10 @@ func (e *andEval) eval(cols [][]parquet.Value, i int) tri {
 	return and3(a, e.r.eval(cols, i))
 }
 
-func (e *andEval) may(st []Stats) (bool, bool) {
-	lt, lf := e.l.may(st)
-	rt, rf := e.r.may(st)
-	return lt && rt, lf || rf
+func (e *andEval) may(st []Stats) (bool, bool, bool) {
+	lt, lf, lu := e.l.may(st)
+	rt, rf, ru := e.r.may(st)
+	return lt && rt, lf || rf, lu || ru
 }
 
 type orEval struct{ l, r eval }
@@ -528,17 +550,17 @@ func (e *orEval) eval(cols [][]parquet.Value, i int) tri {
 	return or3(a, e.r.eval(cols, i))
 }
 
-func (e *orEval) may(st []Stats) (bool, bool) {
-	lt, lf := e.l.may(st)
-	rt, rf := e.r.may(st)
-	return lt || rt, lf && rf
+func (e *orEval) may(st []Stats) (bool, bool, bool) {
+	lt, lf, lu := e.l.may(st)
+	rt, rf, ru := e.r.may(st)
+	return lt || rt, lf && rf, lu || ru
 }
 
 type notEval struct{ x eval }
 
 func (e *notEval) eval(cols [][]parquet.Value, i int) tri { return e.x.eval(cols, i).not() }
 
-func (e *notEval) may(st []Stats) (bool, bool) {
-	t, f := e.x.may(st)
-	return f, t
+func (e *notEval) may(st []Stats) (bool, bool, bool) {
+	t, f, u := e.x.may(st)
+	return f, t, u
 }

@@ -50,9 +50,10 @@ import (
 
 // DefaultFilterCacheBytes bounds the memory of cached filter bitmaps per
 // index (least recently built evicted first), with the per-list positions
-// of their matching rows (4 bytes per matching row, charged up front). The
-// per-predicate lists of the exact plan (keys of at most a few percent of
-// the rows) are not counted.
+// of their matching rows (4 bytes per matching row, charged up front) and
+// the exact plan's contiguous copy of its rows' vectors (at most
+// maxExactVectorBytes per predicate). The per-predicate keys of the exact
+// plan (at most a few percent of the rows) are not counted.
 const DefaultFilterCacheBytes = 256 << 20
 
 // exactMinRows is the number of matching rows up to which a filtered
@@ -113,11 +114,14 @@ type FilterInfo struct {
 	SourceRows       int64         // all source rows
 	RowGroupsRead    int           // row groups whose filter columns were read
 	RowGroupsSkipped int           // row groups skipped by their statistics
+	PagesRead        int           // data pages of the filter columns decoded
+	PagesSkipped     int           // data pages skipped by the page index of a row group read
 	Build            time.Duration // time to compute the bitmap (once per cached predicate)
 }
 
 // filterEntry is a predicate's cached result.
 type filterEntry struct {
+	key  string // the canonical predicate
 	once sync.Once
 	rows *roaring.Bitmap
 	info FilterInfo
@@ -127,6 +131,11 @@ type filterEntry struct {
 	exactOnce sync.Once // the matching rows as a list, for the exact plan
 	exact     *list
 	exactErr  error
+	// exactVecs are the exact plan's rows' vectors, contiguous at stride
+	// stride(dim) in the order of exact's rows (nil above
+	// maxExactVectorBytes): scored as one batch, not gathered row by row
+	// from the vector store each query.
+	exactVecs []float32
 
 	// Per list (by CID), the positions of its matching rows, set once per
 	// list on its first probe (a list's rows keep their order when it is
@@ -249,7 +258,7 @@ func (ix *Index) filterRows(ctx context.Context, p *filter.Predicate) (*filterEn
 	}
 	e := c.mu.m[key]
 	if e == nil {
-		e = &filterEntry{}
+		e = &filterEntry{key: key}
 		c.mu.m[key] = e
 		c.acct.Miss()
 	} else {
@@ -299,9 +308,10 @@ func (ix *Index) buildFilter(ctx context.Context, p *filter.Predicate, e *filter
 	}
 	var mu sync.Mutex
 	rows := roaring.New()
-	read, skipped := 0, 0
+	var read, skipped, pagesRead, pagesSkipped int
 	st := make([]filter.Stats, len(prog.Columns()))
-	err = ix.table.ScanColumns(ctx, prog.Columns(), func(file, rg int, cs []source.ChunkStats) bool {
+	scratch := sync.Pool{New: func() any { return prog.NewScratch() }}
+	err = ix.table.ScanColumnChunks(ctx, prog.Columns(), func(file, rg int, cs []source.ChunkStats) bool {
 		for i, c := range cs {
 			st[i] = filter.Stats{Min: c.Min, Max: c.Max, HasMinMax: c.HasMinMax, Nulls: c.Nulls, HasNulls: c.HasNulls, Rows: c.Rows}
 		}
@@ -311,16 +321,22 @@ func (ix *Index) buildFilter(ctx context.Context, p *filter.Predicate, e *filter
 		}
 		skipped++
 		return false
-	}, func(b *source.ColumnBatch) error {
-		base := uint32(ix.fileStart[b.File] + b.FirstRow)
-		var hits []uint32
-		for i := 0; i < b.N; i++ {
-			if prog.EvalColumns(b.Values, i) {
-				hits = append(hits, base+uint32(i))
-			}
+	}, func(c *source.ColumnChunks) error {
+		sc := scratch.Get().(*filter.Scratch)
+		defer scratch.Put(sc)
+		m, err := prog.MatchRowGroup(ctx, sc, c.Chunks, c.N)
+		if err != nil {
+			return err
+		}
+		live := c.LiveRows(m.Rows)
+		base := uint32(ix.fileStart[c.File])
+		for i := range live {
+			live[i] += base
 		}
 		mu.Lock()
-		rows.AddMany(hits)
+		rows.AddMany(live)
+		pagesRead += m.PagesRead
+		pagesSkipped += m.PagesSkipped
 		mu.Unlock()
 		return nil
 	})
@@ -331,23 +347,30 @@ func (ix *Index) buildFilter(ctx context.Context, p *filter.Predicate, e *filter
 	e.rows = rows
 	e.lists = make([]atomic.Pointer[[]int32], ix.NList())
 	e.size = int64(rows.GetSizeInBytes()) + 4*int64(rows.GetCardinality()) + 256
-	e.info = FilterInfo{Rows: int64(rows.GetCardinality()), SourceRows: n, RowGroupsRead: read, RowGroupsSkipped: skipped, Build: time.Since(start)}
+	e.info = FilterInfo{Rows: int64(rows.GetCardinality()), SourceRows: n, RowGroupsRead: read, RowGroupsSkipped: skipped,
+		PagesRead: pagesRead, PagesSkipped: pagesSkipped, Build: time.Since(start)}
 	return nil
 }
 
 // ScanFilterColumns reads every value of p's columns from the source, as
-// the bitmap build does but with no row group skipped and nothing
-// evaluated, and returns the number of rows read: the plain column scan
-// that the cost of a new predicate (Filter) is measured against (parqdb
-// bench --where). Errors as Filter's.
+// the bitmap build does (typed, page by page) but with no row group or
+// page skipped and nothing evaluated, and returns the number of rows
+// read: the plain column scan that the cost of a new predicate (Filter)
+// is measured against (parqdb bench --where). Errors as Filter's.
 func (ix *Index) ScanFilterColumns(ctx context.Context, p *filter.Predicate) (int64, error) {
 	prog, err := p.Check(ix.table.Schema())
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrBadQuery, err)
 	}
 	var rows atomic.Int64
-	err = ix.table.ScanColumns(ctx, prog.Columns(), nil, func(b *source.ColumnBatch) error {
-		rows.Add(int64(b.N))
+	scratch := sync.Pool{New: func() any { return prog.NewScratch() }}
+	err = ix.table.ScanColumnChunks(ctx, prog.Columns(), nil, func(c *source.ColumnChunks) error {
+		sc := scratch.Get().(*filter.Scratch)
+		defer scratch.Put(sc)
+		if _, err := prog.DecodeRowGroup(ctx, sc, c.Chunks, c.N); err != nil {
+			return err
+		}
+		rows.Add(int64(c.N))
 		return nil
 	})
 	if err != nil {
@@ -393,8 +416,61 @@ func (ix *Index) exactList(ctx context.Context, e *filterEntry) (*list, error) {
 		}
 		l.ordsOnce.Do(func() {}) // ords are set
 		e.exact = l
+		e.exactVecs = ix.exactVectors(ctx, e, l.ords)
 	})
 	return e.exact, e.exactErr
+}
+
+// maxExactVectorBytes bounds the contiguous copy of one predicate's
+// matching vectors kept for the exact plan (counted in the filter cache's
+// bytes).
+const maxExactVectorBytes = 32 << 20
+
+// exactVectors returns the vectors of the rows ords contiguously at stride
+// stride(dim), or nil when they exceed maxExactVectorBytes or cannot be
+// read now (the exact plan then gathers them per query, and reports a
+// read error there).
+func (ix *Index) exactVectors(ctx context.Context, e *filterEntry, ords []int64) []float32 {
+	w := stride(ix.Dim())
+	size := int64(len(ords)) * int64(w) * 4
+	if len(ords) == 0 || size > maxExactVectorBytes {
+		return nil
+	}
+	views, err := ix.ordViews(ctx, ords, nil)
+	if err != nil {
+		return nil
+	}
+	out := make([]float32, len(ords)*w)
+	for i, v := range views {
+		copy(out[i*w:(i+1)*w], v)
+	}
+	c := &ix.filters
+	c.mu.Lock()
+	if c.mu.m[e.key] == e { // not evicted meanwhile
+		c.mu.size += size
+		e.size += size
+	}
+	c.mu.Unlock()
+	return out
+}
+
+// scoreExact scores the exact plan's rows from their contiguous vectors
+// into s.top.
+func (ix *Index) scoreExact(s *scratch, l *list, vecs []float32, half bool, st *Stats) {
+	n := l.len()
+	s.dists = slices.Grow(s.dists[:0], n)[:n]
+	vecmath.L2SqBatch(s.qp, vecs, stride(ix.Dim()), s.dists)
+	st.Candidates += int64(n)
+	t := &s.top
+	for i, d := range s.dists {
+		if half {
+			d *= 0.5
+		}
+		if len(t.h) == t.k && d > t.h[0].dist {
+			continue
+		}
+		t.push(cand{dist: d, i: int32(i), l: l})
+	}
 }
 
 // searchFiltered runs a filtered search (see the plan above); extra, when
@@ -422,7 +498,9 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 		}
 		s.lists = append(s.lists[:0], l)
 		s.top.reset(opts.K + 8) // spare places for the float64 re-rank
-		if err := ix.scoreSource(ctx, s, half, &st); err != nil {
+		if e.exactVecs != nil {
+			ix.scoreExact(s, l, e.exactVecs, half, &st)
+		} else if err := ix.scoreSource(ctx, s, half, &st); err != nil {
 			return nil, err
 		}
 		st.FilterExact++
@@ -488,18 +566,16 @@ func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, np
 	s.filt.probed = slices.Grow(s.filt.probed[:0], nlist)[:nlist]
 	clear(s.filt.probed)
 	var matched int64
-	order := s.filt.order[:0]
-	next := 0
+	order := s.filt.order[:0] // a min-heap of the routed leaves not taken yet
 	allRoots := false
 	for round := 0; ; round++ {
-		if next == len(order) {
+		if len(order) == 0 {
 			if allRoots {
 				break // every list that may hold a match was probed
 			}
 			var n int
 			order, n, allRoots = ix.matchRoute(s.q, e, want, &s.filt, order[:0])
 			st.LeafDistances += int64(n)
-			next = 0
 			if round > 0 {
 				st.FilterWidenings++
 			}
@@ -515,9 +591,9 @@ func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, np
 		// Take enough for the kept candidates too (keep > target with
 		// refine on a small index), not one list per round.
 		goal := float64(min(max(target, int64(keep)), e.info.Rows))
-		for next < len(order) && (expect < goal || len(s.cids) == 0) {
-			cid := order[next].cid
-			next++
+		for len(order) > 0 && (expect < goal || len(s.cids) == 0) {
+			var cid int32
+			cid, order = popNearest(order)
 			if s.filt.probed[cid] {
 				continue
 			}
@@ -561,7 +637,9 @@ func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, np
 	return nil
 }
 
-// matchRoute appends to dst, nearest first, the leaves not yet probed that
+// matchRoute appends to dst, as a min-heap by distance (popNearest takes
+// them nearest first: a search takes a few of them, so sorting them all
+// cost more than scoring them), the leaves not yet probed that
 // may hold matching rows (those probed with e and found empty are skipped
 // without a distance), visiting roots nearest first until want such leaves
 // were scored (and at least routeOptions.MinRoots roots). It returns them,
@@ -594,8 +672,38 @@ func (ix *Index) matchRoute(q []float32, e *filterEntry, want int, f *filterScra
 		}
 	}
 	f.roots = roots
-	slices.SortFunc(dst, cmpLeaf)
+	for i := len(dst)/2 - 1; i >= 0; i-- {
+		siftDownNearest(dst, i)
+	}
 	return dst, computed, visited == nr
+}
+
+// popNearest removes the nearest leaf from the min-heap h.
+func popNearest(h []leafDist) (int32, []leafDist) {
+	cid := h[0].cid
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	siftDownNearest(h, 0)
+	return cid, h
+}
+
+// siftDownNearest restores the min-heap order (lessLeaf) below i.
+func siftDownNearest(h []leafDist, i int) {
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && lessLeaf(h[l], h[m]) {
+			m = l
+		}
+		if r < len(h) && lessLeaf(h[r], h[m]) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[m], h[i] = h[i], h[m]
+		i = m
+	}
 }
 
 func cmpLeaf(a, b leafDist) int {

@@ -422,3 +422,53 @@ func mustParseFilter(t *testing.T, where string) *filter.Predicate {
 	}
 	return p
 }
+
+// TestFilteredExactPlanVectors checks that the exact plan keeps its
+// matching rows' vectors contiguously once per predicate (before, every
+// query gathered them row by row from the vector store) and still returns
+// the exact filtered answer, distances included.
+func TestFilteredExactPlanVectors(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "attr.parquet")
+	rows := attrRows(3000, 16)
+	writeAttr(t, src, rows)
+	benv, env := localEnv(t)
+	buildIndex(t, benv, src, metadata.EncodingLVQ8, 30)
+	ix, err := query.Open(ctx, env, "vecs", query.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	p := mustParseFilter(t, "bucket < 40")
+	qs := filterQueries(rows, 20)
+	truth, err := ix.ExactFilteredBatch(ctx, qs, 10, 1, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ix.Filter(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range qs {
+		res, err := ix.Search(ctx, q, query.Options{K: 10, NProbe: 2, NoRows: true, Filter: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stats.FilterExact != 1 {
+			t.Fatalf("%d matching rows: stats %+v, want the exact plan", info.Rows, res.Stats)
+		}
+		if len(res.Hits) != len(truth[i]) {
+			t.Fatalf("query %d: %d hits, want %d", i, len(res.Hits), len(truth[i]))
+		}
+		for j, h := range res.Hits {
+			w := truth[i][j]
+			if !bytes.Equal(h.Key, w.Key) || math.Abs(float64(h.Distance-w.Distance)) > 1e-4*max(1, float64(w.Distance)) {
+				t.Fatalf("query %d hit %d: key %x distance %v, want %x %v", i, j, h.Key, h.Distance, w.Key, w.Distance)
+			}
+		}
+	}
+	if got, want := query.ExactPlanVectors(ix, p), int(info.Rows)*16; got != want {
+		t.Errorf("the exact plan holds %d vector values, want %d (%d rows × 16)", got, want, info.Rows)
+	}
+}

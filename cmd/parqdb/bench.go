@@ -246,9 +246,9 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 	fmt.Fprintf(stderr, "bench %s: %d queries, k %d, nlist %d, %s, %s, kernels %s, %d threads\n",
 		name, len(qs), f.k, ix.NList(), snap.Metric, snap.Parameters["posting_encoding"], query.KernelImpl(), f.threads)
 	if where != nil {
-		fmt.Fprintf(stderr, "where %s: %d of %d rows match (%.3f%%); bitmap built in %.3f s (CPU %.3f s), %d row groups read, %d skipped; a plain scan of its columns takes %.3f s (CPU %.3f s)\n",
+		fmt.Fprintf(stderr, "where %s: %d of %d rows match (%.3f%%); bitmap built in %.3f s (CPU %.3f s), %d row groups read, %d skipped, %d pages decoded, %d skipped by the page index; a plain scan of its columns takes %.3f s (CPU %.3f s)\n",
 			where, finfo.Rows, finfo.SourceRows, 100*float64(finfo.Rows)/float64(max(finfo.SourceRows, 1)),
-			finfo.Build.Seconds(), buildCPU.Seconds(), finfo.RowGroupsRead, finfo.RowGroupsSkipped, scanWall.Seconds(), scanCPU.Seconds())
+			finfo.Build.Seconds(), buildCPU.Seconds(), finfo.RowGroupsRead, finfo.RowGroupsSkipped, finfo.PagesRead, finfo.PagesSkipped, scanWall.Seconds(), scanCPU.Seconds())
 	}
 
 	var rows []benchRow

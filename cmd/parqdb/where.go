@@ -48,10 +48,12 @@ type filterStats struct {
 	FilterRows       int64   `json:"filter_rows,omitempty"`    // source rows matching the predicate
 	FilterSeconds    float64 `json:"filter_seconds,omitempty"` // computing the matching rows (once per index and predicate)
 	RowGroupsSkipped int     `json:"filter_row_groups_skipped,omitempty"`
-	FilterRejected   int64   `json:"filter_rejected,omitempty"`    // rows of the probed lists that do not match (skipped, not scored)
-	FilterExact      int64   `json:"filter_exact_plans,omitempty"` // queries answered by an exact scan of the matching rows
-	FilterLists      int64   `json:"filter_list_plans,omitempty"`  // queries answered by the list plan
-	FilterWidenings  int64   `json:"filter_widenings,omitempty"`   // extra routings over every root
+	PagesRead        int     `json:"filter_pages_read,omitempty"`    // data pages of the filter columns decoded
+	PagesSkipped     int     `json:"filter_pages_skipped,omitempty"` // data pages skipped (or taken whole) by the page index
+	FilterRejected   int64   `json:"filter_rejected,omitempty"`      // rows of the probed lists that do not match (skipped, not scored)
+	FilterExact      int64   `json:"filter_exact_plans,omitempty"`   // queries answered by an exact scan of the matching rows
+	FilterLists      int64   `json:"filter_list_plans,omitempty"`    // queries answered by the list plan
+	FilterWidenings  int64   `json:"filter_widenings,omitempty"`     // extra routings over every root
 }
 
 func newFilterStats(p *filter.Predicate, info query.FilterInfo, st query.Stats) filterStats {
@@ -60,7 +62,7 @@ func newFilterStats(p *filter.Predicate, info query.FilterInfo, st query.Stats) 
 	}
 	return filterStats{
 		Where: p.String(), FilterRows: info.Rows, FilterSeconds: info.Build.Seconds(),
-		RowGroupsSkipped: info.RowGroupsSkipped, FilterRejected: st.FilterRejected,
+		RowGroupsSkipped: info.RowGroupsSkipped, PagesRead: info.PagesRead, PagesSkipped: info.PagesSkipped, FilterRejected: st.FilterRejected,
 		FilterExact: st.FilterExact, FilterLists: st.FilterLists, FilterWidenings: st.FilterWidenings,
 	}
 }

@@ -121,6 +121,15 @@ func checkSurfaces(t *testing.T, ix *query.Index, live map[int64][]float32) {
 			filtered[id] = v
 		}
 	}
+	// The bitmap holds exactly the live matching rows (its build reads
+	// whole row groups, deleted rows included, and renumbers them).
+	fi, err := ix.Filter(ctx, pred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Rows != int64(len(filtered)) || fi.SourceRows != int64(len(live)) {
+		t.Fatalf("filter id < 300: %d of %d rows match, want %d of %d live rows", fi.Rows, fi.SourceRows, len(filtered), len(live))
+	}
 	const k = 10
 	var qs [][]float32
 	for q := int64(0); q < 3; q++ {

@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -46,6 +47,87 @@ const scanColumnsWorkers = 4
 // lacking a column fails with ErrMissingField, a list or group column with
 // ErrFieldType, both naming the file and the column.
 func (t *Table) ScanColumns(ctx context.Context, columns []string, keep func(file, rg int, st []ChunkStats) bool, fn func(*ColumnBatch) error) error {
+	return t.ScanColumnChunks(ctx, columns, keep, func(c *ColumnChunks) error {
+		b := &ColumnBatch{File: c.File, RowGroup: c.RowGroup, FirstRow: c.FirstRow, N: c.N, Values: make([][]parquet.Value, len(columns))}
+		for j, cc := range c.Chunks {
+			vals, err := readChunkValues(cc, c.N)
+			if err != nil {
+				f := t.files[c.File]
+				return &Error{Source: t.desc, File: f.Key, Row: -1, Field: columns[j], Rule: ErrCorrupt,
+					Detail: fmt.Sprintf("row group %d", c.RowGroup), Err: err}
+			}
+			b.Values[j] = vals
+		}
+		f := c.f
+		if f.del == nil {
+			return fn(b)
+		}
+		// One batch per run of live rows: deleted rows are never
+		// delivered, and FirstRow counts live rows.
+		all := b.Values
+		for p, end := f.rgStart[c.RowGroup], f.rgStart[c.RowGroup+1]; p < end; {
+			deleted, runEnd := f.liveRun(p, end)
+			if !deleted {
+				lo, hi := p-f.rgStart[c.RowGroup], runEnd-f.rgStart[c.RowGroup]
+				rb := &ColumnBatch{File: c.File, RowGroup: c.RowGroup, FirstRow: f.liveRow(p), N: int(hi - lo), Values: make([][]parquet.Value, len(all))}
+				for j := range all {
+					rb.Values[j] = all[j][lo:hi:hi]
+				}
+				if err := fn(rb); err != nil {
+					return err
+				}
+			}
+			p = runEnd
+		}
+		return nil
+	})
+}
+
+// ColumnChunks are the column chunks of the scanned columns in one row
+// group (deleted rows included: map positions with LiveRows), for callers that decode pages themselves (typed, or skipping
+// pages by their column and offset indexes, which the chunks read on
+// demand).
+type ColumnChunks struct {
+	File     int                   // file index in Files order
+	FileKey  string                // object key of the file, for errors
+	RowGroup int                   // row group within the file
+	FirstRow int64                 // row (within the file) of the row group's first row
+	N        int                   // rows
+	Chunks   []parquet.ColumnChunk // per column, in columns order
+
+	f *tableFile
+}
+
+// LiveRows maps rows of the row group (positions from 0, as its pages
+// count them, deleted rows included) to live rows of the file, the
+// numbering every other reader uses (see ApplyDeletes): deleted rows are
+// dropped and the rest renumbered, in place; the result is a prefix of
+// rows. Without deletes it adds FirstRow.
+func (c *ColumnChunks) LiveRows(rows []uint32) []uint32 {
+	base := uint32(c.FirstRow)
+	if c.f == nil || c.f.del == nil {
+		for i := range rows {
+			rows[i] += base
+		}
+		return rows
+	}
+	out := rows[:0]
+	for _, r := range rows {
+		p := base + r
+		if c.f.del.Contains(p) {
+			continue
+		}
+		out = append(out, p-uint32(c.f.del.Rank(p)))
+	}
+	return out
+}
+
+// ScanColumnChunks is ScanColumns without decoding: fn receives the kept
+// row groups' column chunks, concurrently from several goroutines, in any
+// order. An error of fn other than a context error is returned wrapped in
+// an *Error naming the file and row group (ErrCorrupt), and a decoder
+// panic inside fn is returned as such an error.
+func (t *Table) ScanColumnChunks(ctx context.Context, columns []string, keep func(file, rg int, st []ChunkStats) bool, fn func(*ColumnChunks) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(scanColumnsWorkers)
 	for fi, f := range t.files {
@@ -76,37 +158,21 @@ func (t *Table) ScanColumns(ctx context.Context, columns []string, keep func(fil
 				continue
 			}
 			g.Go(func() error {
-				b := &ColumnBatch{File: fi, RowGroup: ri, FirstRow: f.rgStart[ri], N: int(rows), Values: make([][]parquet.Value, len(columns))}
-				chunks := rg.ColumnChunks()
+				c := &ColumnChunks{File: fi, FileKey: f.Key, RowGroup: ri, FirstRow: f.rgStart[ri], N: int(rows), Chunks: make([]parquet.ColumnChunk, len(columns)), f: f}
+				all := rg.ColumnChunks()
 				for j, leaf := range leaves {
-					vals, err := readChunkValues(chunks[leaf], int(rows))
-					if err != nil {
-						return &Error{Source: t.desc, File: f.Key, Row: -1, Field: columns[j], Rule: ErrCorrupt,
-							Detail: fmt.Sprintf("row group %d", ri), Err: err}
-					}
-					b.Values[j] = vals
+					c.Chunks[j] = all[leaf]
 				}
-				if f.del == nil {
-					return fn(b)
+				err := safely(func() error { return fn(c) })
+				if err == nil || gctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+					return err
 				}
-				// One batch per run of live rows: deleted rows are never
-				// delivered, and FirstRow counts live rows.
-				all := b.Values
-				for p, end := f.rgStart[ri], f.rgStart[ri+1]; p < end; {
-					deleted, runEnd := f.liveRun(p, end)
-					if !deleted {
-						lo, hi := p-f.rgStart[ri], runEnd-f.rgStart[ri]
-						rb := &ColumnBatch{File: fi, RowGroup: ri, FirstRow: f.liveRow(p), N: int(hi - lo), Values: make([][]parquet.Value, len(all))}
-						for j := range all {
-							rb.Values[j] = all[j][lo:hi:hi]
-						}
-						if err := fn(rb); err != nil {
-							return err
-						}
-					}
-					p = runEnd
+				var se *Error
+				if errors.As(err, &se) {
+					return err
 				}
-				return nil
+				return &Error{Source: t.desc, File: f.Key, Row: -1, Rule: ErrCorrupt,
+					Detail: fmt.Sprintf("row group %d", ri), Err: err}
 			})
 		}
 	}

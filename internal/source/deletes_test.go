@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -128,6 +129,40 @@ func TestApplyDeletes(t *testing.T) {
 	}
 	if len(byOrd) != len(wantKeys) {
 		t.Fatalf("ScanColumns: %d rows, want %d", len(byOrd), len(wantKeys))
+	}
+	// ScanColumnChunks hands over whole row groups, deleted rows included;
+	// LiveRows maps their positions to the same live numbering.
+	chunkOrd := map[RowLoc]int64{}
+	err = tab.ScanColumnChunks(ctx, []string{"n"}, nil, func(c *ColumnChunks) error {
+		vals, err := readChunkValues(c.Chunks[0], c.N)
+		if err != nil {
+			return err
+		}
+		pos := make([]uint32, c.N)
+		for i := range pos {
+			pos[i] = uint32(i)
+		}
+		live := c.LiveRows(pos)
+		mu.Lock()
+		defer mu.Unlock()
+		j := 0
+		for i := range vals {
+			if f := tab.files[c.File]; f.del != nil && f.del.Contains(uint32(c.FirstRow)+uint32(i)) {
+				continue
+			}
+			chunkOrd[RowLoc{File: int32(c.File), Row: int64(live[j])}] = vals[i].Int64()
+			j++
+		}
+		if j != len(live) {
+			t.Errorf("file %d row group %d: LiveRows kept %d rows, %d are live", c.File, c.RowGroup, len(live), j)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(chunkOrd, byOrd) {
+		t.Errorf("LiveRows numbers rows unlike ScanColumns:\n%v\n%v", chunkOrd, byOrd)
 	}
 	ki, err := BuildKeyIndex(ctx, tab, l)
 	if err != nil {

@@ -1,0 +1,489 @@
+package filter
+
+import (
+	"bytes"
+	"math/bits"
+	"unsafe"
+)
+
+// vector holds one program column's values over the rows of a row group in
+// typed form: ints for integer, date, timestamp and boolean columns (0/1),
+// floats for float columns, data+offs for strings. A NULL row has its bit
+// set in nulls and a zero value. Rows of pages that were not decoded hold
+// zero values too; their result is masked out by the caller.
+type vector struct {
+	n      int
+	is32   bool    // an INT32 column: values in i32, not ints
+	uns    bool    // i32 holds unsigned values
+	i32    []int32 // INT32 columns' values as stored (unsigned ones reinterpreted)
+	ints   []int64
+	floats []float64
+	data   []byte
+	offs   []uint32 // len n+1 for strings
+	nulls  []uint64 // nil while no row is NULL
+}
+
+func (v *vector) reset(typ colType, is32, unsigned bool) {
+	v.n = 0
+	v.is32, v.uns = is32, unsigned
+	v.i32 = v.i32[:0]
+	v.ints = v.ints[:0]
+	v.floats = v.floats[:0]
+	v.data = v.data[:0]
+	v.offs = v.offs[:0]
+	if typ == typeString {
+		v.offs = append(v.offs, 0)
+	}
+	v.nulls = v.nulls[:0]
+}
+
+// appendInt appends an integer row value.
+func (v *vector) appendInt(x int64) {
+	if v.is32 {
+		v.i32 = append(v.i32, int32(x))
+	} else {
+		v.ints = append(v.ints, x)
+	}
+}
+
+// intAt returns row i's integer value.
+func (v *vector) intAt(i int) int64 {
+	switch {
+	case !v.is32:
+		return v.ints[i]
+	case v.uns:
+		return int64(uint32(v.i32[i]))
+	}
+	return int64(v.i32[i])
+}
+
+// u32 returns i32 as the unsigned values it holds.
+func (v *vector) u32() []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(v.i32))), len(v.i32))
+}
+
+// setNull marks row i NULL.
+func (v *vector) setNull(i int) {
+	w := i >> 6
+	for len(v.nulls) <= w {
+		v.nulls = append(v.nulls, 0)
+	}
+	v.nulls[w] |= 1 << (uint(i) & 63)
+}
+
+// str returns row i's string.
+func (v *vector) str(i int) []byte { return v.data[v.offs[i]:v.offs[i+1]] }
+
+// bitset is a set of rows of a batch, one bit per row.
+type bitset []uint64
+
+func words(n int) int { return (n + 63) >> 6 }
+
+// tmask returns the mask of the valid bits of the last word for n rows.
+func tailMask(n int) uint64 {
+	if n&63 == 0 {
+		return ^uint64(0)
+	}
+	return 1<<(uint(n)&63) - 1
+}
+
+// b2u converts a bool to 0 or 1 without a branch.
+func b2u(b bool) uint64 {
+	var x uint64
+	if b {
+		x = 1
+	}
+	return x
+}
+
+// valid returns the rows that are not NULL into dst.
+func (v *vector) valid(dst bitset) {
+	for w := range dst {
+		var nl uint64
+		if w < len(v.nulls) {
+			nl = v.nulls[w]
+		}
+		dst[w] = ^nl
+	}
+	if len(dst) > 0 {
+		dst[len(dst)-1] &= tailMask(v.n)
+	}
+}
+
+// intElem is the element type of an integer vector.
+type intElem interface{ ~int32 | ~uint32 | ~int64 }
+
+// cmpInts sets dst to the rows x with x op lit (int64 compare).
+func cmpInts[T intElem](dst bitset, xs []T, op opCode, lit int64) {
+	for w := range dst {
+		base := w << 6
+		chunk := xs[base:min(base+64, len(xs))]
+		var m uint64
+		switch op {
+		case opEq:
+			for j, x := range chunk {
+				m |= b2u(int64(x) == lit) << uint(j)
+			}
+		case opNe:
+			for j, x := range chunk {
+				m |= b2u(int64(x) != lit) << uint(j)
+			}
+		case opLt:
+			for j, x := range chunk {
+				m |= b2u(int64(x) < lit) << uint(j)
+			}
+		case opLe:
+			for j, x := range chunk {
+				m |= b2u(int64(x) <= lit) << uint(j)
+			}
+		case opGt:
+			for j, x := range chunk {
+				m |= b2u(int64(x) > lit) << uint(j)
+			}
+		default:
+			for j, x := range chunk {
+				m |= b2u(int64(x) >= lit) << uint(j)
+			}
+		}
+		dst[w] = m
+	}
+}
+
+// inInts sets dst to the rows x equal to one of lits, in one pass.
+func inInts[T intElem](dst bitset, xs []T, lits []int64) {
+	for w := range dst {
+		base := w << 6
+		var m uint64
+		for j, x := range xs[base:min(base+64, len(xs))] {
+			y := int64(x)
+			hit := false
+			for _, l := range lits {
+				hit = hit || y == l
+			}
+			m |= b2u(hit) << uint(j)
+		}
+		dst[w] = m
+	}
+}
+
+// cmpFloats sets dst to the rows x with x op lit; NaN compares as Go's
+// operators do, which is cmpResult's rule (only != is true).
+func cmpFloats(dst bitset, xs []float64, op opCode, lit float64) {
+	for w := range dst {
+		base := w << 6
+		chunk := xs[base:min(base+64, len(xs))]
+		var m uint64
+		switch op {
+		case opEq:
+			for j, x := range chunk {
+				m |= b2u(x == lit) << uint(j)
+			}
+		case opNe:
+			for j, x := range chunk {
+				m |= b2u(x != lit) << uint(j)
+			}
+		case opLt:
+			for j, x := range chunk {
+				m |= b2u(x < lit) << uint(j)
+			}
+		case opLe:
+			for j, x := range chunk {
+				m |= b2u(x <= lit) << uint(j)
+			}
+		case opGt:
+			for j, x := range chunk {
+				m |= b2u(x > lit) << uint(j)
+			}
+		default:
+			for j, x := range chunk {
+				m |= b2u(x >= lit) << uint(j)
+			}
+		}
+		dst[w] = m
+	}
+}
+
+// cmpIntsAsFloats compares integer rows with a float literal.
+func cmpIntsAsFloats[T intElem](dst bitset, xs []T, op opCode, lit float64) {
+	for w := range dst {
+		base := w << 6
+		var m uint64
+		for j, x := range xs[base:min(base+64, len(xs))] {
+			m |= b2u(cmpResultCode(op, compareFloat(float64(x), lit))) << uint(j)
+		}
+		dst[w] = m
+	}
+}
+
+func compareFloat(x, v float64) int {
+	switch {
+	case x < v:
+		return -1
+	case x > v:
+		return 1
+	case x == v:
+		return 0
+	}
+	return 2
+}
+
+func cmpResultCode(op opCode, c int) bool {
+	if c == 2 {
+		return op == opNe
+	}
+	switch op {
+	case opEq:
+		return c == 0
+	case opNe:
+		return c != 0
+	case opLt:
+		return c < 0
+	case opLe:
+		return c <= 0
+	case opGt:
+		return c > 0
+	}
+	return c >= 0
+}
+
+// cmpStrings sets dst to the rows s with s op lit (byte-wise).
+func cmpStrings(dst bitset, v *vector, op opCode, lit []byte) {
+	for w := range dst {
+		base := w << 6
+		end := min(base+64, v.n)
+		var m uint64
+		for i := base; i < end; i++ {
+			m |= b2u(cmpResultCode(op, bytes.Compare(v.str(i), lit))) << uint(i-base)
+		}
+		dst[w] = m
+	}
+}
+
+// cmpVector sets dst to the non-NULL rows of v for which `x op lit` is
+// true (lit not NULL).
+func cmpVector(dst bitset, col column, v *vector, op opCode, lit value) {
+	switch {
+	case col.typ == typeString:
+		cmpStrings(dst, v, op, lit.s)
+	case col.typ == typeFloat:
+		cmpFloats(dst, v.floats, op, lit.f)
+	case lit.isF:
+		switch {
+		case !v.is32:
+			cmpIntsAsFloats(dst, v.ints, op, lit.f)
+		case v.uns:
+			cmpIntsAsFloats(dst, v.u32(), op, lit.f)
+		default:
+			cmpIntsAsFloats(dst, v.i32, op, lit.f)
+		}
+	default:
+		switch {
+		case !v.is32:
+			cmpInts(dst, v.ints, op, lit.i)
+		case v.uns:
+			cmpInts(dst, v.u32(), op, lit.i)
+		default:
+			cmpInts(dst, v.i32, op, lit.i)
+		}
+	}
+	andNot(dst, v.nulls)
+}
+
+// inVector sets dst to the non-NULL rows of an integer vector equal to one
+// of lits.
+func inVector(dst bitset, v *vector, lits []int64) {
+	switch {
+	case !v.is32:
+		inInts(dst, v.ints, lits)
+	case v.uns:
+		inInts(dst, v.u32(), lits)
+	default:
+		inInts(dst, v.i32, lits)
+	}
+	andNot(dst, v.nulls)
+}
+
+func andNot(dst, b bitset) {
+	for w := range min(len(dst), len(b)) {
+		dst[w] &^= b[w]
+	}
+}
+
+// likeVector sets dst to the non-NULL rows whose string has the prefix (or
+// equals it, when exact).
+func likeVector(dst bitset, v *vector, prefix []byte, exact bool) {
+	for w := range dst {
+		base := w << 6
+		end := min(base+64, v.n)
+		var m uint64
+		for i := base; i < end; i++ {
+			s := v.str(i)
+			var r bool
+			if exact {
+				r = bytes.Equal(s, prefix)
+			} else {
+				r = bytes.HasPrefix(s, prefix)
+			}
+			m |= b2u(r) << uint(i-base)
+		}
+		dst[w] = m
+	}
+	andNot(dst, v.nulls)
+}
+
+// batch is the scratch of a vectorised evaluation: the columns' vectors
+// and a stack of bitsets.
+type batch struct {
+	n    int
+	vecs []vector
+	free []bitset
+}
+
+func (b *batch) get() bitset {
+	nw := words(b.n)
+	if k := len(b.free); k > 0 {
+		s := b.free[k-1]
+		b.free = b.free[:k-1]
+		if cap(s) >= nw {
+			return s[:nw]
+		}
+	}
+	return make(bitset, nw)
+}
+
+func (b *batch) put(s ...bitset) { b.free = append(b.free, s...) }
+
+// evalVec computes the rows for which node e is true (t) and false (f);
+// rows in neither are unknown.
+func (p *Program) evalVec(b *batch, e eval) (t, f bitset) {
+	switch e := e.(type) {
+	case *andEval:
+		lt, lf := p.evalVec(b, e.l)
+		rt, rf := p.evalVec(b, e.r)
+		for w := range lt {
+			lt[w] &= rt[w]
+			lf[w] |= rf[w]
+		}
+		b.put(rt, rf)
+		return lt, lf
+	case *orEval:
+		lt, lf := p.evalVec(b, e.l)
+		rt, rf := p.evalVec(b, e.r)
+		for w := range lt {
+			lt[w] |= rt[w]
+			lf[w] &= rf[w]
+		}
+		b.put(rt, rf)
+		return lt, lf
+	case *notEval:
+		t, f := p.evalVec(b, e.x)
+		return f, t
+	case *nullEval:
+		v := &b.vecs[e.c]
+		t, f = b.get(), b.get()
+		v.valid(f) // valid rows: IS NULL is false there
+		for w := range t {
+			t[w] = ^f[w]
+		}
+		t[len(t)-1] &= tailMask(b.n)
+		if e.not {
+			t, f = f, t
+		}
+		return t, f
+	case *cmpEval:
+		v := &b.vecs[e.c]
+		t, f = b.get(), b.get()
+		if e.v.null {
+			clear(t)
+			clear(f)
+			return t, f
+		}
+		cmpVector(t, e.col, v, opCodes[e.op], e.v)
+		p.falseOf(v, t, f)
+		return t, f
+	case *inEval:
+		v := &b.vecs[e.c]
+		t, f = b.get(), b.get()
+		if e.ints != nil {
+			inVector(t, v, e.ints)
+		} else {
+			clear(t)
+			for _, lit := range e.vs {
+				cmpVector(f, e.col, v, opEq, lit)
+				for w := range t {
+					t[w] |= f[w]
+				}
+			}
+		}
+		if e.hasNull {
+			clear(f) // no element equal: unknown
+		} else {
+			p.falseOf(v, t, f)
+		}
+		if e.not {
+			t, f = f, t
+		}
+		return t, f
+	case *betweenEval:
+		v := &b.vecs[e.c]
+		var gt, gf, lt, lf bitset
+		gt, gf, lt, lf = b.get(), b.get(), b.get(), b.get()
+		if e.lo.null {
+			clear(gt)
+			clear(gf)
+		} else {
+			cmpVector(gt, e.col, v, opGe, e.lo)
+			p.falseOf(v, gt, gf)
+		}
+		if e.hi.null {
+			clear(lt)
+			clear(lf)
+		} else {
+			cmpVector(lt, e.col, v, opLe, e.hi)
+			p.falseOf(v, lt, lf)
+		}
+		for w := range gt {
+			gt[w] &= lt[w]
+			gf[w] |= lf[w]
+		}
+		b.put(lt, lf)
+		if e.not {
+			gt, gf = gf, gt
+		}
+		return gt, gf
+	case *likeEval:
+		v := &b.vecs[e.c]
+		t, f = b.get(), b.get()
+		likeVector(t, v, e.prefix, e.exact)
+		p.falseOf(v, t, f)
+		if e.not {
+			t, f = f, t
+		}
+		return t, f
+	}
+	// Unreachable: every node type is handled above.
+	t, f = b.get(), b.get()
+	clear(t)
+	clear(f)
+	return t, f
+}
+
+// falseOf sets f to the non-NULL rows of v not in t.
+func (p *Program) falseOf(v *vector, t, f bitset) {
+	v.valid(f)
+	for w := range f {
+		f[w] &^= t[w]
+	}
+}
+
+// appendSet appends base+i for every bit i set in s.
+func appendSet(dst []uint32, s bitset, base uint32) []uint32 {
+	for w, x := range s {
+		for x != 0 {
+			j := bits.TrailingZeros64(x)
+			dst = append(dst, base+uint32(w<<6+j))
+			x &= x - 1
+		}
+	}
+	return dst
+}

@@ -1,0 +1,16 @@
+package query
+
+import "github.com/parqdb/parqdb/filter"
+
+// ExactPlanVectors returns how many float32 values of p's matching rows
+// the exact plan holds contiguously (0 when none, or p was not used).
+func ExactPlanVectors(ix *Index, p *filter.Predicate) int {
+	c := &ix.filters
+	c.mu.Lock()
+	e := c.mu.m[p.String()]
+	c.mu.Unlock()
+	if e == nil {
+		return 0
+	}
+	return len(e.exactVecs)
+}
