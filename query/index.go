@@ -81,6 +81,7 @@ type Index struct {
 	cache  *cache
 	router *router
 	rows   *rowCache
+	jcols  *joinCols // scalar joined columns per row group (joincols.go)
 
 	keyOnce  sync.Once
 	keyIndex *source.KeyIndex
@@ -177,6 +178,7 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 		rows = DefaultRowCacheRows
 	}
 	ix.rows = newRowCache(rows)
+	ix.jcols = newJoinCols(ix.budget)
 	ix.vecBudget = opts.VectorCacheBytes
 	if ix.vecBudget == 0 {
 		ix.vecBudget = DefaultVectorCacheBytes
@@ -362,6 +364,9 @@ func (ix *Index) Close() error {
 	}
 	if ix.vstore != nil {
 		ix.vstore.acct.Close()
+	}
+	if ix.jcols != nil {
+		ix.jcols.close()
 	}
 	var errs []error
 	for i, o := range ix.files {
