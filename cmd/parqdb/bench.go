@@ -56,8 +56,10 @@ stays meaningful on a shared, busy machine.
 The exact answer is computed by brute force over the source vectors unless
 --ground-truth gives it as an .ivecs file of source row numbers (0-based, in
 source file and row order, k or more per query). Timed searches skip the join
-(the result keys only, as FAISS returns ids); --join adds one joined pass per
-setting (qps_join, with --columns) to show the join's cost. Every setting runs
+(the result keys only, as FAISS returns ids); --join adds, per setting, a joined warm-up
+pass, a pass returning the key columns and a joined pass (with --columns), timed by
+the process's CPU clock (qps_keys_cpu, qps_join_cpu; qps_join is the joined
+pass by wall time) to show the join's cost. Every setting runs
 a warm-up pass first: QPS is for a warm index. --plot draws recall against
 QPS as a PNG.`,
 		Example: `  parqdb bench words --queries examples/glove/queries-100.fvecs -k 10 --nprobe 1,2,4,8,16,32 --refine 0,4 --plot recall-qps.png`,
@@ -77,7 +79,7 @@ QPS as a PNG.`,
 	fl.IntVar(&f.coldQueries, "cold-queries", 100, "queries run on an uncached index to measure bytes and requests per query")
 	fl.Int64Var(&f.snapshot, "snapshot", 0, "benchmark this retained snapshot")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json (one line per setting)")
-	fl.BoolVar(&f.join, "join", false, "also time a joined pass (qps_join) per setting")
+	fl.BoolVar(&f.join, "join", false, "also time a keys-only and a joined pass per setting (qps_join; qps_keys_cpu and qps_join_cpu per process CPU-second)")
 	fl.StringSliceVar(&f.columns, "columns", nil, "source columns joined by --join (default all)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	intRange(fl, "k", query.MinK, query.MaxK, "")
@@ -100,6 +102,8 @@ type benchRow struct {
 	QPSN          float64 `json:"qps_nt"`
 	Threads       int     `json:"threads"`
 	QPSJoin       float64 `json:"qps_join,omitempty"`
+	QPSKeysCPU    float64 `json:"qps_keys_cpu,omitempty"` // queries per process CPU-second of a pass returning the key columns
+	QPSJoinCPU    float64 `json:"qps_join_cpu,omitempty"` // queries per process CPU-second of the joined pass
 	Candidates    float64 `json:"candidates_per_query"`
 	LeafDistances float64 `json:"leaf_distances_per_query"`
 	ColdBytes     float64 `json:"cold_bytes_per_query"`
@@ -227,11 +231,12 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 		for _, np := range nprobes {
 			opts.NProbe = np
 			// One stage per setting, counting searches: the cold queries,
-			// then the warm-up, one-thread, all-thread and joined passes.
+			// then the warm-up, one-thread, all-thread, and the joined
+			// warm-up, keys-only and joined passes.
 			stage := fmt.Sprintf("nprobe %d refine %d", np, rf)
 			passes := 3
 			if f.join {
-				passes++
+				passes += 3
 			}
 			start := time.Now()
 			p.Start(stage, int64(min(f.coldQueries, len(qs))+passes*len(qs)))
@@ -355,14 +360,38 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 	if f.join {
 		jopts := opts
 		jopts.NoRows, jopts.Columns = false, f.columns
+		// Process CPU time, keys-only pass first: the join may decode
+		// on other goroutines (source reads), which a thread clock misses.
+		pass := func(o query.Options) (time.Duration, error) {
+			return processCPU(func() error {
+				for i, q := range qs {
+					if _, err := ix.Search(ctx, q, o); err != nil {
+						return fmt.Errorf("query %d: %w", i, err)
+					}
+					p.Add(1)
+				}
+				return nil
+			})
+		}
+		if _, err := pass(jopts); err != nil { // warm-up, as for the other passes
+			return r, err
+		}
+		kopts := opts
+		kopts.NoRows, kopts.Columns = false, ix.Snapshot().SourceKeyFields
+		kcpu, err := pass(kopts)
+		if err != nil {
+			return r, err
+		}
 		start = time.Now()
-		for i, q := range qs {
-			if _, err := ix.Search(ctx, q, jopts); err != nil {
-				return r, fmt.Errorf("query %d: %w", i, err)
-			}
-			p.Add(1)
+		jcpu, err := pass(jopts)
+		if err != nil {
+			return r, err
 		}
 		r.QPSJoin = float64(len(qs)) / time.Since(start).Seconds()
+		if kcpu > 0 && jcpu > 0 {
+			r.QPSKeysCPU = float64(len(qs)) / kcpu.Seconds()
+			r.QPSJoinCPU = float64(len(qs)) / jcpu.Seconds()
+		}
 	}
 	var st query.Stats
 	found, want := 0, 0
@@ -391,13 +420,13 @@ func writeBenchTable(w io.Writer, rows []benchRow, f benchFlags) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	hdr := fmt.Sprintf("refine\tnprobe\trecall@%d\tqps_1t\tqps_1t_cpu\tqps_%dt\t", f.k, f.threads)
 	if f.join {
-		hdr += "qps_join\t"
+		hdr += "qps_join\tqps_keys_cpu\tqps_join_cpu\t"
 	}
 	fmt.Fprintln(tw, hdr+"candidates/q\trouting_dist/q\tcold_bytes/q\tcold_requests/q\t")
 	for _, r := range rows {
 		line := fmt.Sprintf("%d\t%d\t%.4f\t%.0f\t%.0f\t%.0f\t", r.Refine, r.NProbe, r.Recall, r.QPS1, r.QPSCPU, r.QPSN)
 		if f.join {
-			line += fmt.Sprintf("%.0f\t", r.QPSJoin)
+			line += fmt.Sprintf("%.0f\t%.0f\t%.0f\t", r.QPSJoin, r.QPSKeysCPU, r.QPSJoinCPU)
 		}
 		fmt.Fprintf(tw, "%s%.0f\t%.0f\t%.0f\t%.1f\t\n", line, r.Candidates, r.LeafDistances, r.ColdBytes, r.ColdRequests)
 	}
