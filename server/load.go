@@ -298,7 +298,13 @@ func encodeResponse(ctx context.Context, resp *SearchResponse) ([]byte, error) {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			data, err := row.MarshalJSON()
+			var data []byte
+			var err error
+			if resp.rows != nil {
+				data, err = resp.rows.appendRow(b.AvailableBuffer(), row)
+			} else {
+				data, err = row.AppendJSON(b.AvailableBuffer())
+			}
 			if err != nil {
 				return nil, fmt.Errorf("encode query %d row %d: %w", i, j, err)
 			}
