@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -488,11 +489,20 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 	// Accept: application/vnd.apache.arrow.stream asks for Arrow IPC;
 	// JSON is the default (and the form of every error).
 	w.Header().Set("Vary", "Accept")
-	encode, ctype := encodeResponse, "application/json"
+	var body []byte
+	ctype := "application/json"
 	if wantsArrow(r) {
-		encode, ctype = encodeArrow, ArrowStreamType
+		ctype = ArrowStreamType
+		body, err = encodeArrow(ctx, resp)
+	} else {
+		buf := respBufs.Get().(*bytes.Buffer)
+		defer func() { // the answer is written (copied) before this runs
+			if buf.Cap() <= maxPooledResp {
+				respBufs.Put(buf)
+			}
+		}()
+		body, err = encodeResponseTo(ctx, buf, resp)
 	}
-	body, err := encode(ctx, resp)
 	if err != nil {
 		return err
 	}
