@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
@@ -56,6 +57,10 @@ type colChunk struct {
 	first int64
 	vals  []any
 	bytes int64
+	// checked[r] is set once row r's key was found equal to its hit's
+	// postings key (first key field's chunk only): a snapshot's postings
+	// give an ordinal always the same key, so the check is done once.
+	checked []atomic.Bool
 }
 
 // newJoinCols returns a cache charged to b (nil: membudget.Default).
@@ -186,6 +191,10 @@ func (ix *Index) fillJoinCols(ctx context.Context, file int32, rg int, first, n 
 	for _, c := range cols {
 		out[c] = &colChunk{first: first, vals: make([]any, n), bytes: n * int64(unsafe.Sizeof(any(nil)))}
 	}
+	if ch := out[ix.layout.Keys[0].Name]; ch != nil {
+		ch.checked = make([]atomic.Bool, n)
+		ch.bytes += n
+	}
 	seen := false
 	err = ix.table.ScanColumns(ctx, cols, func(f, r int, _ []source.ChunkStats) bool {
 		return f == int(file) && r == rg
@@ -240,9 +249,12 @@ func scalarBytes(v any) int64 {
 // sameJoinValue reports whether a (a key value as keyValueAny gives it)
 // equals b (the joined value).
 func sameJoinValue(a, b any) bool {
-	if x, ok := a.([]byte); ok {
+	switch x := a.(type) {
+	case []byte:
 		y, ok := b.([]byte)
 		return ok && bytes.Equal(x, y)
+	case int64, int32, string, bool:
+		return a == b // comparable: no panic, whatever b holds
 	}
 	return reflect.DeepEqual(a, b)
 }
@@ -327,6 +339,14 @@ func (ix *Index) joinFromCols(ctx context.Context, top []cand, cols []string, re
 // sameKey reports whether row r of chunks (by column of fill) holds the
 // key enc.
 func (ix *Index) sameKey(enc []byte, fill []string, chunks []*colChunk, r int64) bool {
+	first := slices.Index(fill, ix.layout.Keys[0].Name)
+	if first < 0 {
+		return false
+	}
+	checked := chunks[first].checked
+	if checked != nil && checked[r].Load() {
+		return true
+	}
 	vals, err := source.DecodeKey(ix.layout.Keys, enc)
 	if err != nil {
 		return false
@@ -336,6 +356,9 @@ func (ix *Index) sameKey(enc []byte, fill []string, chunks []*colChunk, r int64)
 		if c < 0 || !sameJoinValue(keyValueAny(kv), chunks[c].vals[r]) {
 			return false
 		}
+	}
+	if checked != nil {
+		checked[r].Store(true)
 	}
 	return true
 }
