@@ -83,6 +83,7 @@ type Index struct {
 	cache  *cache
 	router *router
 	rows   *rowCache
+	jcols  *joinCols // scalar joined columns per row group (joincols.go)
 
 	keyOnce  sync.Once
 	keyIndex *source.KeyIndex
@@ -181,6 +182,7 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 	}
 	ix.rows = newRowCache(rows, ix.budget)
 	ix.filters.acct = ix.budget.Account("filters", ix.filters.evict)
+	ix.jcols = newJoinCols(ix.budget)
 	ix.vecBudget = opts.VectorCacheBytes
 	if ix.vecBudget == 0 {
 		ix.vecBudget = DefaultVectorCacheBytes
@@ -371,6 +373,9 @@ func (ix *Index) Close() error {
 		ix.rows.acct.Close()
 	}
 	ix.filters.acct.Close()
+	if ix.jcols != nil {
+		ix.jcols.close()
+	}
 	var errs []error
 	for i, o := range ix.files {
 		if o != nil {

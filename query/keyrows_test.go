@@ -159,6 +159,12 @@ func TestKeyRowsSourceChangedInPlace(t *testing.T) {
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.fix) {
 				t.Fatalf("search error %v, want %v saying %q", err, tc.want, tc.fix)
 			}
+			// A join of many rows decodes the row group's columns whole
+			// (joincols.go): it checks the keys too.
+			_, err = ix.Search(ctx, q, query.Options{K: 200, NProbe: 8, Columns: []string{"label"}})
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.fix) {
+				t.Fatalf("search of 200 rows: error %v, want %v saying %q", err, tc.want, tc.fix)
+			}
 		})
 	}
 }

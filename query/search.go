@@ -794,9 +794,20 @@ func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (
 		return res, nil
 	}
 	ck := colsKey(cols)
+	todo := make([]int, len(top))
+	for i := range todo {
+		todo[i] = i
+	}
+	if ix.scalarColumns(cols) {
+		var err error
+		if todo, err = ix.joinFromCols(ctx, top, cols, res); err != nil {
+			return nil, err
+		}
+	}
 	var locs []source.RowLoc
 	var miss []int
-	for i, c := range top {
+	for _, i := range todo {
+		c := top[i]
 		ords, err := ix.sourceOrds(ctx, c.l)
 		if err != nil {
 			return nil, err

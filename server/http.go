@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
@@ -60,6 +62,7 @@ type Server struct {
 	pool    *Pool
 	metrics *metrics
 	admit   *Admitter
+	rowJSON *rowJSON // encoded answer rows (rowjson.go)
 	handler http.Handler
 	ready   atomic.Bool
 
@@ -92,7 +95,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Pool.Logger == nil {
 		cfg.Pool.Logger = cfg.Logger
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, pool: NewPool(env, cfg.Pool), admit: NewAdmitter(cfg.Load)}
+	s := &Server{cfg: cfg, log: cfg.Logger, pool: NewPool(env, cfg.Pool), admit: NewAdmitter(cfg.Load),
+		rowJSON: newRowJSON(membudget.Default)}
 	s.metrics = newMetrics(s.pool, st, s.admit)
 	s.handler = http.HandlerFunc(s.serveHTTP)
 	s.ready.Store(!cfg.Preload)
@@ -176,7 +180,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // Close releases the pool (snapshots still in use close when released).
-func (s *Server) Close() error { return s.pool.Close() }
+func (s *Server) Close() error {
+	s.rowJSON.close()
+	return s.pool.Close()
+}
 
 // route is a matched request: its label for metrics and its handler.
 type route struct {
@@ -482,11 +489,20 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 	// Accept: application/vnd.apache.arrow.stream asks for Arrow IPC;
 	// JSON is the default (and the form of every error).
 	w.Header().Set("Vary", "Accept")
-	encode, ctype := encodeResponse, "application/json"
+	var body []byte
+	ctype := "application/json"
 	if wantsArrow(r) {
-		encode, ctype = encodeArrow, ArrowStreamType
+		ctype = ArrowStreamType
+		body, err = encodeArrow(ctx, resp)
+	} else {
+		buf := respBufs.Get().(*bytes.Buffer)
+		defer func() { // the answer is written (copied) before this runs
+			if buf.Cap() <= maxPooledResp {
+				respBufs.Put(buf)
+			}
+		}()
+		body, err = encodeResponseTo(ctx, buf, resp)
 	}
-	body, err := encode(ctx, resp)
 	if err != nil {
 		return err
 	}
@@ -528,7 +544,7 @@ func (s *Server) runSearch(ctx context.Context, name string, plan *searchPlan) (
 		return nil, err
 	}
 	s.metrics.observeSearch(name, results)
-	resp := newSearchResponse(ix, results)
+	resp := newSearchResponse(ix, results, s.rowJSON)
 	if resp.Columns == nil {
 		resp.Columns = []string{metadata.ReservedField}
 	}

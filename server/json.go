@@ -17,6 +17,8 @@ type SearchResponse struct {
 	// each row has Columns as members, _distance last.
 	Results [][]query.JSONRow `json:"results"`
 	Stats   searchStats       `json:"stats"`
+
+	rows *rowEncoder // nil: encode every row
 }
 
 type searchStats struct {
@@ -33,7 +35,9 @@ type searchStats struct {
 	FilterWidenings int64 `json:"filter_widenings,omitempty"`
 }
 
-func newSearchResponse(ix *query.Index, results []*query.Result) *SearchResponse {
+// newSearchResponse builds the answer; rows (may be nil) caches the
+// rows' JSON for encodeResponse.
+func newSearchResponse(ix *query.Index, results []*query.Result, rows *rowJSON) *SearchResponse {
 	resp := &SearchResponse{Index: ix.Name(), SnapshotID: ix.Snapshot().SnapshotID, Results: make([][]query.JSONRow, len(results))}
 	var st query.Stats
 	for i, r := range results {
@@ -43,6 +47,7 @@ func newSearchResponse(ix *query.Index, results []*query.Result) *SearchResponse
 		resp.Results[i] = r.JSONRows()
 		st.Add(r.Stats)
 	}
+	resp.rows = newRowEncoder(rows, ix, resp.Columns)
 	resp.Stats = searchStats{st.Lists, st.Candidates, st.Refined, st.Requests, st.BytesRead,
 		st.FilterRows, st.FilterRejected, st.FilterExact, st.FilterLists, st.FilterWidenings}
 	return resp

@@ -264,8 +264,21 @@ func (p *searchPlan) queries() int {
 // part of the request's time limit. Rows are released as they are
 // encoded, so the answer is held about once, not twice, at the end.
 func encodeResponse(ctx context.Context, resp *SearchResponse) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+	return encodeResponseTo(ctx, new(bytes.Buffer), resp)
+}
+
+// respBufs holds answer buffers for reuse (an answer of 10 GloVe rows is
+// ~10 KB: growing a fresh buffer to that size was the handler's largest
+// allocation). Buffers above maxPooledResp are left to the collector.
+var respBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledResp = 1 << 20
+
+// encodeResponseTo is encodeResponse into b (reset first); the answer is
+// b's bytes.
+func encodeResponseTo(ctx context.Context, b *bytes.Buffer, resp *SearchResponse) ([]byte, error) {
+	b.Reset()
+	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	field := func(name string, v any, first bool) error {
 		if !first {
@@ -298,7 +311,13 @@ func encodeResponse(ctx context.Context, resp *SearchResponse) ([]byte, error) {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			data, err := row.MarshalJSON()
+			var data []byte
+			var err error
+			if resp.rows != nil {
+				data, err = resp.rows.appendRow(b.AvailableBuffer(), row)
+			} else {
+				data, err = row.AppendJSON(b.AvailableBuffer())
+			}
 			if err != nil {
 				return nil, fmt.Errorf("encode query %d row %d: %w", i, j, err)
 			}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
+	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/query"
 )
 
@@ -38,5 +40,72 @@ func TestEncodeResponse(t *testing.T) {
 	_, err = encodeResponse(ctx, mk())
 	if e := AsError(err); e.Code != CodeTimeout || e.Status != 504 {
 		t.Fatalf("encoding after the deadline: %v, want 504 timeout", err)
+	}
+}
+
+// TestEncodeResponseCachedRows: rows whose JSON comes from the rowJSON
+// cache (a row answered before, by key, per source state and column list)
+// are byte for byte what json.Encoder gives, with each answer's own
+// distance, and the cache is used.
+func TestEncodeResponseCachedRows(t *testing.T) {
+	b := membudget.New(1 << 20)
+	c := newRowJSON(b)
+	defer c.close()
+	for _, tc := range []struct {
+		state string
+		cols  []string
+		dist  float32
+	}{
+		{"s1", []string{"word", "vec", "_distance"}, 0.5},
+		{"s1", []string{"word", "vec", "_distance"}, 0.25}, // cached rows, other distances
+		{"s1", []string{"vec", "_distance"}, 1e-7},         // another column list
+		{"s1", []string{"word", "vec", "_distance"}, 3},
+		{"s2", []string{"word", "vec", "_distance"}, 2}, // another source state, other values
+	} {
+		mk := func(cached bool) *SearchResponse {
+			w := "a<b>"
+			if tc.state == "s2" {
+				w = "changed"
+			}
+			hits := []query.Hit{
+				{Key: []byte("k1"), Distance: tc.dist, Row: map[string]any{"word": w, "vec": []any{float32(0.1), float32(-2e-7), float32(3e21)}}},
+				{Key: []byte("k2"), Distance: tc.dist * 2, Row: map[string]any{"word": "ü\xff", "vec": []any{}}},
+				{Distance: tc.dist * 3, Row: map[string]any{"word": "nokey", "vec": nil}},
+			}
+			for i := range hits {
+				for k := range hits[i].Row {
+					if !slices.Contains(tc.cols, k) {
+						delete(hits[i].Row, k)
+					}
+				}
+			}
+			r := &query.Result{Columns: tc.cols, Hits: hits}
+			resp := &SearchResponse{Index: "words", SnapshotID: 3, Columns: tc.cols,
+				Results: [][]query.JSONRow{r.JSONRows(), r.JSONRows()[1:]}}
+			if cached {
+				resp.rows = newRowEncoderFor(c, []byte(tc.state), tc.cols)
+			}
+			return resp
+		}
+		rec := httptest.NewRecorder()
+		if err := writeJSON(rec, 200, mk(false)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeResponse(context.Background(), mk(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, rec.Body.Bytes()) {
+			t.Fatalf("%s %v: encodeResponse with cached rows:\n%s\njson.Encoder:\n%s", tc.state, tc.cols, got, rec.Body.Bytes())
+		}
+	}
+	var st membudget.Stats
+	for _, s := range b.Stats() {
+		if s.Name == "http-rows" {
+			st = s
+		}
+	}
+	if st.Hits == 0 || st.Bytes == 0 {
+		t.Errorf("http-rows cache: %+v, want hits and bytes held", st)
 	}
 }

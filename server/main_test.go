@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 const glove = "../examples/glove/glove-10k.parquet"
 
 // newLocalEnv is a fresh local warehouse with a SQLite catalog.
-func newLocalEnv(t *testing.T) query.Env {
+func newLocalEnv(t testing.TB) query.Env {
 	t.Helper()
 	dir := t.TempDir()
 	wh, err := storage.NewLocal(filepath.Join(dir, "wh"))
@@ -36,7 +36,7 @@ func newLocalEnv(t *testing.T) query.Env {
 }
 
 // buildGlove indexes the GloVe sample as name.
-func buildGlove(t *testing.T, env query.Env, name, encoding string) {
+func buildGlove(t testing.TB, env query.Env, name, encoding string) {
 	t.Helper()
 	abs, err := filepath.Abs(glove)
 	if err != nil {

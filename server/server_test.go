@@ -30,7 +30,7 @@ type fixture struct {
 	dim   int
 }
 
-func startServer(t *testing.T, env query.Env, cfg server.Config) (*server.Server, string) {
+func startServer(t testing.TB, env query.Env, cfg server.Config) (*server.Server, string) {
 	t.Helper()
 	cfg.Env = env
 	if cfg.Logger == nil {

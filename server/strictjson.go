@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -20,7 +21,15 @@ import (
 // Syntax errors are left to the decoder, which reports them with their
 // offset; checkMembers returns nil for them.
 func checkMembers(body []byte, v any) *Error {
-	if _, err := jsontext.NewDecoder(bytes.NewReader(body)).ReadValue(); err != nil {
+	d := memberDecoders.Get().(*memberDecoder)
+	defer func() {
+		d.r.Reset(nil)
+		d.dec.Reset(&d.r)
+		memberDecoders.Put(d)
+	}()
+	d.r.Reset(body)
+	d.dec.Reset(&d.r)
+	if _, err := d.dec.ReadValue(); err != nil {
 		var se *jsontext.SyntacticError
 		if errors.As(err, &se) && errors.Is(err, jsontext.ErrDuplicateName) {
 			return errorf(http.StatusBadRequest, CodeInvalidArgument,
@@ -33,7 +42,9 @@ func checkMembers(body []byte, v any) *Error {
 		return nil
 	}
 	names := jsonNames(t.Elem())
-	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	d.r.Reset(body)
+	d.dec.Reset(&d.r)
+	dec := d.dec
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil // not an object: the decoder says so
 	}
@@ -59,9 +70,34 @@ func checkMembers(body []byte, v any) *Error {
 	return nil
 }
 
+// memberDecoder is a reusable decoder over a body (checkMembers runs on
+// every request).
+type memberDecoder struct {
+	r   bytes.Reader
+	dec *jsontext.Decoder
+}
+
+var memberDecoders = sync.Pool{New: func() any {
+	d := &memberDecoder{}
+	d.dec = jsontext.NewDecoder(&d.r)
+	return d
+}}
+
+// namesByType caches jsonNames by struct type: the names never change.
+var namesByType sync.Map // reflect.Type → map[string]bool (read-only)
+
 // jsonNames returns the JSON member names of struct type t's exported
-// fields, as encoding/json names them.
+// fields, as encoding/json names them. The map is shared: do not change
+// it.
 func jsonNames(t reflect.Type) map[string]bool {
+	if m, ok := namesByType.Load(t); ok {
+		return m.(map[string]bool)
+	}
+	m, _ := namesByType.LoadOrStore(t, fieldNames(t))
+	return m.(map[string]bool)
+}
+
+func fieldNames(t reflect.Type) map[string]bool {
 	names := map[string]bool{}
 	for f := range t.Fields() {
 		if !f.IsExported() {

@@ -2,6 +2,9 @@
 // .fvecs (for FAISS and for `parqdb search --queries`):
 //
 //	mkdata fashion OUTDIR            Fashion-MNIST (Debian dataset-fashion-mnist): 60,000 train + 10,000 test × 784
+//	mkdata fashion-payload OUTDIR    the 60,000 training rows with a second payload column, name
+//	                                 (the class name, string): OUTDIR/fashion-payload.parquet, for
+//	                                 joined-search benchmarks (docs/benchmarks.md, "Joined results")
 //	mkdata synth -n N -d D OUTDIR    a seeded Gaussian mixture: N base vectors + 1,000 queries
 //	mkdata mixture -n N -d D OUTDIR  a seeded Gaussian mixture with unequal cluster sizes and
 //	                                 spreads, streamed into several Parquet files in OUTDIR/base
@@ -47,7 +50,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) < 1 {
-		return errors.New("usage: mkdata fashion OUTDIR | mkdata synth [-n N] [-d D] [-clusters K] [-seed S] OUTDIR | mkdata mixture [-n N] [-d D] [-clusters K] [-files F] [-seed S] [-fvecs=false] [-normalize] OUTDIR")
+		return errors.New("usage: mkdata fashion OUTDIR | mkdata fashion-payload OUTDIR | mkdata synth [-n N] [-d D] [-clusters K] [-seed S] OUTDIR | mkdata mixture [-n N] [-d D] [-clusters K] [-files F] [-seed S] [-fvecs=false] [-normalize] OUTDIR")
 	}
 	switch args[0] {
 	case "fashion":
@@ -55,6 +58,11 @@ func run(args []string) error {
 			return errors.New("usage: mkdata fashion OUTDIR")
 		}
 		return fashion(args[1])
+	case "fashion-payload":
+		if len(args) != 2 {
+			return errors.New("usage: mkdata fashion-payload OUTDIR")
+		}
+		return fashionPayload(args[1])
 	case "synth":
 		fs := flag.NewFlagSet("synth", flag.ContinueOnError)
 		n := fs.Int("n", 1_000_000, "base vectors")
@@ -121,6 +129,61 @@ func fashion(out string) error {
 		}
 	}
 	return nil
+}
+
+// PayloadRow is a Fashion-MNIST row with the class name as a second
+// payload column.
+type PayloadRow struct {
+	ID    int64     `parquet:"id"`
+	Label int32     `parquet:"label"`
+	Name  string    `parquet:"name"`
+	Vec   []float32 `parquet:"vec,list"`
+}
+
+// fashionClasses are Fashion-MNIST's class names by label.
+var fashionClasses = [10]string{"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+	"Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"}
+
+// fashionPayload writes OUT/fashion-payload.parquet: the training rows of
+// fashion (same ids, labels and vectors, so fashion-test.fvecs queries
+// it) plus the class name.
+func fashionPayload(out string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	imgs, dim, err := readIDX(filepath.Join(fashionDir, "train-images-idx3-ubyte.gz"))
+	if err != nil {
+		return err
+	}
+	labels, _, err := readIDX(filepath.Join(fashionDir, "train-labels-idx1-ubyte.gz"))
+	if err != nil {
+		return err
+	}
+	rows := make([]PayloadRow, len(labels))
+	for i := range rows {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(imgs[i*dim+j])
+		}
+		l := labels[i]
+		if int(l) >= len(fashionClasses) {
+			return fmt.Errorf("train-labels-idx1-ubyte.gz: row %d: label %d is not a Fashion-MNIST class (0-9)", i, l)
+		}
+		rows[i] = PayloadRow{ID: int64(i), Label: int32(l), Name: fashionClasses[l], Vec: v}
+	}
+	pf, err := os.Create(filepath.Join(out, "fashion-payload.parquet"))
+	if err != nil {
+		return err
+	}
+	defer pf.Close()
+	w := parquet.NewGenericWriter[PayloadRow](pf, parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(65536))
+	if _, err := w.Write(rows); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return pf.Close()
 }
 
 // readIDX reads a gzipped IDX file of unsigned bytes; dim is the product of

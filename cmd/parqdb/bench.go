@@ -57,8 +57,10 @@ stays meaningful on a shared, busy machine.
 The exact answer is computed by brute force over the source vectors unless
 --ground-truth gives it as an .ivecs file of source row numbers (0-based, in
 source file and row order, k or more per query). Timed searches skip the join
-(the result keys only, as FAISS returns ids); --join adds one joined pass per
-setting (qps_join, with --columns) to show the join's cost. Every setting runs
+(the result keys only, as FAISS returns ids); --join adds, per setting, a joined warm-up
+pass, a pass returning the key columns and a joined pass (with --columns), timed by
+the process's CPU clock (qps_keys_cpu, qps_join_cpu; qps_join is the joined
+pass by wall time) to show the join's cost. Every setting runs
 a warm-up pass first: QPS is for a warm index. --plot draws recall against
 QPS as a PNG.
 
@@ -84,7 +86,7 @@ these rows are measured.`,
 	fl.IntVar(&f.coldQueries, "cold-queries", 100, "queries run on an uncached index to measure bytes and requests per query")
 	fl.Int64Var(&f.snapshot, "snapshot", 0, "benchmark this retained snapshot")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json (one line per setting)")
-	fl.BoolVar(&f.join, "join", false, "also time a joined pass (qps_join) per setting")
+	fl.BoolVar(&f.join, "join", false, "also time a keys-only and a joined pass per setting (qps_join; qps_keys_cpu and qps_join_cpu per process CPU-second)")
 	fl.StringSliceVar(&f.columns, "columns", nil, "source columns joined by --join (default all)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	intRange(fl, "k", query.MinK, query.MaxK, "")
@@ -110,6 +112,8 @@ type benchRow struct {
 	QPSN          float64 `json:"qps_nt"`
 	Threads       int     `json:"threads"`
 	QPSJoin       float64 `json:"qps_join,omitempty"`
+	QPSKeysCPU    float64 `json:"qps_keys_cpu,omitempty"` // queries per process CPU-second of a pass returning the key columns
+	QPSJoinCPU    float64 `json:"qps_join_cpu,omitempty"` // queries per process CPU-second of the joined pass
 	Candidates    float64 `json:"candidates_per_query"`
 	LeafDistances float64 `json:"leaf_distances_per_query"`
 	ColdBytes     float64 `json:"cold_bytes_per_query"`
@@ -260,11 +264,12 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 		for _, np := range nprobes {
 			opts.NProbe = np
 			// One stage per setting, counting searches: the cold queries,
-			// then the warm-up, one-thread, all-thread and joined passes.
+			// then the warm-up, one-thread, all-thread, and the joined
+			// warm-up, keys-only and joined passes.
 			stage := fmt.Sprintf("nprobe %d refine %d", np, rf)
 			passes := 3
 			if f.join {
-				passes++
+				passes += 3
 			}
 			start := time.Now()
 			p.Start(stage, int64(min(f.coldQueries, len(qs))+passes*len(qs)))
@@ -416,14 +421,38 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 	if f.join {
 		jopts := opts
 		jopts.NoRows, jopts.Columns = false, f.columns
+		// Process CPU time, keys-only pass first: the join may decode
+		// on other goroutines (source reads), which a thread clock misses.
+		pass := func(o query.Options) (time.Duration, error) {
+			return processCPU(func() error {
+				for i, q := range qs {
+					if _, err := ix.Search(ctx, q, o); err != nil {
+						return fmt.Errorf("query %d: %w", i, err)
+					}
+					p.Add(1)
+				}
+				return nil
+			})
+		}
+		if _, err := pass(jopts); err != nil { // warm-up, as for the other passes
+			return r, err
+		}
+		kopts := opts
+		kopts.NoRows, kopts.Columns = false, ix.Snapshot().SourceKeyFields
+		kcpu, err := pass(kopts)
+		if err != nil {
+			return r, err
+		}
 		start = time.Now()
-		for i, q := range qs {
-			if _, err := ix.Search(ctx, q, jopts); err != nil {
-				return r, fmt.Errorf("query %d: %w", i, err)
-			}
-			p.Add(1)
+		jcpu, err := pass(jopts)
+		if err != nil {
+			return r, err
 		}
 		r.QPSJoin = float64(len(qs)) / time.Since(start).Seconds()
+		if kcpu > 0 && jcpu > 0 {
+			r.QPSKeysCPU = float64(len(qs)) / kcpu.Seconds()
+			r.QPSJoinCPU = float64(len(qs)) / jcpu.Seconds()
+		}
 	}
 	var st query.Stats
 	found, want := 0, 0
@@ -455,7 +484,7 @@ func writeBenchTable(w io.Writer, rows []benchRow, f benchFlags) {
 		hdr = "recall_target\t" + hdr
 	}
 	if f.join {
-		hdr += "qps_join\t"
+		hdr += "qps_join\tqps_keys_cpu\tqps_join_cpu\t"
 	}
 	fmt.Fprintln(tw, hdr+"candidates/q\trouting_dist/q\tcold_bytes/q\tcold_requests/q\t")
 	for _, r := range rows {
@@ -468,7 +497,7 @@ func writeBenchTable(w io.Writer, rows []benchRow, f benchFlags) {
 			line = target + "\t" + line
 		}
 		if f.join {
-			line += fmt.Sprintf("%.0f\t", r.QPSJoin)
+			line += fmt.Sprintf("%.0f\t%.0f\t%.0f\t", r.QPSJoin, r.QPSKeysCPU, r.QPSJoinCPU)
 		}
 		fmt.Fprintf(tw, "%s%.0f\t%.0f\t%.0f\t%.1f\t\n", line, r.Candidates, r.LeafDistances, r.ColdBytes, r.ColdRequests)
 	}

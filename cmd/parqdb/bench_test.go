@@ -33,7 +33,7 @@ func TestBenchRecallAndPlot(t *testing.T) {
 		t.Fatalf("%d settings, want 4", len(rows))
 	}
 	for _, r := range rows {
-		if r.QPS1 <= 0 || r.QPSN <= 0 || r.QPSJoin <= 0 || r.Candidates <= 0 || r.ColdBytes <= 0 || r.ColdRequests <= 0 {
+		if r.QPS1 <= 0 || r.QPSN <= 0 || r.QPSJoin <= 0 || r.QPSKeysCPU <= 0 || r.QPSJoinCPU <= 0 || r.Candidates <= 0 || r.ColdBytes <= 0 || r.ColdRequests <= 0 {
 			t.Fatalf("setting %+v: a measure is missing", r)
 		}
 	}

@@ -372,6 +372,18 @@ func (t *Table) Close() error {
 	return errors.Join(errs...)
 }
 
+// RowGroupOf returns the row group holding loc and its rows within the
+// file, [first, first+n). It fails with ErrRowLoc for a location outside
+// the table.
+func (t *Table) RowGroupOf(loc RowLoc) (rg int, first, n int64, err error) {
+	if loc.File < 0 || int(loc.File) >= len(t.files) || loc.Row < 0 || loc.Row >= t.files[loc.File].Rows {
+		return 0, 0, 0, &Error{Source: t.desc, Row: -1, Rule: ErrRowLoc, Detail: fmt.Sprintf("{File: %d, Row: %d}", loc.File, loc.Row)}
+	}
+	f := t.files[loc.File]
+	rg = f.locate(loc.Row)
+	return rg, f.rgStart[rg], f.rgStart[rg+1] - f.rgStart[rg], nil
+}
+
 // locate returns the row group holding row (within file f).
 func (f *tableFile) locate(row int64) int {
 	return sort.Search(len(f.rgStart)-1, func(i int) bool { return f.rgStart[i+1] > row })
