@@ -305,9 +305,19 @@ func (ix *Index) joinFromCols(ctx context.Context, top []cand, cols []string, re
 		g := &groups[gi]
 		g.chunks = ix.jcols.lookup(g.k, fill, nil)
 		if g.chunks == nil && ix.jcols.note(g.k, int64(len(g.hits)), g.n) {
+			// The budget must have room for the columns before they are
+			// decoded (a lower bound: one interface value per row and
+			// column), so a row group too large for it costs no decoding.
+			est := g.n * int64(len(fill)) * int64(unsafe.Sizeof(any(nil)))
+			if !ix.jcols.acct.Reserve(est) {
+				ix.jcols.filled(g.k, nil)
+				miss = append(miss, g.hits...)
+				continue
+			}
 			// A failed fill (a file whose schema differs, say) leaves the
 			// rows to the row path, which reads and reports them itself.
 			chunks, err := ix.fillJoinCols(ctx, g.k.file, g.k.rg, g.first, g.n, fill)
+			ix.jcols.acct.Release(est)
 			if err != nil && ctx.Err() != nil {
 				ix.jcols.filled(g.k, nil)
 				return nil, ctx.Err()

@@ -219,6 +219,20 @@ func withTimeLimit(ctx context.Context, start time.Time, d time.Duration) (conte
 // ctx ends.
 func (a *Admitter) searchBatch(ctx context.Context, ix *query.Index, qs [][]float32, opts query.Options) ([]*query.Result, error) {
 	out := make([]*query.Result, len(qs))
+	if len(qs) == 1 { // the common case: no goroutine, no derived context
+		done, err := a.worker(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if out[0], err = ix.Search(ctx, qs[0], opts); err != nil {
+			return nil, fmt.Errorf("query 0: %w", err)
+		}
+		return out, ctx.Err()
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(cap(a.workers))
 	for i, q := range qs {
