@@ -143,6 +143,9 @@ var pagedPredicates = []string{
 	"flag != TRUE OR flag IS NULL",
 	"small > 65535",
 	"small IN (1, 2, 69999)",
+	"u IN (3, 5, 7, 66)",
+	"u NOT IN (0, 1, 2, 63)",
+	"day IN (DATE '2022-01-01', DATE '2022-01-05')",
 	"ratio < 0.25",
 	"u > 2.5 AND u < 10.5",
 	"day >= DATE '2022-01-01'",
@@ -248,6 +251,8 @@ func TestMatchRowGroupRandom(t *testing.T) {
 		func() string { return fmt.Sprintf("id BETWEEN %d AND %d", r.IntN(5000), r.IntN(5000)) },
 		func() string { return []string{"price IS NULL", "cat IS NOT NULL", "flag", "flag = FALSE"}[r.IntN(4)] },
 		func() string { return fmt.Sprintf("name LIKE 'n%d%%'", r.IntN(10)) },
+		func() string { return fmt.Sprintf("u IN (%d, %d, %d)", r.IntN(1000), r.IntN(1000), r.IntN(1000)) },
+		func() string { x := r.IntN(1000); return fmt.Sprintf("u NOT IN (%d, %d)", x, x+r.IntN(80)) },
 	}
 	var gen func(d int) string
 	gen = func(d int) string {
