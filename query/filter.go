@@ -37,7 +37,8 @@ import (
 //     that do not match are never scored.
 //  2. No matching row: an empty result.
 //  3. The exact plan scans the matching rows' source vectors, with exact
-//     distances (recall 1). It runs when it is estimated to cost no more
+//     distances (recall 1), from a contiguous copy made on its first use
+//     (up to maxExactVectorBytes). It runs when it is estimated to cost no more
 //     than the list plan (planCost: rows and centroids scored).
 //  4. The list plan routes among the lists that hold matching rows: it
 //     probes them nearest first until they hold as many matching rows as
