@@ -138,7 +138,7 @@ func (p *Program) compile(n node, index map[string]int) (eval, error) {
 			}
 			e.vs = append(e.vs, v)
 		}
-		if ct.typ != typeString && ct.typ != typeFloat && len(e.vs) <= 16 {
+		if ct.typ != typeString && ct.typ != typeFloat && len(e.vs) > 0 && len(e.vs) <= 16 {
 			e.ints = []int64{}
 			for _, v := range e.vs {
 				if v.isF {

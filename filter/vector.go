@@ -149,6 +149,20 @@ func cmpInts[T intElem](dst bitset, xs []T, op opCode, lit int64) {
 	}
 }
 
+// inIntsMask sets dst to the rows x with x−lo in [0, 64) and bit x−lo of
+// mask set: an IN list whose values span less than 64, one pass, no branch.
+func inIntsMask[T intElem](dst bitset, xs []T, lo int64, mask uint64) {
+	for w := range dst {
+		base := w << 6
+		var m uint64
+		for j, x := range xs[base:min(base+64, len(xs))] {
+			d := uint64(int64(x) - lo)
+			m |= (mask >> (d & 63)) & b2u(d < 64) << uint(j)
+		}
+		dst[w] = m
+	}
+}
+
 // inInts sets dst to the rows x equal to one of lits, in one pass.
 func inInts[T intElem](dst bitset, xs []T, lits []int64) {
 	for w := range dst {
@@ -156,11 +170,11 @@ func inInts[T intElem](dst bitset, xs []T, lits []int64) {
 		var m uint64
 		for j, x := range xs[base:min(base+64, len(xs))] {
 			y := int64(x)
-			hit := false
+			var hit uint64 // no branch per element: the outcome is data-dependent
 			for _, l := range lits {
-				hit = hit || y == l
+				hit |= b2u(y == l)
 			}
-			m |= b2u(hit) << uint(j)
+			m |= hit << uint(j)
 		}
 		dst[w] = m
 	}
@@ -292,6 +306,26 @@ func cmpVector(dst bitset, col column, v *vector, op opCode, lit value) {
 // inVector sets dst to the non-NULL rows of an integer vector equal to one
 // of lits.
 func inVector(dst bitset, v *vector, lits []int64) {
+	lo, hi := lits[0], lits[0]
+	for _, l := range lits {
+		lo, hi = min(lo, l), max(hi, l)
+	}
+	if hi-lo >= 0 && hi-lo < 64 {
+		var mask uint64
+		for _, l := range lits {
+			mask |= 1 << uint(l-lo)
+		}
+		switch {
+		case !v.is32:
+			inIntsMask(dst, v.ints, lo, mask)
+		case v.uns:
+			inIntsMask(dst, v.u32(), lo, mask)
+		default:
+			inIntsMask(dst, v.i32, lo, mask)
+		}
+		andNot(dst, v.nulls)
+		return
+	}
 	switch {
 	case !v.is32:
 		inInts(dst, v.ints, lits)
