@@ -280,6 +280,7 @@ func (ix *Index) joinFromCols(ctx context.Context, top []cand, cols []string, re
 		hits     []int
 	}
 	var groups []group
+	var miss []int
 	rowOf := make([]int64, len(top))
 	for i, c := range top {
 		ords, err := ix.sourceOrds(ctx, c.l)
@@ -287,6 +288,13 @@ func (ix *Index) joinFromCols(ctx context.Context, top []cand, cols []string, re
 			return nil, err
 		}
 		loc := ix.rowLoc(ords[c.i])
+		if ix.table.HasDeletes(loc.File) {
+			// Row groups of a file with deleted rows (an Iceberg
+			// merge-on-read table) hold rows the live numbering skips:
+			// the row path maps them.
+			miss = append(miss, i)
+			continue
+		}
 		rg, first, n, err := ix.table.RowGroupOf(loc)
 		if err != nil {
 			return nil, err
@@ -300,7 +308,6 @@ func (ix *Index) joinFromCols(ctx context.Context, top []cand, cols []string, re
 		groups[g].hits = append(groups[g].hits, i)
 		rowOf[i] = loc.Row
 	}
-	var miss []int
 	for gi := range groups {
 		g := &groups[gi]
 		g.chunks = ix.jcols.lookup(g.k, fill, nil)

@@ -84,6 +84,12 @@ func (t *Table) Deleted() int64 {
 	return n
 }
 
+// HasDeletes reports whether file (its index in Files order) has deleted
+// rows; false for a file outside the table.
+func (t *Table) HasDeletes(file int32) bool {
+	return file >= 0 && int(file) < len(t.files) && t.files[file].del != nil
+}
+
 // physRows is the number of rows of the Parquet file, deleted ones
 // included.
 func (f *tableFile) physRows() int64 { return f.rgStart[len(f.rgStart)-1] }

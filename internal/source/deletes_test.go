@@ -58,6 +58,11 @@ func TestApplyDeletes(t *testing.T) {
 	if got, want := tab.NumRows(), int64(len(wantKeys)); got != want {
 		t.Fatalf("NumRows = %d, want %d", got, want)
 	}
+	for f, want := range map[int32]bool{0: true, 1: false, 2: true, -1: false, 3: false} {
+		if got := tab.HasDeletes(f); got != want {
+			t.Errorf("HasDeletes(%d) = %v, want %v", f, got, want)
+		}
+	}
 	if got := tab.Deleted(); got != int64(delA.GetCardinality())+3 {
 		t.Errorf("Deleted = %d", got)
 	}

@@ -375,6 +375,9 @@ func (t *Table) Close() error {
 // RowGroupOf returns the row group holding loc and its rows within the
 // file, [first, first+n). It fails with ErrRowLoc for a location outside
 // the table.
+//
+// In a file with deleted rows (HasDeletes) live rows and row groups do not
+// line up; callers must not use RowGroupOf there.
 func (t *Table) RowGroupOf(loc RowLoc) (rg int, first, n int64, err error) {
 	if loc.File < 0 || int(loc.File) >= len(t.files) || loc.Row < 0 || loc.Row >= t.files[loc.File].Rows {
 		return 0, 0, 0, &Error{Source: t.desc, Row: -1, Rule: ErrRowLoc, Detail: fmt.Sprintf("{File: %d, Row: %d}", loc.File, loc.Row)}
