@@ -65,7 +65,7 @@ func TestRecallFlagErrors(t *testing.T) {
 		msg  string
 	}{
 		"zero":           {[]string{"search", "words", "--near-key", "king", "--recall", "0"}, "--recall must be a target recall in (0, 1]"},
-		"above one":      {[]string{"search", "words", "--near-key", "king", "--recall", "1.5"}, "--recall must be a target recall in (0, 1]"},
+		"above one":      {[]string{"search", "words", "--near-key", "king", "--recall", "1.5"}, "--recall 1.5 is outside the allowed range [0, 1]"},
 		"NaN":            {[]string{"search", "words", "--near-key", "king", "--recall", "NaN"}, "--recall"},
 		"with nprobe":    {[]string{"search", "words", "--near-key", "king", "--recall", "0.9", "--nprobe", "4"}, "give --recall or --nprobe, not both"},
 		"with refine":    {[]string{"search", "words", "--near-key", "king", "--recall", "0.9", "--refine", "2"}, "give --recall or --refine, not both"},
