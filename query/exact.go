@@ -21,10 +21,17 @@ var ErrTooLarge = errors.New("source vectors exceed the vector cache budget")
 // the key → row map (for joins, refine and the source encoding), the
 // vector store filled in one pass when every vector fits its budget (for
 // refine, the source encoding and filters; vecstore.go), and for
-// opts.Filter its matching rows (Filter). Searches
+// opts.Filter its matching rows (Filter), and for opts.Recall the
+// snapshot's calibration (Calibration). Searches
 // do this lazily on first use; Warm lets a caller pay for it up front, so
 // that a query's storage rounds are only its own. Safe for concurrent use.
 func (ix *Index) Warm(ctx context.Context, opts Options) error {
+	// With Options.Recall, warm for the setting it picks (calibrating
+	// the snapshot now if it has no calibration).
+	opts, err := ix.recallOptions(ctx, opts)
+	if err != nil {
+		return err
+	}
 	needVectors := opts.Refine > 0 || ix.schema.Encoding == metadata.EncodingSource || opts.Filter != nil
 	needKeys := needVectors || !(opts.KeysOnly || opts.NoRows)
 	if needKeys {

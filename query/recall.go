@@ -23,6 +23,9 @@ type recallState struct {
 	c        *calibrate.Calibration
 	stored   bool  // c was read from, or written to, the warehouse
 	writeErr error // why writing c failed, if it did
+	// picks caches c.Pick by target (float64 → calibrate.Point), so that
+	// a search with Options.Recall takes no lock once c is known.
+	picks sync.Map
 }
 
 // recallOptions returns opts with NProbe and Refine chosen for
@@ -34,11 +37,17 @@ func (ix *Index) recallOptions(ctx context.Context, opts Options) (Options, erro
 	if err := checkRecall(opts); err != nil {
 		return opts, err
 	}
+	if p, ok := ix.recall.picks.Load(opts.Recall); ok {
+		pt := p.(calibrate.Point)
+		opts.NProbe, opts.Refine, opts.Recall = pt.NProbe, pt.Refine, 0
+		return opts, nil
+	}
 	p, _, err := ix.RecallSetting(ctx, opts.Recall)
 	if err != nil {
 		return opts, err
 	}
-	opts.NProbe, opts.Refine = p.NProbe, p.Refine
+	ix.recall.picks.Store(opts.Recall, p)
+	opts.NProbe, opts.Refine, opts.Recall = p.NProbe, p.Refine, 0
 	return opts, nil
 }
 
@@ -118,6 +127,7 @@ func (ix *Index) calibrateLocked(ctx context.Context) (*calibrate.Calibration, e
 	c.SnapshotID = ix.snap.SnapshotID
 	c.Source = ix.snap.SourceTable.Properties
 	ix.recall.c, ix.recall.stored, ix.recall.writeErr = c, false, nil
+	ix.recall.picks.Clear()
 	loc := CalibrationLocation(ix.snap)
 	if err := writeCalibration(ctx, ix.wh, loc, c); err != nil {
 		ix.recall.writeErr = fmt.Errorf("write %s: %w", loc, err)

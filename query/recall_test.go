@@ -208,3 +208,20 @@ func uuidOf(ix *query.Index) string {
 	m, _ := ix.Metadata()
 	return m.IndexUUID
 }
+
+// TestWarmRecall: Warm with Options.Recall calibrates (and stores) up
+// front, and refuses a bad recall like Search.
+func TestWarmRecall(t *testing.T) {
+	ctx := context.Background()
+	_, env, _ := recallIndex(t)
+	ix := openVecs(t, env)
+	if err := ix.Warm(ctx, query.Options{Recall: 1.5}); !errors.Is(err, query.ErrBadQuery) {
+		t.Fatalf("Warm(recall 1.5): %v", err)
+	}
+	if err := ix.Warm(ctx, query.Options{Recall: 0.9}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := query.ReadCalibration(ctx, env.Warehouse, uuidOf(ix), ix.Snapshot()); err != nil || c == nil {
+		t.Fatalf("Warm stored no calibration: %v, %v", c, err)
+	}
+}

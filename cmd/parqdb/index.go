@@ -67,6 +67,9 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 			if err := o.Validate(); err != nil {
 				return usageError{err}
 			}
+			if calib && shards > 0 {
+				return usagef("--calibrate needs the build to commit in this process; with --shards, calibrate once the shards are committed: parqdb index refresh %s --calibrate", o.Name)
+			}
 			return runLongNewEnv(cmd, g, quiet, func(ctx context.Context, e *env, p progressReporter) error {
 				limitBuildMemory()
 				o.Progress = p

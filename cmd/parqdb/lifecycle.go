@@ -49,6 +49,9 @@ The successor is committed by catalog compare-and-swap; a concurrent refresh
 that committed first makes this one fail with a clear error (run it again).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if calib && ro.Shards > 0 {
+				return usagef("--calibrate needs the refresh to commit in this process; with --shards, calibrate once the shards are committed: parqdb index refresh %s --calibrate", args[0])
+			}
 			return runLongEnv(cmd, g, quiet, func(ctx context.Context, e *env, p progressReporter) error {
 				limitBuildMemory()
 				ro.Progress = p

@@ -64,13 +64,15 @@ func TestRecallFlagErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		"zero":          {[]string{"search", "words", "--near-key", "king", "--recall", "0"}, "--recall must be a target recall in (0, 1]"},
-		"above one":     {[]string{"search", "words", "--near-key", "king", "--recall", "1.5"}, "--recall must be a target recall in (0, 1]"},
-		"NaN":           {[]string{"search", "words", "--near-key", "king", "--recall", "NaN"}, "--recall"},
-		"with nprobe":   {[]string{"search", "words", "--near-key", "king", "--recall", "0.9", "--nprobe", "4"}, "give --recall or --nprobe, not both"},
-		"with refine":   {[]string{"search", "words", "--near-key", "king", "--recall", "0.9", "--refine", "2"}, "give --recall or --refine, not both"},
-		"bench bad":     {[]string{"bench", "words", "--queries", gloveSample, "--query-column", "embedding", "--recall", "0.9,2"}, `--recall: "2" is not a target recall in (0, 1]`},
-		"bench garbage": {[]string{"bench", "words", "--queries", gloveSample, "--query-column", "embedding", "--recall", "high"}, `--recall: "high"`},
+		"zero":           {[]string{"search", "words", "--near-key", "king", "--recall", "0"}, "--recall must be a target recall in (0, 1]"},
+		"above one":      {[]string{"search", "words", "--near-key", "king", "--recall", "1.5"}, "--recall 1.5 is outside the allowed range [0, 1]"},
+		"NaN":            {[]string{"search", "words", "--near-key", "king", "--recall", "NaN"}, "--recall"},
+		"with nprobe":    {[]string{"search", "words", "--near-key", "king", "--recall", "0.9", "--nprobe", "4"}, "give --recall or --nprobe, not both"},
+		"with refine":    {[]string{"search", "words", "--near-key", "king", "--recall", "0.9", "--refine", "2"}, "give --recall or --refine, not both"},
+		"bench bad":      {[]string{"bench", "words", "--queries", gloveSample, "--query-column", "embedding", "--recall", "0.9,2"}, `--recall: "2" is not a target recall in (0, 1]`},
+		"create shards":  {[]string{"index", "create", "w2", "--source", gloveSample, "--vector-field", "embedding", "--key-fields", "word", "--shards", "2", "--calibrate"}, "--calibrate needs the build to commit in this process"},
+		"refresh shards": {[]string{"index", "refresh", "words", "--shards", "2", "--calibrate"}, "--calibrate needs the refresh to commit in this process"},
+		"bench garbage":  {[]string{"bench", "words", "--queries", gloveSample, "--query-column", "embedding", "--recall", "high"}, `--recall: "high"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, errs, code := runSplit(t, append([]string{"--warehouse", wh}, tc.args...)...)

@@ -96,6 +96,7 @@ beside the postings. --stats reports the setting chosen.`,
 	intRange(fl, "k", query.MinK, query.MaxK, "")
 	intRange(fl, "nprobe", query.MinNProbe, query.MaxNProbe, "")
 	intRange(fl, "refine", query.MinRefine, query.MaxRefine, "")
+	floatRange(fl, "recall", 0, 1, "") // 0 itself is refused by checkRecallFlags: the range is (0, 1]
 	intRange(fl, "snapshot", 1, math.MaxInt64, "the current snapshot")
 	intRange(fl, "workers", 1, maxWorkers, "all cores")
 	fl.StringVar(&f.where, "where", "", whereHelp)
