@@ -44,6 +44,9 @@ type Lake struct {
 	Tbl       *table.Table // the table after the last commit
 	Schema    *iceberg.Schema
 	Warehouse string // the catalog's warehouse location
+	// Shift changes the rows written: row id's vector is Vec(id+Shift)
+	// (0 by default; Upsert uses it to write new versions of rows).
+	Shift int64
 }
 
 // NewLake makes catalog name on db ("sqlite" or "postgres") with its
@@ -185,7 +188,7 @@ func (l *Lake) records(ids []int64) arrow.RecordBatch {
 			case 3:
 				lb := b.Field(i).(*array.ListBuilder)
 				lb.Append(true)
-				for _, x := range Vec(id) {
+				for _, x := range Vec(id + l.Shift) {
 					lb.ValueBuilder().(*array.Float32Builder).Append(x)
 				}
 			default:
@@ -334,6 +337,45 @@ func (l *Lake) EqualityDelete(del []int64) {
 	tbl, err := tx.Commit(context.Background())
 	if err != nil {
 		l.t.Fatalf("equality delete: %v", err)
+	}
+	l.Tbl = tbl
+}
+
+// Upsert commits, in ONE row-delta snapshot, new versions of rows ids
+// (vectors Vec(id+shift)) and an equality delete (field id 1) of the same
+// ids: the delete removes the older versions only, since an equality
+// delete applies to data files with a strictly lower data sequence
+// number (the CDC/upsert pattern of Flink and Spark merge-on-read).
+func (l *Lake) Upsert(ids []int64, shift int64) {
+	l.t.Helper()
+	ctx := context.Background()
+	l.Shift = shift
+	rec := l.records(ids)
+	l.Shift = 0
+	var files []iceberg.DataFile
+	for df, err := range table.WriteRecords(ctx, l.Tbl, rec.Schema(), func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }) {
+		if err != nil {
+			l.t.Fatalf("upsert: write data: %v", err)
+		}
+		files = append(files, df)
+	}
+	as := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
+	del := b.NewRecordBatch()
+	defer del.Release()
+	tx := l.Tbl.NewTransaction()
+	dels, err := tx.WriteEqualityDeletes(ctx, []int{1}, func(yield func(arrow.RecordBatch, error) bool) { yield(del, nil) })
+	if err != nil {
+		l.t.Fatalf("upsert: write equality deletes: %v", err)
+	}
+	if err := tx.NewRowDelta(nil).AddRows(files...).AddDeletes(dels...).Commit(ctx); err != nil {
+		l.t.Fatalf("upsert: row delta: %v", err)
+	}
+	tbl, err := tx.Commit(ctx)
+	if err != nil {
+		l.t.Fatalf("upsert: commit: %v", err)
 	}
 	l.Tbl = tbl
 }
