@@ -4,14 +4,18 @@
 build:  faiss_ivf.py build BASE.fvecs NLIST [sq8|flat]
         trains and adds, like `parqdb index create` (train + add, no search)
 search: faiss_ivf.py search BASE.fvecs QUERIES.fvecs NLIST KIND K NPROBE[,NPROBE...] [--threads T]
-            [--centroids C.fvecs [--train-sample N] [--quantizer hnsw|flat]] [--max-queries Q]
-            [--gt GT.ivecs] [--refine R[,R...]]
+            [--centroids C.fvecs [--train-sample N] [--quantizer hnsw|flat] [--list-ids L.i32]]
+            [--max-queries Q] [--gt GT.ivecs] [--refine R[,R...]]
         trains + adds (not timed), then times the queries one thread, prints recall@K and QPS per nprobe
         --centroids: use these NLIST leaf centroids (e.g. a ParqDB index's, bench/centroids) instead of
         training k-means; --quantizer hnsw (default: HNSW M 32, efSearch 128, so that add needs no
         BLAS brute force over NLIST) or flat (exact routing; add is a BLAS brute force, fine with
         OpenBLAS). SQ8 is trained on N rows taken evenly through BASE (default 100000).
         BASE is memory-mapped and added in chunks of 1M rows: peak memory is the index, not 2x BASE.
+        --list-ids: add row i to list L[i] (N little-endian int32, e.g. bench/listids' output: the
+        lists a ParqDB index assigned) instead of routing it through the quantizer
+        (IndexIVF.add_core with precomputed list ids): both engines then hold the same lists, and
+        add costs only the SQ8 encoding. Queries are still routed by the quantizer.
         --gt: the exact answer (ids = BASE row numbers, e.g. bench/groundtruth's output); without it
         the exact answer is FAISS's own brute force over BASE.
         --refine R: also search with IndexRefineFlat (exact float32 re-rank of the best R*K, the
@@ -67,7 +71,7 @@ def make_fixed(cents, kind, quantizer="hnsw"):
     return idx, q
 
 
-def build(base, nlist, kind, centroids=None, train_sample=100000, quantizer="hnsw"):
+def build(base, nlist, kind, centroids=None, train_sample=100000, quantizer="hnsw", list_ids=None):
     if centroids is not None:
         m = fvecs_map(base)
         n = m.shape[0]
@@ -77,10 +81,23 @@ def build(base, nlist, kind, centroids=None, train_sample=100000, quantizer="hns
         t0, c0 = time.time(), time.process_time()
         idx.train(rows(m, np.linspace(0, n - 1, min(train_sample, n)).astype(np.int64)))
         t1, c1 = time.time(), time.process_time()
+        lists = None
+        if list_ids is not None:
+            lists = np.fromfile(list_ids, dtype="<i4")
+            assert lists.shape[0] == n, f"{list_ids}: {lists.shape[0]} list ids for {n} rows"
+            assert lists.min() >= 0 and lists.max() < nlist, f"{list_ids}: list ids outside 0..{nlist - 1}"
         for i in range(0, n, 1 << 20):
-            idx.add(rows(m, slice(i, min(i + (1 << 20), n))))
+            j = min(i + (1 << 20), n)
+            xs = rows(m, slice(i, j))
+            if lists is None:
+                idx.add(xs)
+            else:
+                ids = np.arange(i, j, dtype=np.int64)
+                li = lists[i:j].astype(np.int64)
+                idx.add_core(j - i, faiss.swig_ptr(xs), faiss.swig_ptr(ids), faiss.swig_ptr(li))
         t2, c2 = time.time(), time.process_time()
-        print(f"faiss build {kind} n={n} d={m.shape[1] - 1} nlist={nlist} fixed centroids, {quantizer} quantizer threads={faiss.omp_get_max_threads()} "
+        how = f"lists from {list_ids}" if lists is not None else "lists by the quantizer"
+        print(f"faiss build {kind} n={n} d={m.shape[1] - 1} nlist={nlist} fixed centroids, {quantizer} quantizer, {how} threads={faiss.omp_get_max_threads()} "
               f"train={t1-t0:.3f}s add={t2-t1:.3f}s (cpu {c1-c0:.1f}s, {c2-c1:.1f}s) maxrss={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}MB",
               file=sys.stderr, flush=True)
         idx._keep = _q
@@ -97,8 +114,8 @@ def build(base, nlist, kind, centroids=None, train_sample=100000, quantizer="hns
 
 
 def search(base, queries, nlist, kind, k, nprobes, threads, gt, centroids=None, train_sample=100000, max_queries=0,
-           quantizer="hnsw", refines=(0,)):
-    idx, x = build(base, nlist, kind, centroids, train_sample, quantizer)
+           quantizer="hnsw", refines=(0,), list_ids=None):
+    idx, x = build(base, nlist, kind, centroids, train_sample, quantizer, list_ids)
     q = fvecs(queries)
     if gt is not None:
         q = q[:gt.shape[0]]
@@ -148,16 +165,18 @@ if __name__ == "__main__":
         build(a[1], int(a[2]), a[3] if len(a) > 3 else "sq8")
     elif a and a[0] == "search":
         opt = {"--threads": 1, "--centroids": None, "--train-sample": 100000, "--max-queries": 0,
-               "--quantizer": "hnsw", "--gt": None, "--refine": "0"}
+               "--quantizer": "hnsw", "--gt": None, "--refine": "0", "--list-ids": None}
         for name in list(opt):
             if name in a:
                 i = a.index(name); opt[name] = a[i + 1]; del a[i:i + 2]
         if opt["--quantizer"] not in ("hnsw", "flat"):
             sys.exit(f"--quantizer {opt['--quantizer']!r}: want hnsw or flat")
+        if opt["--list-ids"] and not opt["--centroids"]:
+            sys.exit("--list-ids needs --centroids (the lists' centroids)")
         gt = ivecs(opt["--gt"]) if opt["--gt"] else None
         search(a[1], a[2], int(a[3]), a[4], int(a[5]), [int(p) for p in a[6].split(",")], int(opt["--threads"]), gt,
                opt["--centroids"], int(opt["--train-sample"]), int(opt["--max-queries"]),
-               opt["--quantizer"], [int(r) for r in opt["--refine"].split(",")])
+               opt["--quantizer"], [int(r) for r in opt["--refine"].split(",")], opt["--list-ids"])
     else:
         print(__doc__)
         sys.exit(2)
