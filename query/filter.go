@@ -528,66 +528,82 @@ func (c *exactCodes) bytes() int64 {
 
 // scoreExactCodes is the exact plan over LVQ8 codes: the codes give each
 // row's distance d̂ to within its bound e (‖q−x‖ ∈ [√d̂ − e, √d̂ + e],
-// widened for the float32 dot product's rounding); T is the k-th smallest
-// upper bound; only the rows whose lower bound is at most T (plus the
-// re-rank margin) can be among the k nearest, and only they are scored
-// exactly from vecs into s.top, as scoreExact scores every row.
+// widened by ε for the float32 dot product's rounding). The k rows of
+// smallest d̂ have exact distances of at most T, the largest of their
+// upper bounds, so the k-th nearest row is within T, and only the rows
+// whose lower bound is at most T (plus the re-rank margin) can be among
+// the k nearest: only they are scored exactly from vecs into s.top, as
+// scoreExact scores every row. The test on a row is d̂ − ε ≤ (√T + e)²,
+// with no square root per row.
 func (ix *Index) scoreExactCodes(s *scratch, l *list, c *exactCodes, vecs []float32, k int, half bool, st *Stats) {
 	n := l.len()
 	w := len(s.qp)
 	s.dists = slices.Grow(s.dists[:0], n)[:n]
 	vecmath.DotU8Batch(s.qp, c.codes, w, s.dists)
 	var sumq, norm2, qabs float64
-	dimErr := float64(len(s.q)) / (1 << 23)
 	for _, v := range s.q {
 		f := float64(v)
 		sumq += f
 		norm2 += f * f
 		qabs += math.Abs(f)
 	}
-	bounds := func(i int) (lo, hi float64) {
-		dot := float64(s.dists[i])
-		sf := float64(c.scales[i])
-		d := norm2 + c.base[i] - 2*float64(c.offs[i])*sumq - 2*sf*dot
-		// The float32 dot of D terms, each at most 255·|q_j|, is off by at
-		// most D·2^-23 of 255·Σ|q_j| (any summation order); the float64
-		// rest is exact to 2^-30 of its magnitude.
-		eps := 2*sf*255*qabs*dimErr + (norm2+c.base[i])/(1<<30)
-		r := math.Sqrt(max(d+eps, 0)) + c.errs[i]
-		lr := math.Sqrt(max(d-eps, 0)) - c.errs[i]
-		return max(lr, 0) * max(lr, 0), r * r
-	}
+	// The float32 dot of D terms, each at most 255·|q_j|, is off by at most
+	// D·2^-23 of 255·Σ|q_j| (any summation order); the float64 rest is
+	// exact to 2^-30 of its magnitude.
+	dotErr := 2 * 255 * qabs * float64(len(s.q)) / (1 << 23)
+	sumq2 := 2 * sumq
+	eps := func(i int) float64 { return float64(c.scales[i])*dotErr + (norm2+c.base[i])/(1<<30) }
+	s.approx = slices.Grow(s.approx[:0], n)[:n]
 	t := &s.top
-	// T: the k-th smallest upper bound, kept in s.top's heap.
 	t.reset(k)
-	for i := range n {
-		_, hi := bounds(i)
-		if d := float32(hi) * (1 + 1e-6); len(t.h) < t.k || d < t.h[0].dist {
-			t.push(cand{dist: d, i: int32(i)})
+	for i, dot := range s.dists {
+		d := norm2 + c.base[i] - (float64(c.offs[i])*sumq2 + float64(c.scales[i])*2*float64(dot))
+		s.approx[i] = d
+		if f := float32(d); len(t.h) < t.k || f < t.h[0].dist {
+			t.push(cand{dist: f, i: int32(i)})
 		}
 	}
 	limit := math.Inf(1)
 	if len(t.h) == t.k {
-		limit = float64(t.h[0].dist) * (1 + 4*rerankMargin)
+		limit = 0
+		for _, h := range t.h {
+			i := int(h.i)
+			r := math.Sqrt(max(s.approx[i]+eps(i), 0)) + c.errs[i]
+			limit = max(limit, r*r)
+		}
+		limit *= 1 + 4*rerankMargin
 	}
+	sl := math.Sqrt(limit)
 	t.reset(k + 8) // spare places for the float64 re-rank
 	scored := 0
-	for i := range n {
-		if lo, _ := bounds(i); lo > limit {
+	for i, d := range s.approx {
+		if r := sl + c.errs[i]; d-eps(i) > r*r {
 			continue
 		}
-		d := vecmath.L2Sq(s.qp, vecs[i*w:(i+1)*w])
+		dist := vecmath.L2Sq(s.qp, vecs[i*w:(i+1)*w])
 		scored++
 		if half {
-			d *= 0.5
+			dist *= 0.5
 		}
-		if len(t.h) == t.k && d > t.h[0].dist {
+		if len(t.h) == t.k && dist > t.h[0].dist {
 			continue
 		}
-		t.push(cand{dist: d, i: int32(i), l: l})
+		t.push(cand{dist: dist, i: int32(i), l: l})
 	}
 	st.Candidates += int64(n)
 	st.Refined += int64(scored)
+}
+
+// exactViews points s.vs at the candidates' rows of vecs (the exact
+// plan's contiguous vectors, at stride w), so that rerank reads them there
+// instead of gathering them from the vector store.
+func exactViews(s *scratch, cands []cand, vecs []float32, w int) {
+	s.vs = slices.Grow(s.vs[:0], len(cands))[:len(cands)]
+	for j, c := range cands {
+		i := int(c.i)
+		s.vs[j] = vecs[i*w : (i+1)*w : (i+1)*w]
+	}
+	s.vsFor = len(cands)
 }
 
 // searchFiltered runs a filtered search (see the plan above); extra, when
@@ -626,7 +642,11 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 			}
 		}
 		st.FilterExact++
-		top, err := ix.rerank(ctx, s, s.top.sorted(), opts.K)
+		cands := s.top.sorted()
+		if e.exactVecs != nil {
+			exactViews(s, cands, e.exactVecs, stride(ix.Dim()))
+		}
+		top, err := ix.rerank(ctx, s, cands, opts.K)
 		if err != nil {
 			return nil, err
 		}
