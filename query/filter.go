@@ -902,7 +902,7 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 					thr = t.threshold()
 				}
 			}
-			if n := l.len(); 2*len(pos) >= n {
+			if n := l.len(); 4*len(pos) >= n {
 				s.dists = slices.Grow(s.dists[:0], n)[:n]
 				vecmath.DotU8Batch(s.qp, l.codes, w, s.dists)
 				for _, i := range pos {
