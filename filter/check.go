@@ -42,6 +42,11 @@ type Program struct {
 	pred *Predicate
 	cols []column
 	root eval
+
+	leaves    []eval  // the comparisons, IN, BETWEEN and LIKE nodes, numbered by their li
+	colLeaves [][]int // per column, the leaves on it
+	conjuncts []eval  // the root's AND operands (the root alone when it is no AND)
+	conjCols  [][]int // per conjunct, the columns it reads
 }
 
 // Columns returns the source columns the program reads, in the order Eval
@@ -83,6 +88,7 @@ func (p *Predicate) Check(schema *parquet.Schema) (*Program, error) {
 		return nil, err
 	}
 	prog.root = root
+	prog.indexLeaves()
 	return prog, nil
 }
 

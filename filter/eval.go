@@ -221,6 +221,7 @@ func truth(b bool) tri {
 
 type cmpEval struct {
 	c   int
+	li  int // the leaf's number (Program.leaves)
 	col column
 	op  string
 	v   value
@@ -340,6 +341,7 @@ func (e *cmpEval) may(st []Stats) (bool, bool, bool) {
 
 type inEval struct {
 	c       int
+	li      int
 	col     column
 	not     bool
 	vs      []value
@@ -394,6 +396,7 @@ func (e *inEval) may(st []Stats) (bool, bool, bool) {
 
 type betweenEval struct {
 	c      int
+	li     int
 	col    column
 	not    bool
 	lo, hi value
@@ -442,6 +445,7 @@ func (e *betweenEval) may(st []Stats) (bool, bool, bool) {
 
 type likeEval struct {
 	c      int
+	li     int
 	col    column
 	not    bool
 	prefix []byte

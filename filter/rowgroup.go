@@ -13,15 +13,21 @@ import (
 // Scratch is the reusable memory of MatchRowGroup and DecodeRowGroup. A
 // Scratch serves one call at a time; keep one per goroutine.
 type Scratch struct {
-	b    batch
-	decs []decoder
-	hits []uint32
-	st   []Stats
+	b     batch
+	decs  []decoder  // per column, for DecodeRowGroup (and BOOLEAN pages)
+	ms    []matcher  // per column, for MatchRowGroup
+	lb    []leafBits // per leaf, its result over the row group
+	valid []bitset   // per column, the rows read and not NULL
+	alive bitset     // the rows the conjuncts evaluated so far leave possible
+	hits  []uint32
+	st    []Stats
 }
 
 // NewScratch returns an empty Scratch for p.
 func (p *Program) NewScratch() *Scratch {
-	return &Scratch{b: batch{vecs: make([]vector, len(p.cols))}, decs: make([]decoder, len(p.cols)), st: make([]Stats, len(p.cols))}
+	return &Scratch{b: batch{vecs: make([]vector, len(p.cols))}, decs: make([]decoder, len(p.cols)),
+		ms: make([]matcher, len(p.cols)), lb: make([]leafBits, len(p.leaves)), valid: make([]bitset, len(p.cols)),
+		st: make([]Stats, len(p.cols))}
 }
 
 // RowGroupMatch is what MatchRowGroup found in one row group.
@@ -143,16 +149,74 @@ func (p *Program) MatchRowGroup(ctx context.Context, s *Scratch, chunks []parque
 		m.Rows = s.hits
 		return m, nil
 	}
-	for j, cc := range chunks {
-		read, skipped, err := p.decodeChunk(ctx, s, j, cc, pxs[j], segs, rows)
-		m.PagesRead += read
-		m.PagesSkipped += skipped
-		if err != nil {
-			return m, err
+	nw := words(rows)
+	for li, e := range p.leaves {
+		for h := range halves(e) {
+			s.lb[li][h] = grow(s.lb[li][h], nw)
+			clear(s.lb[li][h])
 		}
 	}
+	for j := range s.valid {
+		s.valid[j] = grow(s.valid[j], nw)
+		clear(s.valid[j])
+	}
 	s.b.n = rows
-	t, f := p.evalVec(&s.b, p.root)
+	s.b.lb, s.b.valid = s.lb, s.valid
+	// The conjuncts of the root, one after the other: once some leave no
+	// row possible, the pages (or whole columns) of the others are not
+	// read, since those rows are false whatever the others say.
+	done := make([]bool, len(p.cols))
+	var alive bitset
+	for ci, e := range p.conjuncts {
+		for _, j := range p.conjCols[ci] {
+			if done[j] {
+				continue
+			}
+			done[j] = true
+			read, skipped, err := p.matchChunk(ctx, s, j, chunks[j], pxs[j], segs, alive, rows)
+			m.PagesRead += read
+			m.PagesSkipped += skipped
+			if err != nil {
+				return m, err
+			}
+		}
+		if len(p.conjuncts) == 1 {
+			break
+		}
+		t, f := p.evalVec(&s.b, e)
+		s.b.put(f)
+		if alive == nil {
+			s.alive = grow(s.alive, nw)
+			alive = s.alive
+			copy(alive, t)
+		} else {
+			for w := range alive {
+				alive[w] &= t[w]
+			}
+		}
+		s.b.put(t)
+		any := false
+		for _, sg := range segs {
+			any = any || (sg.class == segEval && anyInRange(alive, sg.from, sg.to))
+		}
+		if !any {
+			break // no row left to evaluate: the remaining columns are not read
+		}
+	}
+	for j, d := range done {
+		if !d && pxs[j] != nil {
+			m.PagesSkipped += len(pxs[j].first) - 1
+		}
+	}
+	var t bitset
+	if alive != nil {
+		t = s.b.get()
+		copy(t, alive)
+	} else {
+		var f bitset
+		t, f = p.evalVec(&s.b, p.root)
+		s.b.put(f)
+	}
 	// Rows of the segments the statistics decided take that decision.
 	for _, sg := range segs {
 		switch sg.class {
@@ -162,7 +226,7 @@ func (p *Program) MatchRowGroup(ctx context.Context, s *Scratch, chunks []parque
 			setRange(t, sg.from, sg.to)
 		}
 	}
-	s.b.put(t, f)
+	s.b.put(t)
 	s.hits = appendSet(s.hits, t, 0)
 	m.Rows = s.hits
 	return m, nil
@@ -324,14 +388,27 @@ func optional(cc parquet.ColumnChunk) bool {
 	return true
 }
 
+// rangeMask returns the bits of word w that lie in [from, to).
+func rangeMask(w, from, to int) uint64 {
+	lo, hi := max(from-w<<6, 0), min(to-w<<6, 64)
+	if hi <= lo {
+		return 0
+	}
+	m := ^uint64(0) << uint(lo)
+	if hi < 64 {
+		m &= 1<<uint(hi) - 1
+	}
+	return m
+}
+
 func setRange(b bitset, from, to int) {
-	for i := from; i < to; i++ {
-		b[i>>6] |= 1 << (uint(i) & 63)
+	for w := from >> 6; w<<6 < to; w++ {
+		b[w] |= rangeMask(w, from, to)
 	}
 }
 
 func clearRange(b bitset, from, to int) {
-	for i := from; i < to; i++ {
-		b[i>>6] &^= 1 << (uint(i) & 63)
+	for w := from >> 6; w<<6 < to; w++ {
+		b[w] &^= rangeMask(w, from, to)
 	}
 }

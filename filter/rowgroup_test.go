@@ -157,6 +157,13 @@ var pagedPredicates = []string{
 	"id > 4000 AND cat = 'boots'",
 	"id BETWEEN 2600 AND 2700 AND name >= 'n2500'",
 	"(id < 300 OR id > 5800) AND cat LIKE 'b%'",
+	// Conjuncts evaluated one after the other: the later ones read only
+	// the pages (or none) where the earlier ones leave rows possible.
+	"u = 7 AND id >= 0",
+	"u < 0 AND cat = 'boots'",
+	"cat = 'boots' AND u < 100 AND price > 50",
+	"(u < 50 OR price IS NULL) AND name LIKE 'n1%' AND flag = TRUE",
+	"u = 7 AND NOT (price > 50) AND id IS NOT NULL",
 }
 
 // TestMatchRowGroup checks the typed, vectorised evaluation (with page
@@ -323,5 +330,49 @@ func TestPagedFileHasDictionaryPages(t *testing.T) {
 	}
 	if len(p.DefinitionLevels()) == 0 {
 		t.Fatal("cat's first page has no definition levels")
+	}
+}
+
+// TestMatchRowGroupConjunctsSkip checks that a conjunct reads only the
+// pages in which the conjuncts before it leave a row possible: with
+// `u = 7` first (a few rows), `id != 3` (undecided by id's page statistics
+// where u's pages are undecided) reads at most one page per matching row.
+func TestMatchRowGroupConjunctsSkip(t *testing.T) {
+	rows := pageRows(6000, 2)
+	f := writePaged(t, rows, 6000, 512)
+	rg := f.RowGroups()[0]
+	match := func(text string) RowGroupMatch {
+		t.Helper()
+		pred, err := Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := pred.Check(f.Schema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := prog.MatchRowGroup(context.Background(), prog.NewScratch(), chunksOf(t, f, rg, prog), int(rg.NumRows()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := evalRowWise(t, f, rg, prog); !slices.Equal(m.Rows, want) && len(m.Rows)+len(want) > 0 {
+			t.Fatalf("%s: %d rows match, want %d (row-wise evaluation)", text, len(m.Rows), len(want))
+		}
+		m.Rows = slices.Clone(m.Rows)
+		return m
+	}
+	alone := match("u = 7")
+	all := match("id != 3")
+	both := match("u = 7 AND id != 3")
+	if len(alone.Rows) == 0 || len(alone.Rows) > 20 {
+		t.Fatalf("u = 7 matches %d rows; the test needs a few", len(alone.Rows))
+	}
+	idPages := all.PagesRead + all.PagesSkipped
+	if extra := both.PagesRead - alone.PagesRead; extra > len(alone.Rows) || idPages < 20 {
+		t.Errorf("id's pages read after u = 7: %d of %d (%d rows left)", extra, idPages, len(alone.Rows))
+	}
+	none := match("u < 0 AND id != 3")
+	if none.PagesRead != match("u < 0").PagesRead || len(none.Rows) != 0 {
+		t.Errorf("u < 0 AND id != 3 read %d pages, matched %d rows; id's pages should not be read", none.PagesRead, len(none.Rows))
 	}
 }

@@ -2,7 +2,9 @@ package filter
 
 import (
 	"bytes"
+	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 )
 
@@ -18,6 +20,7 @@ type vector struct {
 	i32    []int32 // INT32 columns' values as stored (unsigned ones reinterpreted)
 	ints   []int64
 	floats []float64
+	f32    []float32 // a FLOAT page's values, in a view of the page (see viewPage); nil otherwise
 	data   []byte
 	offs   []uint32 // len n+1 for strings
 	nulls  []uint64 // nil while no row is NULL
@@ -29,6 +32,7 @@ func (v *vector) reset(typ colType, is32, unsigned bool) {
 	v.i32 = v.i32[:0]
 	v.ints = v.ints[:0]
 	v.floats = v.floats[:0]
+	v.f32 = nil
 	v.data = v.data[:0]
 	v.offs = v.offs[:0]
 	if typ == typeString {
@@ -58,8 +62,11 @@ func (v *vector) intAt(i int) int64 {
 }
 
 // u32 returns i32 as the unsigned values it holds.
-func (v *vector) u32() []uint32 {
-	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(v.i32))), len(v.i32))
+func (v *vector) u32() []uint32 { return u32(v.i32) }
+
+// u32 reinterprets xs as unsigned.
+func u32(xs []int32) []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xs))), len(xs))
 }
 
 // setNull marks row i NULL.
@@ -113,53 +120,50 @@ func (v *vector) valid(dst bitset) {
 // intElem is the element type of an integer vector.
 type intElem interface{ ~int32 | ~uint32 | ~int64 }
 
-// cmpInts sets dst to the rows x with x op lit (int64 compare).
+// cmpInts sets dst to the rows x with x op lit (int64 compare). Every
+// operator is one of two kernels, < and =, with the result inverted or the
+// literal moved by one.
 func cmpInts[T intElem](dst bitset, xs []T, op opCode, lit int64) {
-	for w := range dst {
-		base := w << 6
-		chunk := xs[base:min(base+64, len(xs))]
-		var m uint64
-		switch op {
-		case opEq:
-			for j, x := range chunk {
-				m |= b2u(int64(x) == lit) << uint(j)
-			}
-		case opNe:
-			for j, x := range chunk {
-				m |= b2u(int64(x) != lit) << uint(j)
-			}
-		case opLt:
-			for j, x := range chunk {
-				m |= b2u(int64(x) < lit) << uint(j)
-			}
-		case opLe:
-			for j, x := range chunk {
-				m |= b2u(int64(x) <= lit) << uint(j)
-			}
-		case opGt:
-			for j, x := range chunk {
-				m |= b2u(int64(x) > lit) << uint(j)
-			}
-		default:
-			for j, x := range chunk {
-				m |= b2u(int64(x) >= lit) << uint(j)
-			}
+	switch op {
+	case opEq:
+		eqInts(dst, xs, lit)
+	case opNe:
+		eqInts(dst, xs, lit)
+		invert(dst, len(xs))
+	case opLt:
+		ltInts(dst, xs, lit)
+	case opGe:
+		ltInts(dst, xs, lit)
+		invert(dst, len(xs))
+	case opLe, opGt:
+		if lit == math.MaxInt64 {
+			fill(dst, len(xs))
+		} else {
+			ltInts(dst, xs, lit+1)
 		}
-		dst[w] = m
+		if op == opGt {
+			invert(dst, len(xs))
+		}
 	}
 }
 
-// inIntsMask sets dst to the rows x with x−lo in [0, 64) and bit x−lo of
-// mask set: an IN list whose values span less than 64, one pass, no branch.
-func inIntsMask[T intElem](dst bitset, xs []T, lo int64, mask uint64) {
+// invert flips the first n bits of dst.
+func invert(dst bitset, n int) {
 	for w := range dst {
-		base := w << 6
-		var m uint64
-		for j, x := range xs[base:min(base+64, len(xs))] {
-			d := uint64(int64(x) - lo)
-			m |= (mask >> (d & 63)) & b2u(d < 64) << uint(j)
-		}
-		dst[w] = m
+		dst[w] = ^dst[w]
+	}
+	if len(dst) > 0 {
+		dst[len(dst)-1] &= tailMask(n)
+	}
+}
+
+// fill sets the first n bits of dst.
+func fill(dst bitset, n int) {
+	for w := range dst {
+		dst[w] = ^uint64(0)
+	}
+	if len(dst) > 0 {
+		dst[len(dst)-1] &= tailMask(n)
 	}
 }
 
@@ -180,40 +184,26 @@ func inInts[T intElem](dst bitset, xs []T, lits []int64) {
 	}
 }
 
+// floatElem is the element type of a float vector.
+type floatElem interface{ ~float32 | ~float64 }
+
 // cmpFloats sets dst to the rows x with x op lit; NaN compares as Go's
 // operators do, which is cmpResult's rule (only != is true).
-func cmpFloats(dst bitset, xs []float64, op opCode, lit float64) {
-	for w := range dst {
-		base := w << 6
-		chunk := xs[base:min(base+64, len(xs))]
-		var m uint64
-		switch op {
-		case opEq:
-			for j, x := range chunk {
-				m |= b2u(x == lit) << uint(j)
-			}
-		case opNe:
-			for j, x := range chunk {
-				m |= b2u(x != lit) << uint(j)
-			}
-		case opLt:
-			for j, x := range chunk {
-				m |= b2u(x < lit) << uint(j)
-			}
-		case opLe:
-			for j, x := range chunk {
-				m |= b2u(x <= lit) << uint(j)
-			}
-		case opGt:
-			for j, x := range chunk {
-				m |= b2u(x > lit) << uint(j)
-			}
-		default:
-			for j, x := range chunk {
-				m |= b2u(x >= lit) << uint(j)
-			}
-		}
-		dst[w] = m
+func cmpFloats[T floatElem](dst bitset, xs []T, op opCode, lit float64) {
+	switch op {
+	case opEq:
+		eqFloats(dst, xs, lit)
+	case opNe:
+		eqFloats(dst, xs, lit)
+		invert(dst, len(xs))
+	case opLt:
+		ltFloats(dst, xs, lit)
+	case opLe:
+		leFloats(dst, xs, lit)
+	case opGt:
+		gtFloats(dst, xs, lit)
+	default:
+		geFloats(dst, xs, lit)
 	}
 }
 
@@ -279,6 +269,8 @@ func cmpVector(dst bitset, col column, v *vector, op opCode, lit value) {
 	switch {
 	case col.typ == typeString:
 		cmpStrings(dst, v, op, lit.s)
+	case col.typ == typeFloat && v.f32 != nil:
+		cmpFloats(dst, v.f32, op, lit.f)
 	case col.typ == typeFloat:
 		cmpFloats(dst, v.floats, op, lit.f)
 	case lit.isF:
@@ -291,21 +283,76 @@ func cmpVector(dst bitset, col column, v *vector, op opCode, lit value) {
 			cmpIntsAsFloats(dst, v.i32, op, lit.f)
 		}
 	default:
-		switch {
-		case !v.is32:
+		if v.is32 {
+			cmpI32(dst, v.i32, v.uns, op, lit.i)
+		} else {
 			cmpInts(dst, v.ints, op, lit.i)
-		case v.uns:
-			cmpInts(dst, v.u32(), op, lit.i)
-		default:
-			cmpInts(dst, v.i32, op, lit.i)
 		}
 	}
 	andNot(dst, v.nulls)
 }
 
+// cmpI32 is cmpInts for INT32 values (unsigned ones when uns), with the
+// vector kernel for the full words where the platform has one.
+func cmpI32(dst bitset, xs []int32, uns bool, op opCode, lit int64) {
+	lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
+	var bias int32
+	if uns {
+		lo, hi, bias = 0, math.MaxUint32, math.MinInt32
+	}
+	// x op lit is x < l or x = l, inverted when inv.
+	eq := op == opEq || op == opNe
+	inv := op == opNe || op == opGe || op == opGt
+	l := lit
+	if op == opLe || op == opGt {
+		if l == math.MaxInt64 {
+			fill(dst, len(xs))
+			if inv {
+				invert(dst, len(xs))
+			}
+			return
+		}
+		l++
+	}
+	switch {
+	case eq && (l < lo || l > hi), !eq && l <= lo:
+		clear(dst)
+	case !eq && l > hi:
+		fill(dst, len(xs))
+	default:
+		done := cmpInt32Fast(dst, xs, int32(uint32(l))^bias, bias, eq)
+		rest, d := xs[done:], dst[done>>6:]
+		switch {
+		case uns && eq:
+			eqInts(d, u32(rest), l)
+		case uns:
+			ltInts(d, u32(rest), l)
+		case eq:
+			eqInts(d, rest, l)
+		default:
+			ltInts(d, rest, l)
+		}
+	}
+	if inv {
+		invert(dst, len(xs))
+	}
+}
+
 // inVector sets dst to the non-NULL rows of an integer vector equal to one
 // of lits.
-func inVector(dst bitset, v *vector, lits []int64) {
+func inVector(dst, tmp bitset, v *vector, lits []int64) {
+	if v.is32 && useAVX2 && len(lits) <= 4 {
+		// One vector pass per literal beats the one-pass scalar test.
+		cmpI32(dst, v.i32, v.uns, opEq, lits[0])
+		for _, l := range lits[1:] {
+			cmpI32(tmp, v.i32, v.uns, opEq, l)
+			for w := range dst {
+				dst[w] |= tmp[w]
+			}
+		}
+		andNot(dst, v.nulls)
+		return
+	}
 	lo, hi := lits[0], lits[0]
 	for _, l := range lits {
 		lo, hi = min(lo, l), max(hi, l)
@@ -368,9 +415,11 @@ func likeVector(dst bitset, v *vector, prefix []byte, exact bool) {
 // batch is the scratch of a vectorised evaluation: the columns' vectors
 // and a stack of bitsets.
 type batch struct {
-	n    int
-	vecs []vector
-	free []bitset
+	n     int
+	vecs  []vector   // unused by evalVec: DecodeRowGroup's vectors
+	lb    []leafBits // per leaf, its result (Scratch.lb)
+	valid []bitset   // per column, the rows not NULL (Scratch.valid)
+	free  []bitset
 }
 
 func (b *batch) get() bitset {
@@ -413,9 +462,8 @@ func (p *Program) evalVec(b *batch, e eval) (t, f bitset) {
 		t, f := p.evalVec(b, e.x)
 		return f, t
 	case *nullEval:
-		v := &b.vecs[e.c]
 		t, f = b.get(), b.get()
-		v.valid(f) // valid rows: IS NULL is false there
+		copy(f, b.valid[e.c]) // valid rows: IS NULL is false there
 		for w := range t {
 			t[w] = ^f[w]
 		}
@@ -425,56 +473,41 @@ func (p *Program) evalVec(b *batch, e eval) (t, f bitset) {
 		}
 		return t, f
 	case *cmpEval:
-		v := &b.vecs[e.c]
 		t, f = b.get(), b.get()
 		if e.v.null {
 			clear(t)
 			clear(f)
 			return t, f
 		}
-		cmpVector(t, e.col, v, opCodes[e.op], e.v)
-		p.falseOf(v, t, f)
+		copy(t, b.lb[e.li][0])
+		b.falseOf(e.c, t, f)
 		return t, f
 	case *inEval:
-		v := &b.vecs[e.c]
 		t, f = b.get(), b.get()
-		if e.ints != nil {
-			inVector(t, v, e.ints)
-		} else {
-			clear(t)
-			for _, lit := range e.vs {
-				cmpVector(f, e.col, v, opEq, lit)
-				for w := range t {
-					t[w] |= f[w]
-				}
-			}
-		}
+		copy(t, b.lb[e.li][0])
 		if e.hasNull {
 			clear(f) // no element equal: unknown
 		} else {
-			p.falseOf(v, t, f)
+			b.falseOf(e.c, t, f)
 		}
 		if e.not {
 			t, f = f, t
 		}
 		return t, f
 	case *betweenEval:
-		v := &b.vecs[e.c]
 		var gt, gf, lt, lf bitset
 		gt, gf, lt, lf = b.get(), b.get(), b.get(), b.get()
+		copy(gt, b.lb[e.li][0])
+		copy(lt, b.lb[e.li][1])
 		if e.lo.null {
-			clear(gt)
 			clear(gf)
 		} else {
-			cmpVector(gt, e.col, v, opGe, e.lo)
-			p.falseOf(v, gt, gf)
+			b.falseOf(e.c, gt, gf)
 		}
 		if e.hi.null {
-			clear(lt)
 			clear(lf)
 		} else {
-			cmpVector(lt, e.col, v, opLe, e.hi)
-			p.falseOf(v, lt, lf)
+			b.falseOf(e.c, lt, lf)
 		}
 		for w := range gt {
 			gt[w] &= lt[w]
@@ -486,10 +519,9 @@ func (p *Program) evalVec(b *batch, e eval) (t, f bitset) {
 		}
 		return gt, gf
 	case *likeEval:
-		v := &b.vecs[e.c]
 		t, f = b.get(), b.get()
-		likeVector(t, v, e.prefix, e.exact)
-		p.falseOf(v, t, f)
+		copy(t, b.lb[e.li][0])
+		b.falseOf(e.c, t, f)
 		if e.not {
 			t, f = f, t
 		}
@@ -502,22 +534,29 @@ func (p *Program) evalVec(b *batch, e eval) (t, f bitset) {
 	return t, f
 }
 
-// falseOf sets f to the non-NULL rows of v not in t.
-func (p *Program) falseOf(v *vector, t, f bitset) {
-	v.valid(f)
+// falseOf sets f to the non-NULL rows of column c not in t.
+func (b *batch) falseOf(c int, t, f bitset) {
+	v := b.valid[c]
 	for w := range f {
-		f[w] &^= t[w]
+		f[w] = v[w] &^ t[w]
 	}
 }
 
-// appendSet appends base+i for every bit i set in s.
+// appendSet appends base+i for every bit i set in s, growing dst once.
 func appendSet(dst []uint32, s bitset, base uint32) []uint32 {
+	n := 0
+	for _, x := range s {
+		n += bits.OnesCount64(x)
+	}
+	dst = slices.Grow(dst, n)
+	out := dst[len(dst) : len(dst)+n]
+	k := 0
 	for w, x := range s {
-		for x != 0 {
-			j := bits.TrailingZeros64(x)
-			dst = append(dst, base+uint32(w<<6+j))
+		for x != 0 && k < len(out) {
+			out[k] = base + uint32(w<<6+bits.TrailingZeros64(x))
+			k++
 			x &= x - 1
 		}
 	}
-	return dst
+	return dst[:len(dst)+n]
 }

@@ -137,6 +137,9 @@ type filterEntry struct {
 	// maxExactVectorBytes): scored as one batch, not gathered row by row
 	// from the vector store each query.
 	exactVecs []float32
+	// exactCodes are exactVecs encoded as LVQ8 (nil when exactVecs is, or
+	// below exactCodesMinRows rows): the exact plan's first pass.
+	exactCodes *exactCodes
 
 	// Per list (by CID), the positions of its matching rows, set once per
 	// list on its first probe (a list's rows keep their order when it is
@@ -418,6 +421,16 @@ func (ix *Index) exactList(ctx context.Context, e *filterEntry) (*list, error) {
 		l.ordsOnce.Do(func() {}) // ords are set
 		e.exact = l
 		e.exactVecs = ix.exactVectors(ctx, e, l.ords)
+		if e.exactVecs != nil && n >= exactCodesMinRows {
+			e.exactCodes = newExactCodes(e.exactVecs, n, ix.Dim())
+			c := &ix.filters
+			c.mu.Lock()
+			if c.mu.m[e.key] == e {
+				c.mu.size += e.exactCodes.bytes()
+				e.size += e.exactCodes.bytes()
+			}
+			c.mu.Unlock()
+		}
 	})
 	return e.exact, e.exactErr
 }
@@ -474,6 +487,125 @@ func (ix *Index) scoreExact(s *scratch, l *list, vecs []float32, half bool, st *
 	}
 }
 
+// exactCodesMinRows is the number of matching rows from which the exact
+// plan scores LVQ8 codes first (below it the float32 vectors alone cost
+// about as much).
+const exactCodesMinRows = 128
+
+// exactCodes are the exact plan's rows encoded as LVQ8 (lvq.Encode8, one
+// offset and scale per row), in scan layout: a first pass over them reads
+// a quarter of the bytes of the float32 vectors, and bounds every row's
+// exact distance, so that only the rows that may be among the k nearest
+// are scored exactly.
+type exactCodes struct {
+	codes  []byte // row i at [i*w, (i+1)*w), w = stride(dim), zero padded
+	offs   []float32
+	scales []float32
+	base   []float64 // D·o² + 2·o·s·Σc + s²·Σc², as list.base
+	errs   []float64 // bound on ‖x − x̂‖: each coordinate rounds by at most scale/2 (plus the float32 scale's own rounding)
+}
+
+func newExactCodes(vecs []float32, n, dim int) *exactCodes {
+	w := stride(dim)
+	c := &exactCodes{codes: make([]byte, n*w), offs: make([]float32, n), scales: make([]float32, n),
+		base: make([]float64, n), errs: make([]float64, n)}
+	rd := math.Sqrt(float64(dim))
+	for i := range n {
+		code := c.codes[i*w : i*w+dim]
+		o, sc := lvq.Encode8(code, vecs[i*w:i*w+dim])
+		c.offs[i], c.scales[i] = o, sc
+		s1, s2 := vecmath.SumU8(code)
+		of, sf := float64(o), float64(sc)
+		c.base[i] = float64(dim)*of*of + 2*of*sf*float64(s1) + sf*sf*float64(s2)
+		c.errs[i] = sf / 2 * (1 + 1e-4) * rd
+	}
+	return c
+}
+
+func (c *exactCodes) bytes() int64 {
+	return int64(len(c.codes)) + int64(len(c.offs))*(4+4+8+8)
+}
+
+// scoreExactCodes is the exact plan over LVQ8 codes: the codes give each
+// row's distance d̂ to within its bound e (‖q−x‖ ∈ [√d̂ − e, √d̂ + e],
+// widened by ε for the float32 dot product's rounding). The k rows of
+// smallest d̂ have exact distances of at most T, the largest of their
+// upper bounds, so the k-th nearest row is within T, and only the rows
+// whose lower bound is at most T (plus the re-rank margin) can be among
+// the k nearest: only they are scored exactly from vecs into s.top, as
+// scoreExact scores every row. The test on a row is d̂ − ε ≤ (√T + e)²,
+// with no square root per row.
+func (ix *Index) scoreExactCodes(s *scratch, l *list, c *exactCodes, vecs []float32, k int, half bool, st *Stats) {
+	n := l.len()
+	w := len(s.qp)
+	s.dists = slices.Grow(s.dists[:0], n)[:n]
+	vecmath.DotU8Batch(s.qp, c.codes, w, s.dists)
+	var sumq, norm2, qabs float64
+	for _, v := range s.q {
+		f := float64(v)
+		sumq += f
+		norm2 += f * f
+		qabs += math.Abs(f)
+	}
+	// The float32 dot of D terms, each at most 255·|q_j|, is off by at most
+	// D·2^-23 of 255·Σ|q_j| (any summation order); the float64 rest is
+	// exact to 2^-30 of its magnitude.
+	dotErr := 2 * 255 * qabs * float64(len(s.q)) / (1 << 23)
+	sumq2 := 2 * sumq
+	eps := func(i int) float64 { return float64(c.scales[i])*dotErr + (norm2+c.base[i])/(1<<30) }
+	s.approx = slices.Grow(s.approx[:0], n)[:n]
+	t := &s.top
+	t.reset(k)
+	for i, dot := range s.dists {
+		d := norm2 + c.base[i] - (float64(c.offs[i])*sumq2 + float64(c.scales[i])*2*float64(dot))
+		s.approx[i] = d
+		if f := float32(d); len(t.h) < t.k || f < t.h[0].dist {
+			t.push(cand{dist: f, i: int32(i)})
+		}
+	}
+	limit := math.Inf(1)
+	if len(t.h) == t.k {
+		limit = 0
+		for _, h := range t.h {
+			i := int(h.i)
+			r := math.Sqrt(max(s.approx[i]+eps(i), 0)) + c.errs[i]
+			limit = max(limit, r*r)
+		}
+		limit *= 1 + 4*rerankMargin
+	}
+	sl := math.Sqrt(limit)
+	t.reset(k + 8) // spare places for the float64 re-rank
+	scored := 0
+	for i, d := range s.approx {
+		if r := sl + c.errs[i]; d-eps(i) > r*r {
+			continue
+		}
+		dist := vecmath.L2Sq(s.qp, vecs[i*w:(i+1)*w])
+		scored++
+		if half {
+			dist *= 0.5
+		}
+		if len(t.h) == t.k && dist > t.h[0].dist {
+			continue
+		}
+		t.push(cand{dist: dist, i: int32(i), l: l})
+	}
+	st.Candidates += int64(n)
+	st.Refined += int64(scored)
+}
+
+// exactViews points s.vs at the candidates' rows of vecs (the exact
+// plan's contiguous vectors, at stride w), so that rerank reads them there
+// instead of gathering them from the vector store.
+func exactViews(s *scratch, cands []cand, vecs []float32, w int) {
+	s.vs = slices.Grow(s.vs[:0], len(cands))[:len(cands)]
+	for j, c := range cands {
+		i := int(c.i)
+		s.vs[j] = vecs[i*w : (i+1)*w : (i+1)*w]
+	}
+	s.vsFor = len(cands)
+}
+
 // searchFiltered runs a filtered search (see the plan above); extra, when
 // ≥ 0, is a CID probed in addition to the routed ones.
 func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, extra int32) (*Result, error) {
@@ -499,13 +631,22 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 		}
 		s.lists = append(s.lists[:0], l)
 		s.top.reset(opts.K + 8) // spare places for the float64 re-rank
-		if e.exactVecs != nil {
+		switch {
+		case e.exactCodes != nil:
+			ix.scoreExactCodes(s, l, e.exactCodes, e.exactVecs, opts.K, half, &st)
+		case e.exactVecs != nil:
 			ix.scoreExact(s, l, e.exactVecs, half, &st)
-		} else if err := ix.scoreSource(ctx, s, half, &st); err != nil {
-			return nil, err
+		default:
+			if err := ix.scoreSource(ctx, s, half, &st); err != nil {
+				return nil, err
+			}
 		}
 		st.FilterExact++
-		top, err := ix.rerank(ctx, s, s.top.sorted(), opts.K)
+		cands := s.top.sorted()
+		if e.exactVecs != nil {
+			exactViews(s, cands, e.exactVecs, stride(ix.Dim()))
+		}
+		top, err := ix.rerank(ctx, s, cands, opts.K)
 		if err != nil {
 			return nil, err
 		}
@@ -761,7 +902,7 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 					thr = t.threshold()
 				}
 			}
-			if n := l.len(); 2*len(pos) >= n {
+			if n := l.len(); 4*len(pos) >= n {
 				s.dists = slices.Grow(s.dists[:0], n)[:n]
 				vecmath.DotU8Batch(s.qp, l.codes, w, s.dists)
 				for _, i := range pos {

@@ -199,3 +199,62 @@ func TestFilteredRandomPredicates(t *testing.T) {
 		}
 	}
 }
+
+// TestExactPlanCodes checks the exact plan's LVQ8 first pass: with 128 to
+// 256 matching rows (the exact plan, scored from codes first) on an LVQ8
+// and a source-encoded index, every answer
+// equals the exact filtered one (keys and distances, in order), while
+// fewer rows than match are scored exactly.
+func TestExactPlanCodes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "attr.parquet")
+	rows := attrRows(3000, 24)
+	writeAttr(t, src, rows)
+	for _, enc := range []string{metadata.EncodingLVQ8, metadata.EncodingSource} {
+		t.Run(enc, func(t *testing.T) {
+			benv, env := localEnv(t)
+			buildIndex(t, benv, src, enc, 30)
+			ix, err := query.Open(ctx, env, "vecs", query.OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			qs := filterQueries(rows, 20)
+			for _, where := range []string{"id < 200", "id BETWEEN 1000 AND 1139 OR id > 2900"} {
+				p, err := filter.Parse(where)
+				if err != nil {
+					t.Fatal(err)
+				}
+				truth, err := ix.ExactFilteredBatch(ctx, qs, 10, 0, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := ix.SearchBatch(ctx, qs, query.Options{K: 10, NProbe: 2, KeysOnly: true, Filter: p}, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var scored, cands int64
+				for qi, rs := range res {
+					if rs.Stats.FilterExact == 0 {
+						t.Fatalf("%s: query %d did not take the exact plan", where, qi)
+					}
+					if len(rs.Hits) != 10 {
+						t.Fatalf("%s query %d: %d hits", where, qi, len(rs.Hits))
+					}
+					for hi, h := range rs.Hits {
+						if string(h.Key) != string(truth[qi][hi].Key) || h.Distance != truth[qi][hi].Distance {
+							t.Fatalf("%s query %d hit %d: key %x distance %v, want %x %v", where, qi, hi, h.Key, h.Distance, truth[qi][hi].Key, truth[qi][hi].Distance)
+						}
+					}
+					scored += rs.Stats.Refined
+					cands += rs.Stats.Candidates
+				}
+				t.Logf("%s: %d of %d rows scored exactly", where, scored, cands)
+				if scored >= cands || scored == 0 {
+					t.Errorf("%s: %d of %d rows scored exactly; the codes should leave fewer", where, scored, cands)
+				}
+			}
+		})
+	}
+}

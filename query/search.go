@@ -177,6 +177,7 @@ type scratch struct {
 	lists   []*list
 	missing []int
 	dists   []float32
+	approx  []float64 // the exact plan's code distances (scoreExactCodes)
 	top     topK
 	route   routeScratch
 	filt    filterScratch // filtered search (filter.go)
