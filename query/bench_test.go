@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/parqdb/parqdb/catalog"
@@ -72,13 +73,22 @@ func readFvecs(b testing.TB, path string) [][]float32 {
 }
 
 // BenchmarkSearch measures one warm query on one goroutine, without the
-// join (NoRows) and with it.
+// join (NoRows) and with it. PARQDB_BENCH_NPROBE (e.g. "12") sets the
+// nprobe of every case (default 8).
 func BenchmarkSearch(b *testing.B) {
 	ctx := context.Background()
+	nprobe := 8
+	if v := os.Getenv("PARQDB_BENCH_NPROBE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("PARQDB_BENCH_NPROBE=%q: want a positive integer", v)
+		}
+		nprobe = n
+	}
 	for _, tc := range []struct {
 		nprobe, refine int
 		join           bool
-	}{{8, 0, false}, {8, 2, false}, {8, 4, false}, {8, 0, true}} {
+	}{{nprobe, 0, false}, {nprobe, 2, false}, {nprobe, 4, false}, {nprobe, 0, true}} {
 		b.Run(fmt.Sprintf("nprobe=%d/refine=%d/join=%v", tc.nprobe, tc.refine, tc.join), func(b *testing.B) {
 			ix, qs := benchIndex(b, tc.refine)
 			opts := query.Options{K: 10, NProbe: tc.nprobe, Refine: tc.refine, NoRows: !tc.join}

@@ -467,7 +467,7 @@ func (ix *Index) scoreExact(s *scratch, l *list, vecs []float32, half bool, st *
 		if half {
 			d *= 0.5
 		}
-		if len(t.h) == t.k && d > t.h[0].dist {
+		if d > t.threshold() {
 			continue
 		}
 		t.push(cand{dist: d, i: int32(i), l: l})
@@ -505,7 +505,7 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 			return nil, err
 		}
 		st.FilterExact++
-		top, err := ix.rerank(ctx, s, s.top.sorted(), opts.K)
+		top, err := ix.rerank(ctx, s, s.top.best(), opts.K)
 		if err != nil {
 			return nil, err
 		}
@@ -522,7 +522,12 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 	if err := ix.searchLists(ctx, s, e, opts.NProbe, keep, extra, &st); err != nil {
 		return nil, err
 	}
-	top := s.top.sorted()
+	var top []cand
+	if exact || opts.Refine > 0 {
+		top = s.top.best() // rerank selects and sorts the leaders
+	} else {
+		top = s.top.sorted()
+	}
 	if opts.Refine > 0 && !exact {
 		if top, err = ix.refine(ctx, s, top, &st); err != nil {
 			return nil, err
@@ -630,7 +635,7 @@ func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, np
 		if err := ix.scoreMatching(ctx, s, st); err != nil {
 			return err
 		}
-		if matched >= target && len(s.top.h) >= keep {
+		if matched >= target && s.top.full() {
 			break
 		}
 	}
@@ -781,7 +786,7 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 			b := &l.batch
 			for _, i := range s.filt.pos[li] {
 				d := lq.L2Sq4(b.Codes[int(i)*cl:(int(i)+1)*cl], b.Offsets[i], b.Scales[i]) * mul
-				if len(t.h) < t.k || d <= t.h[0].dist {
+				if d <= t.threshold() {
 					t.push(cand{dist: d, i: i, l: l})
 				}
 			}
@@ -817,7 +822,7 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 					v = read[int64(j)*dim : int64(j+1)*dim]
 				}
 				d := vecmath.L2Sq(s.q, v) * mul
-				if len(t.h) < t.k || d <= t.h[0].dist {
+				if d <= t.threshold() {
 					t.push(cand{dist: d, i: i, l: l})
 				}
 			}

@@ -38,11 +38,17 @@ const distTol = 1e-5
 type router struct {
 	c      *ivf.Centroids
 	leaves []float32 // LVQ8 reconstructions by CID, dense
-	rn2    []float64 // |reconstruction|² by CID
-	maxRn2 float64
-	leafR  []float32 // |leaf − its root|, rounded down
-	rootR  []float32 // max leafR over the root's leaves, rounded up
-	opt    ivf.RouteOptions
+	// Below codeRouteDim: the reconstructions and the roots zero padded to
+	// w = stride(Dim) values per row (queries alike, routeScratch.qp), so
+	// that the float32 SIMD kernel runs with no scalar tail.
+	w       int
+	padLeaf []float32
+	padRoot []float32
+	rn2     []float64 // |reconstruction|² by CID
+	maxRn2  float64
+	leafR   []float32 // |leaf − its root|, rounded down
+	rootR   []float32 // max leafR over the root's leaves, rounded up
+	opt     ivf.RouteOptions
 	// exactNList: indexes with at most this many lists are routed over all
 	// roots (no budget), exactly.
 	exactNList int
@@ -72,6 +78,11 @@ func newRouter(c *ivf.Centroids, opt ivf.RouteOptions) *router {
 		r.rn2[cid] = n2
 		r.maxRn2 = max(r.maxRn2, n2)
 	}
+	if d < codeRouteDim {
+		r.w = stride(d)
+		r.padLeaf = padRows(r.leaves, d, r.w)
+		r.padRoot = padRows(c.Roots, d, r.w)
+	}
 	r.rootR = make([]float32, nr)
 	for root := range nr {
 		rv := c.Roots[root*d : (root+1)*d]
@@ -92,6 +103,16 @@ func newRouter(c *ivf.Centroids, opt ivf.RouteOptions) *router {
 	return r
 }
 
+// padRows copies rows of d values into rows of w ≥ d values, zero padded.
+func padRows(rows []float32, d, w int) []float32 {
+	n := len(rows) / d
+	out := make([]float32, n*w)
+	for i := range n {
+		copy(out[i*w:i*w+d], rows[i*d:(i+1)*d])
+	}
+	return out
+}
+
 type rootDist struct {
 	d float32
 	r int32
@@ -109,6 +130,7 @@ func lessLeaf(a, b leafDist) bool { return a.d < b.d || (a.d == b.d && a.cid < b
 // routeScratch is per-query routing memory (part of scratch).
 type routeScratch struct {
 	rootD []float32
+	qp    []float32 // the query zero padded to router.w (below codeRouteDim)
 	roots []rootDist
 	dists []float32
 	heap  []leafDist
@@ -142,7 +164,9 @@ const codeRouteDim = 128
 func (rt *router) leafDistance(q []float32, qn2, qsum float64, cid int, out []float32) float32 {
 	c, d := rt.c, rt.c.Dim
 	if d < codeRouteDim {
-		vecmath.L2SqBatch(q, rt.leaves[cid*d:(cid+1)*d], d, out)
+		// q is zero padded to rt.w here (route).
+		w := rt.w
+		vecmath.L2SqBatch(q, rt.padLeaf[cid*w:(cid+1)*w], w, out)
 		return out[0]
 	}
 	vecmath.DotU8Batch(q, c.Codes[cid*d:(cid+1)*d], d, out)
@@ -165,7 +189,16 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 	}
 	nr := c.NumRoots()
 	s.rootD = slices.Grow(s.rootD[:0], nr)[:nr]
-	vecmath.L2SqBatch(q, c.Roots, d, s.rootD)
+	lq := q // the query for leafDistance
+	if d < codeRouteDim {
+		s.qp = slices.Grow(s.qp[:0], rt.w)[:rt.w]
+		copy(s.qp, q)
+		clear(s.qp[d:])
+		lq = s.qp
+		vecmath.L2SqBatch(s.qp, rt.padRoot, rt.w, s.rootD)
+	} else {
+		vecmath.L2SqBatch(q, c.Roots, d, s.rootD)
+	}
 	s.roots = s.roots[:0]
 	for r, dist := range s.rootD {
 		s.roots = append(s.roots, rootDist{dist, int32(r)})
@@ -202,7 +235,7 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 				continue
 			}
 			computed++
-			l := leafDist{rt.leafDistance(q, qn2, qsum, cid, s.dists), int32(cid)}
+			l := leafDist{rt.leafDistance(lq, qn2, qsum, cid, s.dists), int32(cid)}
 			if len(h) < nprobe {
 				h = append(h, l)
 				siftUpLeaf(h, len(h)-1)

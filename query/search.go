@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -182,7 +181,7 @@ type scratch struct {
 	filt    filterScratch // filtered search (filter.go)
 	vs      [][]float32   // refine and rerank: candidates' exact vectors
 	vsFor   int           // len of the candidates refine left s.vs for; -1 none
-	rc      []refCand
+	kd      []float32     // rerank: the candidates' distances, for selection
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{vsFor: -1} }}
@@ -240,10 +239,12 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 		// refine re-scores and sorts the candidates: no need to sort the
 		// approximate order first.
 		var err error
-		if top, err = ix.refine(ctx, s, s.top.h, &st); err != nil {
+		if top, err = ix.refine(ctx, s, s.top.best(), &st); err != nil {
 			return nil, err
 		}
 		exact = true
+	} else if exact {
+		top = s.top.best() // rerank selects and sorts the leaders
 	} else {
 		top = s.top.sorted()
 	}
@@ -401,102 +402,6 @@ func (ix *Index) fetch(ctx context.Context, ranges []postings.Range) (map[rangeK
 // of a query at the default nprobe fits in it.
 const fetchParallelism = 64
 
-// cand is a scored postings row: row i of list l.
-type cand struct {
-	dist float32
-	i    int32
-	l    *list
-}
-
-func (c cand) key() []byte { return c.l.batch.Key(int(c.i)) }
-
-func lessCand(a, b cand) bool {
-	if a.dist != b.dist {
-		return a.dist < b.dist
-	}
-	return bytes.Compare(a.key(), b.key()) < 0
-}
-
-func compareCand(a, b cand) int {
-	switch {
-	case a.dist < b.dist:
-		return -1
-	case a.dist > b.dist:
-		return 1
-	}
-	return bytes.Compare(a.key(), b.key())
-}
-
-// topK keeps the k best candidates in a max-heap.
-type topK struct {
-	k int
-	h []cand
-}
-
-func (t *topK) reset(k int) {
-	t.k = k
-	clear(t.h) // drop list pointers held from the last query
-	t.h = t.h[:0]
-}
-
-// threshold is the admission bound: +Inf until the heap is full, then the
-// worst kept distance (a candidate beyond it cannot enter).
-func (t *topK) threshold() float32 {
-	if len(t.h) < t.k {
-		return float32(math.Inf(1))
-	}
-	return t.h[0].dist
-}
-
-// push offers c; once the heap is full, c must beat the worst.
-func (t *topK) push(c cand) {
-	if len(t.h) < t.k {
-		t.h = append(t.h, c)
-		t.up(len(t.h) - 1)
-		return
-	}
-	if !lessCand(c, t.h[0]) {
-		return
-	}
-	t.h[0] = c
-	t.down(0)
-}
-
-func (t *topK) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !lessCand(t.h[p], t.h[i]) {
-			break
-		}
-		t.h[p], t.h[i] = t.h[i], t.h[p]
-		i = p
-	}
-}
-
-func (t *topK) down(i int) {
-	for {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(t.h) && lessCand(t.h[m], t.h[l]) {
-			m = l
-		}
-		if r < len(t.h) && lessCand(t.h[m], t.h[r]) {
-			m = r
-		}
-		if m == i {
-			return
-		}
-		t.h[m], t.h[i] = t.h[i], t.h[m]
-		i = m
-	}
-}
-
-// sorted sorts the heap best first in place and returns it; the heap is
-// spent.
-func (t *topK) sorted() []cand {
-	slices.SortFunc(t.h, compareCand)
-	return t.h
-}
-
 // score computes the distance of every row of the probed lists and keeps
 // the best keep candidates in s.top. A row enters the heap only if it beats
 // the current worst (early abandon after the distance kernel).
@@ -578,7 +483,7 @@ func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
 			if half {
 				d *= 0.5
 			}
-			if len(t.h) == t.k && d > t.h[0].dist {
+			if d > t.threshold() {
 				continue
 			}
 			t.push(cand{dist: d, i: int32(i), l: l})
@@ -627,7 +532,7 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 			if half {
 				d *= 0.5
 			}
-			if len(t.h) == t.k && d > t.h[0].dist {
+			if d > t.threshold() {
 				continue
 			}
 			t.push(cand{dist: d, i: int32(i), l: l})
@@ -636,16 +541,10 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 	return nil
 }
 
-// refCand is a candidate with its exact vector, sorted together.
-type refCand struct {
-	c cand
-	v []float32
-}
-
 // refine re-scores candidates (in any order) with exact vectors (float32
 // SIMD), taken from the vector store in one batched pass (candVectors),
-// and sorts them;
-// rerank then makes the leading distances exact, reusing the vectors.
+// and leaves the vectors in s.vs for rerank, which selects, makes exact
+// and sorts the leaders: no sort of all the candidates.
 func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, st *Stats) ([]cand, error) {
 	half := ix.snap.Metric == metadata.MetricCosine
 	vs, err := ix.candVectors(ctx, cands, s.vs)
@@ -653,20 +552,14 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, st *Stats
 		return nil, err
 	}
 	s.vs = vs
-	s.rc = slices.Grow(s.rc[:0], len(cands))[:len(cands)]
-	for j, c := range cands {
-		c.dist = vecmath.L2Sq(s.qp, vs[j])
+	for j := range cands {
+		d := vecmath.L2Sq(s.qp, vs[j])
 		if half {
-			c.dist *= 0.5
+			d *= 0.5
 		}
-		s.rc[j] = refCand{c, vs[j]}
+		cands[j].dist = d
 	}
 	st.Refined += int64(len(cands))
-	slices.SortFunc(s.rc, func(a, b refCand) int { return compareCand(a.c, b.c) })
-	for j := range s.rc {
-		cands[j], vs[j] = s.rc[j].c, s.rc[j].v
-	}
-	clear(s.rc)
 	s.vsFor = len(cands)
 	return cands, nil
 }
@@ -676,24 +569,41 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, st *Stats
 const rerankMargin = 1e-4
 
 // rerank computes exact float64 distances (rounded once to float32) for
-// the candidates that can be among the best k given float32 distances
-// (sorted ascending), and orders those by them. Candidates whose float32
-// distance is more than rerankMargin past the k-th cannot enter the top k.
+// the candidates (in any order) that can be among the best k given their
+// float32 distances, and returns those sorted by them. Candidates whose
+// float32 distance is more than rerankMargin past the k-th cannot enter
+// the top k.
 func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int) ([]cand, error) {
-	// refine leaves the vectors of the candidates it sorted in s.vs.
+	// refine leaves the vectors of the candidates it scored in s.vs.
 	reuse := s.vsFor == len(cands)
 	s.vsFor = -1
 	if len(cands) == 0 {
 		return cands, nil
 	}
-	kth := cands[min(k, len(cands))-1].dist
+	var vs [][]float32
+	if reuse {
+		vs = s.vs
+	}
+	s.kd = slices.Grow(s.kd[:0], len(cands))
+	for _, c := range cands {
+		s.kd = append(s.kd, c.dist)
+	}
+	kth := kthFloat(s.kd, min(k, len(cands)))
 	limit := kth + float32(rerankMargin)*kth + 1e-30
+	// Move the leaders (within the margin) to the front, with their
+	// vectors.
 	m := 0
-	for m < len(cands) && cands[m].dist <= limit {
+	for j, c := range cands {
+		if c.dist > limit {
+			continue
+		}
+		cands[m], cands[j] = cands[j], cands[m]
+		if vs != nil {
+			vs[m], vs[j] = vs[j], vs[m]
+		}
 		m++
 	}
 	half := ix.snap.Metric == metadata.MetricCosine
-	vs := s.vs
 	if !reuse {
 		var err error
 		if vs, err = ix.candVectors(ctx, cands[:m], s.vs); err != nil {

@@ -168,15 +168,18 @@ func sumU8(c []byte) (uint32, uint32) {
 }
 func sumU4(c []byte, dim int) (uint32, uint32) { return sumU4Generic(c, dim) }
 
-// The batch forms call the assembly directly per row when the dimension is
-// a whole number of blocks, skipping the per-call tail handling.
+// The batch forms call the assembly directly when the dimension is a whole
+// number of blocks, skipping the per-call tail handling: the AVX-512 float32
+// and 8-bit kernels loop over the rows in assembly (one call per batch), the
+// others are called per row.
 
 func l2SqBatch(q, rows, out []float32) {
 	d := len(q)
 	switch {
 	case useAVX512 && d%16 == 0:
-		for i := range out {
-			out[i] = l2SqAVX512(&q[0], &rows[i*d], d)
+		if len(out) > 0 {
+			_ = rows[len(out)*d-1]
+			l2SqBatchAVX512(&q[0], &rows[0], d, len(out), &out[0])
 		}
 	case useAVX2 && d%8 == 0:
 		for i := range out {
@@ -207,8 +210,9 @@ func dotU8Batch(q []float32, codes []byte, out []float32) {
 	d := len(q)
 	switch {
 	case useAVX512 && d%16 == 0:
-		for i := range out {
-			out[i] = dotU8AVX512(&q[0], &codes[i*d], d)
+		if len(out) > 0 {
+			_ = codes[len(out)*d-1]
+			dotU8BatchAVX512(&q[0], &codes[0], d, len(out), &out[0])
 		}
 	case useAVX2 && d%8 == 0:
 		for i := range out {

@@ -233,6 +233,11 @@ func testBatchMatchesSingle(t *testing.T) {
 			for i := range out {
 				want, abs := refL2Sq(q, rows[i*d:(i+1)*d])
 				check(t, "L2SqBatch", out[i], want, abs, d)
+				// on whole blocks (the padded scan layouts) the batch
+				// kernels accumulate each row as the single-row ones do
+				if s := L2Sq(q, rows[i*d:(i+1)*d]); d%16 == 0 && s != out[i] {
+					t.Fatalf("L2SqBatch D=%d row %d = %v, L2Sq = %v: not bit-identical", d, i, out[i], s)
+				}
 			}
 			DotBatch(q, rows, d, out)
 			for i := range out {
@@ -243,6 +248,9 @@ func testBatchMatchesSingle(t *testing.T) {
 			for i := range out {
 				want, abs := refDotU(q, codes[i*d:(i+1)*d])
 				check(t, "DotU8Batch", out[i], want, abs, d)
+				if s := DotU8(q, codes[i*d:(i+1)*d]); d%16 == 0 && s != out[i] {
+					t.Fatalf("DotU8Batch D=%d row %d = %v, DotU8 = %v: not bit-identical", d, i, out[i], s)
+				}
 			}
 			sums, sqs := make([]uint32, n), make([]uint32, n)
 			DotSumsU8Batch(q, codes, out, sums, sqs)
