@@ -149,26 +149,22 @@ func pruned(dq, r float64, worst float32, tol float64) bool {
 }
 
 // codeRouteDim is the dimension from which leaf distances are computed
-// from the LVQ8 codes (a quarter of the bytes); below it the float32
-// reconstructions are small enough that the direct distance is cheaper
-// (GloVe, 50 dims: the dot form cost about a third of the queries per
-// CPU-second at nprobe 4).
+// from the LVQ8 codes (a quarter of the bytes), leaf by leaf with the
+// triangle-inequality bound; below it the float32 reconstructions are small
+// enough that the direct distance is cheaper (GloVe, 50 dims: the dot form
+// cost about a third of the queries per CPU-second at nprobe 4), and every
+// leaf of a visited root is computed in one batch call over the padded
+// reconstructions (no per-leaf bound: a call and a bound test per leaf cost
+// more than the distance).
 const codeRouteDim = 128
 
 // leafDistance is |q − reconstruction(cid)|² computed, for Dim ≥
 // codeRouteDim, from the LVQ8 code:
 // |q|² + |x̂|² − 2(offset·Σq + scale·q·code), in float64 around one float32
-// dot product, clamped at 0 (below codeRouteDim: the float32 distance to
-// the reconstruction). It equals the float32 distance to the
+// dot product, clamped at 0. It equals the float32 distance to the
 // reconstruction up to rounding (relative to |q|² + |x̂|², about 1e-6).
 func (rt *router) leafDistance(q []float32, qn2, qsum float64, cid int, out []float32) float32 {
 	c, d := rt.c, rt.c.Dim
-	if d < codeRouteDim {
-		// q is zero padded to rt.w here (route).
-		w := rt.w
-		vecmath.L2SqBatch(q, rt.padLeaf[cid*w:(cid+1)*w], w, out)
-		return out[0]
-	}
 	vecmath.DotU8Batch(q, c.Codes[cid*d:(cid+1)*d], d, out)
 	dist := qn2 + rt.rn2[cid] - 2*(float64(c.Offsets[cid])*qsum+float64(c.Scales[cid])*float64(out[0]))
 	return float32(max(dist, 0))
@@ -220,7 +216,9 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 	tol := distTol * (qn2 + rt.maxRn2)
 	h := s.heap[:0] // max-heap of the nprobe best
 	computed := 0
-	s.dists = slices.Grow(s.dists[:0], 1)[:1]
+	if rt.padLeaf == nil {
+		s.dists = slices.Grow(s.dists[:0], 1)[:1]
+	}
 	for i, rd := range s.roots {
 		if computed >= want && i >= rt.opt.MinRoots {
 			break
@@ -230,6 +228,25 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 			continue
 		}
 		lo, hi := int(c.CIDOffsets[rd.r]), int(c.CIDOffsets[rd.r+1])
+		if rt.padLeaf != nil {
+			// Small D: every leaf of the root in one batch call (cheaper
+			// than a bound test and a call per leaf).
+			w := rt.w
+			s.dists = slices.Grow(s.dists[:0], hi-lo)[:hi-lo]
+			vecmath.L2SqBatch(lq, rt.padLeaf[lo*w:hi*w], w, s.dists)
+			computed += hi - lo
+			for j, dist := range s.dists {
+				l := leafDist{dist, int32(lo + j)}
+				if len(h) < nprobe {
+					h = append(h, l)
+					siftUpLeaf(h, len(h)-1)
+				} else if lessLeaf(l, h[0]) {
+					h[0] = l
+					siftDownLeaf(h, 0)
+				}
+			}
+			continue
+		}
 		for cid := lo; cid < hi; cid++ {
 			if len(h) == nprobe && pruned(dq, float64(rt.leafR[cid]), h[0].d, tol) {
 				continue

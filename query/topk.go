@@ -17,13 +17,13 @@ type cand struct {
 func (c cand) key() []byte { return c.l.batch.Key(int(c.i)) }
 
 // lessCand orders candidates by distance, then key: a strict total order,
-// since the keys of an index's rows are unique.
+// since the keys of an index's rows are unique. The distance test inlines;
+// keys are compared only on a tie.
 func lessCand(a, b cand) bool {
-	if a.dist != b.dist {
-		return a.dist < b.dist
-	}
-	return bytes.Compare(a.key(), b.key()) < 0
+	return a.dist < b.dist || a.dist == b.dist && keyLess(a, b)
 }
+
+func keyLess(a, b cand) bool { return bytes.Compare(a.key(), b.key()) < 0 }
 
 func compareCand(a, b cand) int {
 	switch {
@@ -48,6 +48,7 @@ type topK struct {
 	limit int     // buffer length that triggers a selection (≥ 2k)
 	thr   float32 // admission bound: +Inf until the first selection
 	h     []cand
+	ds    []float32 // trim: the buffer's distances, for selection
 }
 
 func (t *topK) reset(k int) {
@@ -77,20 +78,43 @@ func (t *topK) push(c cand) {
 	}
 }
 
-// trim keeps the k best of the buffer and sets the threshold to the k-th.
+// trim lowers the threshold to the k-th best distance of the buffer and
+// drops the candidates farther than it (selecting on the distances alone:
+// candidates tied with the k-th stay, so more than k may remain; when the
+// ties would leave no room, it keeps exactly the k best).
 func (t *topK) trim() {
 	if len(t.h) <= t.k {
 		return
 	}
-	selectCands(t.h, t.k)
-	t.thr = t.h[t.k-1].dist
-	clear(t.h[t.k:])
-	t.h = t.h[:t.k]
+	t.ds = t.ds[:0]
+	for _, c := range t.h {
+		t.ds = append(t.ds, c.dist)
+	}
+	thr := kthFloat(t.ds, t.k)
+	n := 0
+	for _, c := range t.h {
+		if c.dist <= thr {
+			t.h[n] = c
+			n++
+		}
+	}
+	if n >= (t.k+t.limit)/2 { // many ties with the k-th
+		selectCands(t.h[:n], t.k)
+		n = t.k
+	}
+	clear(t.h[n:])
+	t.h = t.h[:n]
+	t.thr = thr
 }
 
 // best returns the (at most) k best candidates, in no particular order.
 func (t *topK) best() []cand {
 	t.trim()
+	if len(t.h) > t.k {
+		selectCands(t.h, t.k)
+		clear(t.h[t.k:])
+		t.h = t.h[:t.k]
+	}
 	return t.h
 }
 

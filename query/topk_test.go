@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -112,5 +113,101 @@ func TestKthFloat(t *testing.T) {
 		if got := kthFloat(a, n); got != want[n-1] {
 			t.Fatalf("trial %d (len %d): %d-th = %v, want %v", trial, m, n, got, want[n-1])
 		}
+	}
+}
+
+// BenchmarkTopK offers the candidates of one simulated query (12 lists of
+// 100 rows, later lists a little farther) as the scoring loops do.
+func BenchmarkTopK(b *testing.B) {
+	r := rand.New(rand.NewPCG(14, 6))
+	l := keyedList(r, 100)
+	ds := make([]float32, 1200)
+	for i := range ds {
+		ds[i] = r.Float32() + 0.02*float32(i/100)
+	}
+	for _, k := range []int{10, 18, 40} {
+		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
+			var tk topK
+			for b.Loop() {
+				tk.reset(k)
+				for i, d := range ds {
+					if d > tk.threshold() {
+						continue
+					}
+					tk.push(cand{dist: d, i: int32(i % 100), l: l})
+				}
+				tk.best()
+			}
+		})
+	}
+}
+
+// heapTopK is the bounded max-heap that topK replaced, kept as the
+// benchmark's reference.
+type heapTopK struct {
+	k int
+	h []cand
+}
+
+func (t *heapTopK) threshold() float32 {
+	if len(t.h) < t.k {
+		return float32(math.Inf(1))
+	}
+	return t.h[0].dist
+}
+
+func (t *heapTopK) push(c cand) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, c)
+		for i := len(t.h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !lessCand(t.h[p], t.h[i]) {
+				break
+			}
+			t.h[p], t.h[i] = t.h[i], t.h[p]
+			i = p
+		}
+		return
+	}
+	if !lessCand(c, t.h[0]) {
+		return
+	}
+	t.h[0] = c
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(t.h) && lessCand(t.h[m], t.h[l]) {
+			m = l
+		}
+		if r < len(t.h) && lessCand(t.h[m], t.h[r]) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		t.h[m], t.h[i] = t.h[i], t.h[m]
+		i = m
+	}
+}
+
+func BenchmarkTopKHeap(b *testing.B) {
+	r := rand.New(rand.NewPCG(14, 6))
+	l := keyedList(r, 100)
+	ds := make([]float32, 1200)
+	for i := range ds {
+		ds[i] = r.Float32() + 0.02*float32(i/100)
+	}
+	for _, k := range []int{10, 18, 40} {
+		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
+			var tk heapTopK
+			for b.Loop() {
+				tk.k, tk.h = k, tk.h[:0]
+				for i, d := range ds {
+					if d > tk.threshold() {
+						continue
+					}
+					tk.push(cand{dist: d, i: int32(i % 100), l: l})
+				}
+			}
+		})
 	}
 }
