@@ -529,7 +529,7 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 		top = s.top.sorted()
 	}
 	if opts.Refine > 0 && !exact {
-		if top, err = ix.refine(ctx, s, top, &st); err != nil {
+		if top, err = ix.refine(ctx, s, top, opts.K, &st); err != nil {
 			return nil, err
 		}
 		exact = true

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -180,6 +181,7 @@ type scratch struct {
 	route   routeScratch
 	filt    filterScratch // filtered search (filter.go)
 	vs      [][]float32   // refine and rerank: candidates' exact vectors
+	vs2     [][]float32   // refine: the vectors of its second batch
 	vsFor   int           // len of the candidates refine left s.vs for; -1 none
 	kd      []float32     // rerank: the candidates' distances, for selection
 }
@@ -239,7 +241,7 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 		// refine re-scores and sorts the candidates: no need to sort the
 		// approximate order first.
 		var err error
-		if top, err = ix.refine(ctx, s, s.top.best(), &st); err != nil {
+		if top, err = ix.refine(ctx, s, s.top.best(), opts.K, &st); err != nil {
 			return nil, err
 		}
 		exact = true
@@ -542,26 +544,125 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 }
 
 // refine re-scores candidates (in any order) with exact vectors (float32
-// SIMD), taken from the vector store in one batched pass (candVectors),
-// and leaves the vectors in s.vs for rerank, which selects, makes exact
-// and sorts the leaders: no sort of all the candidates.
-func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, st *Stats) ([]cand, error) {
+// SIMD, all of a batch in one kernel call), taken from the vector store
+// (candVectors), and leaves the vectors in s.vs for rerank, which selects,
+// makes exact and sorts the leaders: no sort of all the candidates.
+//
+// With LVQ8 codes it first re-scores the k best by code distance, then only
+// those of the others that could still beat them (lvq8LowerBound): their
+// exact distance is provably farther than the k-th found, by a margin far
+// above rounding, so they would be neither among the k best nor within
+// rerank's margin, and the results are the same as re-scoring all of them.
+// At refine 4 most of the extra candidates are skipped, and their vectors
+// — the bulk of refine's memory traffic at large D — are never read.
+func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, k int, st *Stats) ([]cand, error) {
 	half := ix.snap.Metric == metadata.MetricCosine
-	vs, err := ix.candVectors(ctx, cands, s.vs)
+	first := len(cands)
+	if ix.schema.Encoding == metadata.EncodingLVQ8 && len(cands) > k && !noRefineSkip.Load() {
+		selectCands(cands, k) // the k best by code distance first
+		first = k
+	}
+	vs, err := ix.refineViews(ctx, s, cands[:first], s.vs, half)
 	if err != nil {
 		return nil, err
 	}
 	s.vs = vs
-	for j := range cands {
-		d := vecmath.L2Sq(s.qp, vs[j])
+	if first < len(cands) {
+		var worst float32 // the k-th exact distance is at most this
+		for _, c := range cands[:first] {
+			worst = max(worst, c.dist)
+		}
+		bound := float64(worst)*(1+refineSkipMargin) + 1e-30
+		lb := ix.newLVQ8LowerBound(s.q, half)
+		m := first
+		for j := first; j < len(cands); j++ {
+			if lb.of(cands[j]) <= bound {
+				cands[m], cands[j] = cands[j], cands[m]
+				m++
+			}
+		}
+		if m > first {
+			rest, err := ix.refineViews(ctx, s, cands[first:m], s.vs2, half)
+			if err != nil {
+				return nil, err
+			}
+			s.vs = append(s.vs, rest...)
+			s.vs2 = rest
+			clear(s.vs2)
+		}
+		cands = cands[:m]
+	}
+	st.Refined += int64(len(cands))
+	s.vsFor = len(cands)
+	return cands, nil
+}
+
+// noRefineSkip turns the skipping off (tests compare both ways).
+var noRefineSkip atomic.Bool
+
+// refineViews sets the distances of cands to their float32 exact distances
+// and returns their vectors (views into the store) in vs.
+func (ix *Index) refineViews(ctx context.Context, s *scratch, cands []cand, vs [][]float32, half bool) ([][]float32, error) {
+	vs, err := ix.candVectors(ctx, cands, vs)
+	if err != nil {
+		return nil, err
+	}
+	s.dists = slices.Grow(s.dists[:0], len(cands))[:len(cands)]
+	vecmath.L2SqViews(s.qp, vs, s.dists) // one call: the rows' loads overlap
+	for j, d := range s.dists {
 		if half {
 			d *= 0.5
 		}
 		cands[j].dist = d
 	}
-	st.Refined += int64(len(cands))
-	s.vsFor = len(cands)
-	return cands, nil
+	return vs, nil
+}
+
+// refineSkipMargin: refine skips a candidate only when its lower bound
+// exceeds the k-th exact distance by this relative margin, ten times
+// rerankMargin and far above the float32 kernel's rounding (about 1e-6).
+const refineSkipMargin = 1e-3
+
+// lvq8LowerBound bounds a candidate's exact distance from below, given its
+// LVQ8 code distance. Each value of the reconstruction x̂ = o + s·c is within
+// s/2 of the source value (rounding to the nearest code; docs/lvq.md),
+// plus the float32 rounding of the scale, 255·s·2⁻²⁴, so ‖x − x̂‖ ≤
+// 0.50002·s·√D, and by the triangle inequality ‖q − x‖ ≥ ‖q − x̂‖ − ‖x − x̂‖.
+// The code distance itself is ‖q − x̂‖² up to the scoring's rounding, at most
+// about 1e-6 of ‖q‖² + ‖x̂‖² (docs/lvq.md, measured); the bound allows
+// max(1e-4, (D+2)·2⁻²¹) of it, two orders of magnitude more.
+type lvq8LowerBound struct {
+	mul, norm2, slack, sqrtD float64
+}
+
+func (ix *Index) newLVQ8LowerBound(q []float32, half bool) lvq8LowerBound {
+	var norm2 float64
+	for _, v := range q {
+		norm2 += float64(v) * float64(v)
+	}
+	d := float64(ix.Dim())
+	b := lvq8LowerBound{mul: 1, norm2: norm2, slack: max(1e-4, (d+2)*0x1p-21), sqrtD: math.Sqrt(d)}
+	if half {
+		b.mul = 0.5
+	}
+	return b
+}
+
+// of returns a lower bound of c's exact distance (_distance units) from its
+// code distance c.dist.
+func (b lvq8LowerBound) of(c cand) float64 {
+	i := c.i
+	l := c.l
+	approx := float64(c.dist) / b.mul // ‖q − x̂‖², up to rounding
+	approx -= b.slack * (b.norm2 + l.base[i])
+	if approx <= 0 {
+		return 0
+	}
+	gap := math.Sqrt(approx) - 0.50002*float64(l.batch.Scales[i])*b.sqrtD
+	if gap <= 0 {
+		return 0
+	}
+	return gap * gap * b.mul * (1 - 1e-9)
 }
 
 // rerankMargin is the relative margin within which float32 distances are

@@ -2,7 +2,11 @@
 
 package vecmath
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // Kernel selection, fixed at program start. The AVX-512 set needs F (zmm
 // float and dword ops), BW (VPMADDWD, VPSADBW on zmm) and VNNI (VPDPBUSD for
@@ -187,6 +191,17 @@ func l2SqBatch(q, rows, out []float32) {
 		}
 	default:
 		l2SqBatchGeneric(q, rows, out)
+	}
+}
+
+func l2SqViews(q []float32, views [][]float32, out []float32) {
+	d := len(q)
+	if useAVX512 && d%16 == 0 && len(out) > 0 {
+		l2SqViewsAVX512(&q[0], unsafe.Pointer(&views[0]), d, len(out), &out[0])
+		return
+	}
+	for i, v := range views {
+		out[i] = l2Sq(q, v[:d])
 	}
 }
 

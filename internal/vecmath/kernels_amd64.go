@@ -2,6 +2,8 @@
 
 package vecmath
 
+import "unsafe"
+
 // Assembly kernels in kernels_amd64.s. n must be a multiple of the kernel's
 // block size (see there); the pointers must cover n elements (n/2 bytes for
 // 4-bit codes).
@@ -72,3 +74,9 @@ func l2SqBatchAVX512(q, rows *float32, d, n int, out *float32)
 
 //go:noescape
 func dotU8BatchAVX512(q *float32, codes *byte, d, n int, out *float32)
+
+// l2SqViewsAVX512 is l2SqBatchAVX512 over scattered rows: views points to
+// n slice headers ([]float32), each row's first d values are read.
+//
+//go:noescape
+func l2SqViewsAVX512(q *float32, views unsafe.Pointer, d, n int, out *float32)
