@@ -92,11 +92,13 @@ func (t *topK) trim() {
 	}
 	thr := kthFloat(t.ds, t.k)
 	n := 0
-	for _, c := range t.h {
+	for _, c := range t.h { // branch-free compaction
+		t.h[n] = c
+		inc := 0
 		if c.dist <= thr {
-			t.h[n] = c
-			n++
+			inc = 1
 		}
+		n += inc
 	}
 	if n >= (t.k+t.limit)/2 { // many ties with the k-th
 		selectCands(t.h[:n], t.k)
@@ -204,10 +206,15 @@ func kthFloat(a []float32, n int) float32 {
 		pv := a[b]
 		i := lo
 		for j := lo; j < b; j++ {
-			if a[j] < pv {
-				a[i], a[j] = a[j], a[i]
-				i++
+			// branch-free Lomuto step: the comparison is unpredictable
+			v := a[j]
+			a[j] = a[i]
+			a[i] = v
+			inc := 0
+			if v < pv {
+				inc = 1
 			}
+			i += inc
 		}
 		a[i], a[b] = a[b], a[i]
 		switch {
