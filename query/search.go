@@ -559,8 +559,20 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, k int, st
 	half := ix.snap.Metric == metadata.MetricCosine
 	first := len(cands)
 	if ix.schema.Encoding == metadata.EncodingLVQ8 && len(cands) > k && !noRefineSkip.Load() {
-		selectCands(cands, k) // the k best by code distance first
-		first = k
+		// The k best by code distance first (with any tied with the k-th:
+		// any k of them bound the k-th exact distance from above).
+		s.kd = slices.Grow(s.kd[:0], len(cands))
+		for _, c := range cands {
+			s.kd = append(s.kd, c.dist)
+		}
+		kth := kthFloat(s.kd, k)
+		first = 0
+		for j, c := range cands {
+			if c.dist <= kth {
+				cands[first], cands[j] = cands[j], cands[first]
+				first++
+			}
+		}
 	}
 	vs, err := ix.refineViews(ctx, s, cands[:first], s.vs, half)
 	if err != nil {
