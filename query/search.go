@@ -303,10 +303,11 @@ func (ix *Index) route(s *scratch, nprobe int, st *Stats) {
 func (ix *Index) readLists(ctx context.Context, s *scratch, st *Stats) error {
 	s.lists = slices.Grow(s.lists[:0], len(s.cids))[:len(s.cids)]
 	s.missing = s.missing[:0]
+	var hits int64
 	for i, cid := range s.cids {
-		if l := ix.cache.get(cid); l != nil {
+		if l := ix.cache.lookup(cid); l != nil {
 			s.lists[i] = l
-			st.CachedLists++
+			hits++
 		} else {
 			s.lists[i] = nil
 			if len(ix.manifest.Ranges(cid)) > 0 {
@@ -314,6 +315,8 @@ func (ix *Index) readLists(ctx context.Context, s *scratch, st *Stats) error {
 			}
 		}
 	}
+	st.CachedLists += hits
+	ix.cache.count(hits, int64(len(s.cids))-hits)
 	if len(s.missing) == 0 {
 		return nil
 	}
@@ -499,6 +502,8 @@ func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
 // distances exact).
 func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Stats) error {
 	t := &s.top
+	var hits int64 // store hits, counted once per query
+	defer func() { ix.vstore.count(hits, 0) }()
 	for _, l := range s.lists {
 		if l == nil || l.len() == 0 {
 			continue
@@ -522,7 +527,7 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 			}
 			clear(s.vs)
 		} else {
-			v, err := ix.listVectors(ctx, l)
+			v, err := ix.listVectors(ctx, l, &hits)
 			if err != nil {
 				return err
 			}
