@@ -238,8 +238,8 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 	}
 	var top []cand
 	if opts.Refine > 0 && !exact {
-		// refine re-scores and sorts the candidates: no need to sort the
-		// approximate order first.
+		// refine re-scores the candidates in any order and rerank sorts
+		// the leaders: no need to sort the approximate order first.
 		var err error
 		if top, err = ix.refine(ctx, s, s.top.best(), opts.K, &st); err != nil {
 			return nil, err

@@ -55,7 +55,9 @@ func (t *topK) reset(k int) {
 	t.k = k
 	t.limit = max(2*k, k+32)
 	t.thr = float32(math.Inf(1))
-	clear(t.h[:cap(t.h)]) // drop list pointers held from the last query
+	// Drop the list pointers held from the last query; trim and best clear
+	// the rows they drop, so nothing past len(t.h) holds one.
+	clear(t.h)
 	t.h = t.h[:0]
 }
 
