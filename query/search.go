@@ -589,7 +589,11 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, k int, st
 		for _, c := range cands[:first] {
 			worst = max(worst, c.dist)
 		}
-		bound := float64(worst)*(1+refineSkipMargin) + 1e-30
+		// The float32 kernels' relative error is at most (D+2)·2⁻²⁴ in
+		// the worst case (about 1e-6 in practice): the margin covers four
+		// times that, at any D.
+		margin := rerankMargin + max(refineSkipMargin, 4*float64(ix.Dim()+2)*0x1p-24)
+		bound := float64(worst)*(1+margin) + 1e-30
 		lb := ix.newLVQ8LowerBound(s.q, half)
 		m := first
 		for j := first; j < len(cands); j++ {
@@ -636,8 +640,8 @@ func (ix *Index) refineViews(ctx context.Context, s *scratch, cands []cand, vs [
 }
 
 // refineSkipMargin: refine skips a candidate only when its lower bound
-// exceeds the k-th exact distance by this relative margin, ten times
-// rerankMargin and far above the float32 kernel's rounding (about 1e-6).
+// exceeds the k-th exact distance by at least this relative margin (plus
+// rerankMargin), far above the float32 kernel's rounding (about 1e-6).
 const refineSkipMargin = 1e-3
 
 // lvq8LowerBound bounds a candidate's exact distance from below, given its
