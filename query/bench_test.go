@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/parqdb/parqdb/catalog"
@@ -72,13 +74,22 @@ func readFvecs(b testing.TB, path string) [][]float32 {
 }
 
 // BenchmarkSearch measures one warm query on one goroutine, without the
-// join (NoRows) and with it.
+// join (NoRows) and with it. PARQDB_BENCH_NPROBE (e.g. "12") sets the
+// nprobe of every case (default 8).
 func BenchmarkSearch(b *testing.B) {
 	ctx := context.Background()
+	nprobe := 8
+	if v := os.Getenv("PARQDB_BENCH_NPROBE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("PARQDB_BENCH_NPROBE=%q: want a positive integer", v)
+		}
+		nprobe = n
+	}
 	for _, tc := range []struct {
 		nprobe, refine int
 		join           bool
-	}{{8, 0, false}, {8, 2, false}, {8, 4, false}, {8, 0, true}} {
+	}{{nprobe, 0, false}, {nprobe, 2, false}, {nprobe, 4, false}, {nprobe, 0, true}} {
 		b.Run(fmt.Sprintf("nprobe=%d/refine=%d/join=%v", tc.nprobe, tc.refine, tc.join), func(b *testing.B) {
 			ix, qs := benchIndex(b, tc.refine)
 			opts := query.Options{K: 10, NProbe: tc.nprobe, Refine: tc.refine, NoRows: !tc.join}
@@ -91,13 +102,22 @@ func BenchmarkSearch(b *testing.B) {
 				}
 			}
 			b.ReportAllocs()
+			// cpu-ns/op: the CPU time of the searching thread (Linux),
+			// which stays meaningful on a busy machine where ns/op
+			// includes waiting for a core.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			b.ResetTimer()
+			cpu0 := threadCPUNanos()
 			i := 0
 			for b.Loop() {
 				if _, err := ix.Search(ctx, qs[i%len(qs)], opts); err != nil {
 					b.Fatal(err)
 				}
 				i++
+			}
+			if cpu0 >= 0 {
+				b.ReportMetric(float64(threadCPUNanos()-cpu0)/float64(b.N), "cpu-ns/op")
 			}
 		})
 	}

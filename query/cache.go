@@ -123,19 +123,38 @@ func newCache(budget int64, nlist int, b *membudget.Budget) *cache {
 }
 
 func (c *cache) get(cid int32) *list {
+	l := c.lookup(cid)
+	if l == nil {
+		c.acct.Miss()
+	} else {
+		c.acct.Hit()
+	}
+	return l
+}
+
+// lookup is get without counting; a query counts its lookups once (count).
+func (c *cache) lookup(cid int32) *list {
 	if c.budget < 0 || int(cid) >= len(c.slots) {
 		return nil
 	}
 	l := c.slots[cid].Load()
 	if l == nil {
-		c.acct.Miss()
 		return nil
 	}
-	c.acct.Hit()
 	if !l.ref.Load() {
 		l.ref.Store(true)
 	}
 	return l
+}
+
+// count adds a query's hits and misses to the account.
+func (c *cache) count(hits, misses int64) {
+	if hits > 0 {
+		c.acct.Hits(hits)
+	}
+	if misses > 0 {
+		c.acct.Misses(misses)
+	}
 }
 
 // put caches l and returns the cached list for its CID (an earlier one if

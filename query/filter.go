@@ -480,7 +480,7 @@ func (ix *Index) scoreExact(s *scratch, l *list, vecs []float32, half bool, st *
 		if half {
 			d *= 0.5
 		}
-		if len(t.h) == t.k && d > t.h[0].dist {
+		if d > t.threshold() {
 			continue
 		}
 		t.push(cand{dist: d, i: int32(i), l: l})
@@ -642,7 +642,7 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 			}
 		}
 		st.FilterExact++
-		cands := s.top.sorted()
+		cands := s.top.best() // any order: rerank sorts the leaders
 		if e.exactVecs != nil {
 			exactViews(s, cands, e.exactVecs, stride(ix.Dim()))
 		}
@@ -663,9 +663,14 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 	if err := ix.searchLists(ctx, s, e, opts.NProbe, keep, extra, &st); err != nil {
 		return nil, err
 	}
-	top := s.top.sorted()
+	var top []cand
+	if exact || opts.Refine > 0 {
+		top = s.top.best() // rerank selects and sorts the leaders
+	} else {
+		top = s.top.sorted()
+	}
 	if opts.Refine > 0 && !exact {
-		if top, err = ix.refine(ctx, s, top, &st); err != nil {
+		if top, err = ix.refine(ctx, s, top, opts.K, &st); err != nil {
 			return nil, err
 		}
 		exact = true
@@ -771,7 +776,7 @@ func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, np
 		if err := ix.scoreMatching(ctx, s, st); err != nil {
 			return err
 		}
-		if matched >= target && len(s.top.h) >= keep {
+		if matched >= target && s.top.full() {
 			break
 		}
 	}
@@ -922,7 +927,7 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 			b := &l.batch
 			for _, i := range s.filt.pos[li] {
 				d := lq.L2Sq4(b.Codes[int(i)*cl:(int(i)+1)*cl], b.Offsets[i], b.Scales[i]) * mul
-				if len(t.h) < t.k || d <= t.h[0].dist {
+				if d <= t.threshold() {
 					t.push(cand{dist: d, i: i, l: l})
 				}
 			}
@@ -958,7 +963,7 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 					v = read[int64(j)*dim : int64(j+1)*dim]
 				}
 				d := vecmath.L2Sq(s.q, v) * mul
-				if len(t.h) < t.k || d <= t.h[0].dist {
+				if d <= t.threshold() {
 					t.push(cand{dist: d, i: i, l: l})
 				}
 			}

@@ -14,3 +14,7 @@ func ExactPlanVectors(ix *Index, p *filter.Predicate) int {
 	}
 	return len(e.exactVecs)
 }
+
+// SetRefineSkip turns refine's skipping of candidates that cannot win on
+// or off (on by default).
+func SetRefineSkip(on bool) { noRefineSkip.Store(!on) }

@@ -38,11 +38,17 @@ const distTol = 1e-5
 type router struct {
 	c      *ivf.Centroids
 	leaves []float32 // LVQ8 reconstructions by CID, dense
-	rn2    []float64 // |reconstruction|² by CID
-	maxRn2 float64
-	leafR  []float32 // |leaf − its root|, rounded down
-	rootR  []float32 // max leafR over the root's leaves, rounded up
-	opt    ivf.RouteOptions
+	// Below codeRouteDim: the reconstructions and the roots zero padded to
+	// w = stride(Dim) values per row (queries alike, routeScratch.qp), so
+	// that the float32 SIMD kernel runs with no scalar tail.
+	w       int
+	padLeaf []float32
+	padRoot []float32
+	rn2     []float64 // |reconstruction|² by CID
+	maxRn2  float64
+	leafR   []float32 // |leaf − its root|, rounded down
+	rootR   []float32 // max leafR over the root's leaves, rounded up
+	opt     ivf.RouteOptions
 	// exactNList: indexes with at most this many lists are routed over all
 	// roots (no budget), exactly.
 	exactNList int
@@ -72,6 +78,11 @@ func newRouter(c *ivf.Centroids, opt ivf.RouteOptions) *router {
 		r.rn2[cid] = n2
 		r.maxRn2 = max(r.maxRn2, n2)
 	}
+	if d < codeRouteDim {
+		r.w = stride(d)
+		r.padLeaf = padRows(r.leaves, d, r.w)
+		r.padRoot = padRows(c.Roots, d, r.w)
+	}
 	r.rootR = make([]float32, nr)
 	for root := range nr {
 		rv := c.Roots[root*d : (root+1)*d]
@@ -92,6 +103,16 @@ func newRouter(c *ivf.Centroids, opt ivf.RouteOptions) *router {
 	return r
 }
 
+// padRows copies rows of d values into rows of w ≥ d values, zero padded.
+func padRows(rows []float32, d, w int) []float32 {
+	n := len(rows) / d
+	out := make([]float32, n*w)
+	for i := range n {
+		copy(out[i*w:i*w+d], rows[i*d:(i+1)*d])
+	}
+	return out
+}
+
 type rootDist struct {
 	d float32
 	r int32
@@ -109,6 +130,7 @@ func lessLeaf(a, b leafDist) bool { return a.d < b.d || (a.d == b.d && a.cid < b
 // routeScratch is per-query routing memory (part of scratch).
 type routeScratch struct {
 	rootD []float32
+	qp    []float32 // the query zero padded to router.w (below codeRouteDim)
 	roots []rootDist
 	dists []float32
 	heap  []leafDist
@@ -127,24 +149,22 @@ func pruned(dq, r float64, worst float32, tol float64) bool {
 }
 
 // codeRouteDim is the dimension from which leaf distances are computed
-// from the LVQ8 codes (a quarter of the bytes); below it the float32
-// reconstructions are small enough that the direct distance is cheaper
-// (GloVe, 50 dims: the dot form cost about a third of the queries per
-// CPU-second at nprobe 4).
+// from the LVQ8 codes (a quarter of the bytes), leaf by leaf with the
+// triangle-inequality bound; below it the float32 reconstructions are small
+// enough that the direct distance is cheaper (GloVe, 50 dims: the dot form
+// cost about a third of the queries per CPU-second at nprobe 4), and every
+// leaf of a visited root is computed in one batch call over the padded
+// reconstructions (no per-leaf bound: a call and a bound test per leaf cost
+// more than the distance).
 const codeRouteDim = 128
 
 // leafDistance is |q − reconstruction(cid)|² computed, for Dim ≥
 // codeRouteDim, from the LVQ8 code:
 // |q|² + |x̂|² − 2(offset·Σq + scale·q·code), in float64 around one float32
-// dot product, clamped at 0 (below codeRouteDim: the float32 distance to
-// the reconstruction). It equals the float32 distance to the
+// dot product, clamped at 0. It equals the float32 distance to the
 // reconstruction up to rounding (relative to |q|² + |x̂|², about 1e-6).
 func (rt *router) leafDistance(q []float32, qn2, qsum float64, cid int, out []float32) float32 {
 	c, d := rt.c, rt.c.Dim
-	if d < codeRouteDim {
-		vecmath.L2SqBatch(q, rt.leaves[cid*d:(cid+1)*d], d, out)
-		return out[0]
-	}
 	vecmath.DotU8Batch(q, c.Codes[cid*d:(cid+1)*d], d, out)
 	dist := qn2 + rt.rn2[cid] - 2*(float64(c.Offsets[cid])*qsum+float64(c.Scales[cid])*float64(out[0]))
 	return float32(max(dist, 0))
@@ -165,7 +185,16 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 	}
 	nr := c.NumRoots()
 	s.rootD = slices.Grow(s.rootD[:0], nr)[:nr]
-	vecmath.L2SqBatch(q, c.Roots, d, s.rootD)
+	lq := q // the query for leafDistance
+	if d < codeRouteDim {
+		s.qp = slices.Grow(s.qp[:0], rt.w)[:rt.w]
+		copy(s.qp, q)
+		clear(s.qp[d:])
+		lq = s.qp
+		vecmath.L2SqBatch(s.qp, rt.padRoot, rt.w, s.rootD)
+	} else {
+		vecmath.L2SqBatch(q, c.Roots, d, s.rootD)
+	}
 	s.roots = s.roots[:0]
 	for r, dist := range s.rootD {
 		s.roots = append(s.roots, rootDist{dist, int32(r)})
@@ -187,7 +216,9 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 	tol := distTol * (qn2 + rt.maxRn2)
 	h := s.heap[:0] // max-heap of the nprobe best
 	computed := 0
-	s.dists = slices.Grow(s.dists[:0], 1)[:1]
+	if rt.padLeaf == nil {
+		s.dists = slices.Grow(s.dists[:0], 1)[:1]
+	}
 	for i, rd := range s.roots {
 		if computed >= want && i >= rt.opt.MinRoots {
 			break
@@ -197,12 +228,31 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 			continue
 		}
 		lo, hi := int(c.CIDOffsets[rd.r]), int(c.CIDOffsets[rd.r+1])
+		if rt.padLeaf != nil {
+			// Small D: every leaf of the root in one batch call (cheaper
+			// than a bound test and a call per leaf).
+			w := rt.w
+			s.dists = slices.Grow(s.dists[:0], hi-lo)[:hi-lo]
+			vecmath.L2SqBatch(lq, rt.padLeaf[lo*w:hi*w], w, s.dists)
+			computed += hi - lo
+			for j, dist := range s.dists {
+				l := leafDist{dist, int32(lo + j)}
+				if len(h) < nprobe {
+					h = append(h, l)
+					siftUpLeaf(h, len(h)-1)
+				} else if lessLeaf(l, h[0]) {
+					h[0] = l
+					siftDownLeaf(h, 0)
+				}
+			}
+			continue
+		}
 		for cid := lo; cid < hi; cid++ {
 			if len(h) == nprobe && pruned(dq, float64(rt.leafR[cid]), h[0].d, tol) {
 				continue
 			}
 			computed++
-			l := leafDist{rt.leafDistance(q, qn2, qsum, cid, s.dists), int32(cid)}
+			l := leafDist{rt.leafDistance(lq, qn2, qsum, cid, s.dists), int32(cid)}
 			if len(h) < nprobe {
 				h = append(h, l)
 				siftUpLeaf(h, len(h)-1)

@@ -59,8 +59,8 @@ func TestLVQ8ScanLayout(t *testing.T) {
 		s := &scratch{q: q, qp: append(append([]float32(nil), q...), make([]float32, w-dim)...), lists: []*list{l}}
 		s.top.reset(n)
 		(&Index{}).scoreLVQ8(s, false, &Stats{})
-		if len(s.top.h) != n {
-			t.Fatalf("dim %d: %d candidates, want %d", dim, len(s.top.h), n)
+		if got := s.top.best(); len(got) != n {
+			t.Fatalf("dim %d: %d candidates, want %d", dim, len(got), n)
 		}
 		lq := lvq.NewQuery(q)
 		for _, c := range s.top.h {

@@ -182,8 +182,9 @@ type scratch struct {
 	route   routeScratch
 	filt    filterScratch // filtered search (filter.go)
 	vs      [][]float32   // refine and rerank: candidates' exact vectors
+	vs2     [][]float32   // refine: the vectors of its second batch
 	vsFor   int           // len of the candidates refine left s.vs for; -1 none
-	rc      []refCand
+	kd      []float32     // rerank: the candidates' distances, for selection
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{vsFor: -1} }}
@@ -238,13 +239,15 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 	}
 	var top []cand
 	if opts.Refine > 0 && !exact {
-		// refine re-scores and sorts the candidates: no need to sort the
-		// approximate order first.
+		// refine re-scores the candidates in any order and rerank sorts
+		// the leaders: no need to sort the approximate order first.
 		var err error
-		if top, err = ix.refine(ctx, s, s.top.h, &st); err != nil {
+		if top, err = ix.refine(ctx, s, s.top.best(), opts.K, &st); err != nil {
 			return nil, err
 		}
 		exact = true
+	} else if exact {
+		top = s.top.best() // rerank selects and sorts the leaders
 	} else {
 		top = s.top.sorted()
 	}
@@ -301,10 +304,11 @@ func (ix *Index) route(s *scratch, nprobe int, st *Stats) {
 func (ix *Index) readLists(ctx context.Context, s *scratch, st *Stats) error {
 	s.lists = slices.Grow(s.lists[:0], len(s.cids))[:len(s.cids)]
 	s.missing = s.missing[:0]
+	var hits int64
 	for i, cid := range s.cids {
-		if l := ix.cache.get(cid); l != nil {
+		if l := ix.cache.lookup(cid); l != nil {
 			s.lists[i] = l
-			st.CachedLists++
+			hits++
 		} else {
 			s.lists[i] = nil
 			if len(ix.manifest.Ranges(cid)) > 0 {
@@ -312,6 +316,8 @@ func (ix *Index) readLists(ctx context.Context, s *scratch, st *Stats) error {
 			}
 		}
 	}
+	st.CachedLists += hits
+	ix.cache.count(hits, int64(len(s.cids))-hits)
 	if len(s.missing) == 0 {
 		return nil
 	}
@@ -402,102 +408,6 @@ func (ix *Index) fetch(ctx context.Context, ranges []postings.Range) (map[rangeK
 // of a query at the default nprobe fits in it.
 const fetchParallelism = 64
 
-// cand is a scored postings row: row i of list l.
-type cand struct {
-	dist float32
-	i    int32
-	l    *list
-}
-
-func (c cand) key() []byte { return c.l.batch.Key(int(c.i)) }
-
-func lessCand(a, b cand) bool {
-	if a.dist != b.dist {
-		return a.dist < b.dist
-	}
-	return bytes.Compare(a.key(), b.key()) < 0
-}
-
-func compareCand(a, b cand) int {
-	switch {
-	case a.dist < b.dist:
-		return -1
-	case a.dist > b.dist:
-		return 1
-	}
-	return bytes.Compare(a.key(), b.key())
-}
-
-// topK keeps the k best candidates in a max-heap.
-type topK struct {
-	k int
-	h []cand
-}
-
-func (t *topK) reset(k int) {
-	t.k = k
-	clear(t.h) // drop list pointers held from the last query
-	t.h = t.h[:0]
-}
-
-// threshold is the admission bound: +Inf until the heap is full, then the
-// worst kept distance (a candidate beyond it cannot enter).
-func (t *topK) threshold() float32 {
-	if len(t.h) < t.k {
-		return float32(math.Inf(1))
-	}
-	return t.h[0].dist
-}
-
-// push offers c; once the heap is full, c must beat the worst.
-func (t *topK) push(c cand) {
-	if len(t.h) < t.k {
-		t.h = append(t.h, c)
-		t.up(len(t.h) - 1)
-		return
-	}
-	if !lessCand(c, t.h[0]) {
-		return
-	}
-	t.h[0] = c
-	t.down(0)
-}
-
-func (t *topK) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !lessCand(t.h[p], t.h[i]) {
-			break
-		}
-		t.h[p], t.h[i] = t.h[i], t.h[p]
-		i = p
-	}
-}
-
-func (t *topK) down(i int) {
-	for {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(t.h) && lessCand(t.h[m], t.h[l]) {
-			m = l
-		}
-		if r < len(t.h) && lessCand(t.h[m], t.h[r]) {
-			m = r
-		}
-		if m == i {
-			return
-		}
-		t.h[m], t.h[i] = t.h[i], t.h[m]
-		i = m
-	}
-}
-
-// sorted sorts the heap best first in place and returns it; the heap is
-// spent.
-func (t *topK) sorted() []cand {
-	slices.SortFunc(t.h, compareCand)
-	return t.h
-}
-
 // score computes the distance of every row of the probed lists and keeps
 // the best keep candidates in s.top. A row enters the heap only if it beats
 // the current worst (early abandon after the distance kernel).
@@ -579,7 +489,7 @@ func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
 			if half {
 				d *= 0.5
 			}
-			if len(t.h) == t.k && d > t.h[0].dist {
+			if d > t.threshold() {
 				continue
 			}
 			t.push(cand{dist: d, i: int32(i), l: l})
@@ -593,6 +503,8 @@ func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
 // distances exact).
 func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Stats) error {
 	t := &s.top
+	var hits int64 // store hits, counted once per query
+	defer func() { ix.vstore.count(hits, 0) }()
 	for _, l := range s.lists {
 		if l == nil || l.len() == 0 {
 			continue
@@ -616,7 +528,7 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 			}
 			clear(s.vs)
 		} else {
-			v, err := ix.listVectors(ctx, l)
+			v, err := ix.listVectors(ctx, l, &hits)
 			if err != nil {
 				return err
 			}
@@ -628,7 +540,7 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 			if half {
 				d *= 0.5
 			}
-			if len(t.h) == t.k && d > t.h[0].dist {
+			if d > t.threshold() {
 				continue
 			}
 			t.push(cand{dist: d, i: int32(i), l: l})
@@ -637,39 +549,142 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 	return nil
 }
 
-// refCand is a candidate with its exact vector, sorted together.
-type refCand struct {
-	c cand
-	v []float32
-}
-
 // refine re-scores candidates (in any order) with exact vectors (float32
-// SIMD), taken from the vector store in one batched pass (candVectors),
-// and sorts them;
-// rerank then makes the leading distances exact, reusing the vectors.
-func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, st *Stats) ([]cand, error) {
+// SIMD, all of a batch in one kernel call), taken from the vector store
+// (candVectors), and leaves the vectors in s.vs for rerank, which selects,
+// makes exact and sorts the leaders: no sort of all the candidates.
+//
+// With LVQ8 codes it first re-scores the k best by code distance, then only
+// those of the others that could still beat them (lvq8LowerBound): their
+// exact distance is provably farther than the k-th found, by a margin far
+// above rounding, so they would be neither among the k best nor within
+// rerank's margin, and the results are the same as re-scoring all of them.
+// At refine 4 most of the extra candidates are skipped, and their vectors
+// — the bulk of refine's memory traffic at large D — are never read.
+func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, k int, st *Stats) ([]cand, error) {
 	half := ix.snap.Metric == metadata.MetricCosine
-	vs, err := ix.candVectors(ctx, cands, s.vs)
+	first := len(cands)
+	if ix.schema.Encoding == metadata.EncodingLVQ8 && len(cands) > k && !noRefineSkip.Load() {
+		// The k best by code distance first (with any tied with the k-th:
+		// any k of them bound the k-th exact distance from above).
+		s.kd = slices.Grow(s.kd[:0], len(cands))
+		for _, c := range cands {
+			s.kd = append(s.kd, c.dist)
+		}
+		kth := kthFloat(s.kd, k)
+		first = 0
+		for j, c := range cands {
+			if c.dist <= kth {
+				cands[first], cands[j] = cands[j], cands[first]
+				first++
+			}
+		}
+	}
+	vs, err := ix.refineViews(ctx, s, cands[:first], s.vs, half)
 	if err != nil {
 		return nil, err
 	}
 	s.vs = vs
-	s.rc = slices.Grow(s.rc[:0], len(cands))[:len(cands)]
-	for j, c := range cands {
-		c.dist = vecmath.L2Sq(s.qp, vs[j])
-		if half {
-			c.dist *= 0.5
+	if first < len(cands) {
+		var worst float32 // the k-th exact distance is at most this
+		for _, c := range cands[:first] {
+			worst = max(worst, c.dist)
 		}
-		s.rc[j] = refCand{c, vs[j]}
+		// The float32 kernels' relative error is at most (D+2)·2⁻²⁴ in
+		// the worst case (about 1e-6 in practice): the margin covers four
+		// times that, at any D.
+		margin := rerankMargin + max(refineSkipMargin, 4*float64(ix.Dim()+2)*0x1p-24)
+		bound := float64(worst)*(1+margin) + 1e-30
+		lb := ix.newLVQ8LowerBound(s.q, half)
+		m := first
+		for j := first; j < len(cands); j++ {
+			if lb.of(cands[j]) <= bound {
+				cands[m], cands[j] = cands[j], cands[m]
+				m++
+			}
+		}
+		if m > first {
+			rest, err := ix.refineViews(ctx, s, cands[first:m], s.vs2, half)
+			if err != nil {
+				return nil, err
+			}
+			s.vs = append(s.vs, rest...)
+			s.vs2 = rest
+			clear(s.vs2)
+		}
+		cands = cands[:m]
 	}
 	st.Refined += int64(len(cands))
-	slices.SortFunc(s.rc, func(a, b refCand) int { return compareCand(a.c, b.c) })
-	for j := range s.rc {
-		cands[j], vs[j] = s.rc[j].c, s.rc[j].v
-	}
-	clear(s.rc)
 	s.vsFor = len(cands)
 	return cands, nil
+}
+
+// noRefineSkip turns the skipping off (tests compare both ways).
+var noRefineSkip atomic.Bool
+
+// refineViews sets the distances of cands to their float32 exact distances
+// and returns their vectors (views into the store) in vs.
+func (ix *Index) refineViews(ctx context.Context, s *scratch, cands []cand, vs [][]float32, half bool) ([][]float32, error) {
+	vs, err := ix.candVectors(ctx, cands, vs)
+	if err != nil {
+		return nil, err
+	}
+	s.dists = slices.Grow(s.dists[:0], len(cands))[:len(cands)]
+	vecmath.L2SqViews(s.qp, vs, s.dists) // one call: the rows' loads overlap
+	for j, d := range s.dists {
+		if half {
+			d *= 0.5
+		}
+		cands[j].dist = d
+	}
+	return vs, nil
+}
+
+// refineSkipMargin: refine skips a candidate only when its lower bound
+// exceeds the k-th exact distance by at least this relative margin (plus
+// rerankMargin), far above the float32 kernel's rounding (about 1e-6).
+const refineSkipMargin = 1e-3
+
+// lvq8LowerBound bounds a candidate's exact distance from below, given its
+// LVQ8 code distance. Each value of the reconstruction x̂ = o + s·c is within
+// s/2 of the source value (rounding to the nearest code; docs/lvq.md),
+// plus the float32 rounding of the scale, 255·s·2⁻²⁴, so ‖x − x̂‖ ≤
+// 0.50002·s·√D, and by the triangle inequality ‖q − x‖ ≥ ‖q − x̂‖ − ‖x − x̂‖.
+// The code distance itself is ‖q − x̂‖² up to the scoring's rounding, at most
+// about 1e-6 of ‖q‖² + ‖x̂‖² (docs/lvq.md, measured); the bound allows
+// max(1e-4, (D+2)·2⁻²¹) of it, two orders of magnitude more.
+type lvq8LowerBound struct {
+	mul, norm2, slack, sqrtD float64
+}
+
+func (ix *Index) newLVQ8LowerBound(q []float32, half bool) lvq8LowerBound {
+	var norm2 float64
+	for _, v := range q {
+		norm2 += float64(v) * float64(v)
+	}
+	d := float64(ix.Dim())
+	b := lvq8LowerBound{mul: 1, norm2: norm2, slack: max(1e-4, (d+2)*0x1p-21), sqrtD: math.Sqrt(d)}
+	if half {
+		b.mul = 0.5
+	}
+	return b
+}
+
+// of returns a lower bound of c's exact distance (_distance units) from its
+// code distance c.dist.
+func (b lvq8LowerBound) of(c cand) float64 {
+	i := c.i
+	l := c.l
+	approx := float64(c.dist) / b.mul // ‖q − x̂‖², up to rounding
+	approx -= b.slack * (b.norm2 + l.base[i])
+	if approx <= 0 {
+		return 0
+	}
+	gap := math.Sqrt(approx) - 0.50002*float64(l.batch.Scales[i])*b.sqrtD
+	if gap <= 0 {
+		return 0
+	}
+	return gap * gap * b.mul * (1 - 1e-9)
 }
 
 // rerankMargin is the relative margin within which float32 distances are
@@ -677,24 +692,41 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, st *Stats
 const rerankMargin = 1e-4
 
 // rerank computes exact float64 distances (rounded once to float32) for
-// the candidates that can be among the best k given float32 distances
-// (sorted ascending), and orders those by them. Candidates whose float32
-// distance is more than rerankMargin past the k-th cannot enter the top k.
+// the candidates (in any order) that can be among the best k given their
+// float32 distances, and returns those sorted by them. Candidates whose
+// float32 distance is more than rerankMargin past the k-th cannot enter
+// the top k.
 func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int) ([]cand, error) {
-	// refine leaves the vectors of the candidates it sorted in s.vs.
+	// refine leaves the vectors of the candidates it scored in s.vs.
 	reuse := s.vsFor == len(cands)
 	s.vsFor = -1
 	if len(cands) == 0 {
 		return cands, nil
 	}
-	kth := cands[min(k, len(cands))-1].dist
+	var vs [][]float32
+	if reuse {
+		vs = s.vs
+	}
+	s.kd = slices.Grow(s.kd[:0], len(cands))
+	for _, c := range cands {
+		s.kd = append(s.kd, c.dist)
+	}
+	kth := kthFloat(s.kd, min(k, len(cands)))
 	limit := kth + float32(rerankMargin)*kth + 1e-30
+	// Move the leaders (within the margin) to the front, with their
+	// vectors.
 	m := 0
-	for m < len(cands) && cands[m].dist <= limit {
+	for j, c := range cands {
+		if c.dist > limit {
+			continue
+		}
+		cands[m], cands[j] = cands[j], cands[m]
+		if vs != nil {
+			vs[m], vs[j] = vs[j], vs[m]
+		}
 		m++
 	}
 	half := ix.snap.Metric == metadata.MetricCosine
-	vs := s.vs
 	if !reuse {
 		var err error
 		if vs, err = ix.candVectors(ctx, cands[:m], s.vs); err != nil {

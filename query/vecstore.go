@@ -82,21 +82,41 @@ func (s *vecStore) fits(rows int64, nlist int, limit int64) bool {
 
 // get returns the stored block of cid, or nil, counting a hit or a miss.
 func (s *vecStore) get(cid int32) []float32 {
+	v := s.lookup(cid)
+	if v == nil {
+		s.count(0, 1)
+	} else {
+		s.count(1, 0)
+	}
+	return v
+}
+
+// lookup is get without counting: a query counts its lookups once (count),
+// not with shared atomic counters per list.
+func (s *vecStore) lookup(cid int32) []float32 {
 	if cid < 0 || int(cid) >= len(s.slots) {
 		return nil
 	}
 	lv := s.slots[cid].Load()
 	if lv == nil {
-		s.misses.Add(1)
-		s.acct.Miss()
 		return nil
 	}
 	if !lv.ref.Load() {
 		lv.ref.Store(true)
 	}
-	s.hits.Add(1)
-	s.acct.Hit()
 	return lv.v
+}
+
+// count adds a query's lookups to the counters.
+func (s *vecStore) count(hits, misses int64) {
+	if hits > 0 {
+		s.hits.Add(hits)
+		s.acct.Hits(hits)
+	}
+	if misses > 0 {
+		s.misses.Add(misses)
+		s.acct.Misses(misses)
+	}
 }
 
 // put stores v as the block of cid (unless another caller stored one
@@ -266,15 +286,18 @@ func (ix *Index) fillStore(ctx context.Context) error {
 
 // listVectors returns the exact vectors of list l (row i at
 // [i*w:(i+1)*w], zero padded) from the store, reading only that list's rows from
-// the source on a miss. Lists that are not an index list (cid < 0, the
+// the source on a miss (counted here; a hit increments *hits, which the
+// caller adds to the store's counters once). Lists that are not an index list (cid < 0, the
 // filters' exact plan) are gathered by ordinal.
-func (ix *Index) listVectors(ctx context.Context, l *list) ([]float32, error) {
+func (ix *Index) listVectors(ctx context.Context, l *list, hits *int64) ([]float32, error) {
 	if err := ix.warmStore(ctx); err != nil {
 		return nil, err
 	}
-	if v := ix.vstore.get(l.cid); v != nil {
+	if v := ix.vstore.lookup(l.cid); v != nil {
+		*hits++ // counted by the caller, once per query
 		return v, nil
 	}
+	ix.vstore.count(0, 1)
 	ords, err := ix.sourceOrds(ctx, l)
 	if err != nil {
 		return nil, err
@@ -375,9 +398,15 @@ func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) 
 	var missAt []int
 	var last *list
 	var lastV []float32
+	var hits, misses int64
 	for j, c := range cands {
 		if c.l != last {
-			last, lastV = c.l, ix.vstore.get(c.l.cid)
+			last, lastV = c.l, ix.vstore.lookup(c.l.cid)
+			if lastV != nil {
+				hits++
+			} else {
+				misses++
+			}
 		}
 		if lastV != nil {
 			vs[j] = lastV[int(c.i)*w : int(c.i+1)*w : int(c.i+1)*w]
@@ -390,6 +419,7 @@ func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) 
 		miss = append(miss, ords[c.i])
 		missAt = append(missAt, j)
 	}
+	ix.vstore.count(hits, misses)
 	if len(miss) > 0 {
 		read := make([]float32, len(miss)*w)
 		if err := ix.gatherVectors(ctx, miss, read); err != nil {

@@ -161,6 +161,21 @@ func (a *Account) Miss() {
 	}
 }
 
+// Hits and Misses count n lookups at once (a query's, added once rather
+// than one shared atomic add per lookup).
+func (a *Account) Hits(n int64) {
+	if a != nil {
+		a.hits.Add(n)
+	}
+}
+
+// Misses counts n lookups that did not find their entries.
+func (a *Account) Misses(n int64) {
+	if a != nil {
+		a.misses.Add(n)
+	}
+}
+
 // Used returns the bytes charged to the account.
 func (a *Account) Used() int64 { return a.used.Load() }
 

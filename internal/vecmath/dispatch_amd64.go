@@ -2,7 +2,11 @@
 
 package vecmath
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // Kernel selection, fixed at program start. The AVX-512 set needs F (zmm
 // float and dword ops), BW (VPMADDWD, VPSADBW on zmm) and VNNI (VPDPBUSD for
@@ -168,15 +172,18 @@ func sumU8(c []byte) (uint32, uint32) {
 }
 func sumU4(c []byte, dim int) (uint32, uint32) { return sumU4Generic(c, dim) }
 
-// The batch forms call the assembly directly per row when the dimension is
-// a whole number of blocks, skipping the per-call tail handling.
+// The batch forms call the assembly directly when the dimension is a whole
+// number of blocks, skipping the per-call tail handling: the AVX-512 float32
+// and 8-bit kernels loop over the rows in assembly (one call per batch), the
+// others are called per row.
 
 func l2SqBatch(q, rows, out []float32) {
 	d := len(q)
 	switch {
 	case useAVX512 && d%16 == 0:
-		for i := range out {
-			out[i] = l2SqAVX512(&q[0], &rows[i*d], d)
+		if len(out) > 0 {
+			_ = rows[len(out)*d-1]
+			l2SqBatchAVX512(&q[0], &rows[0], d, len(out), &out[0])
 		}
 	case useAVX2 && d%8 == 0:
 		for i := range out {
@@ -184,6 +191,17 @@ func l2SqBatch(q, rows, out []float32) {
 		}
 	default:
 		l2SqBatchGeneric(q, rows, out)
+	}
+}
+
+func l2SqViews(q []float32, views [][]float32, out []float32) {
+	d := len(q)
+	if useAVX512 && d%16 == 0 && len(out) > 0 {
+		l2SqViewsAVX512(&q[0], unsafe.Pointer(&views[0]), d, len(out), &out[0])
+		return
+	}
+	for i, v := range views {
+		out[i] = l2Sq(q, v[:d])
 	}
 }
 
@@ -207,8 +225,9 @@ func dotU8Batch(q []float32, codes []byte, out []float32) {
 	d := len(q)
 	switch {
 	case useAVX512 && d%16 == 0:
-		for i := range out {
-			out[i] = dotU8AVX512(&q[0], &codes[i*d], d)
+		if len(out) > 0 {
+			_ = codes[len(out)*d-1]
+			dotU8BatchAVX512(&q[0], &codes[0], d, len(out), &out[0])
 		}
 	case useAVX2 && d%8 == 0:
 		for i := range out {

@@ -4,13 +4,18 @@ package vecmath
 
 const impl = "go"
 
-func l2Sq(a, b []float32) float32                   { return l2SqGeneric(a, b) }
-func dot(a, b []float32) float32                    { return dotGeneric(a, b) }
-func dotU8(q []float32, c []byte) float32           { return dotU8Generic(q, c) }
-func dotU4(q []float32, c []byte) float32           { return dotU4Generic(q, c) }
-func sumU8(c []byte) (uint32, uint32)               { return sumU8Generic(c) }
-func sumU4(c []byte, dim int) (uint32, uint32)      { return sumU4Generic(c, dim) }
-func l2SqBatch(q, rows, out []float32)              { l2SqBatchGeneric(q, rows, out) }
+func l2Sq(a, b []float32) float32              { return l2SqGeneric(a, b) }
+func dot(a, b []float32) float32               { return dotGeneric(a, b) }
+func dotU8(q []float32, c []byte) float32      { return dotU8Generic(q, c) }
+func dotU4(q []float32, c []byte) float32      { return dotU4Generic(q, c) }
+func sumU8(c []byte) (uint32, uint32)          { return sumU8Generic(c) }
+func sumU4(c []byte, dim int) (uint32, uint32) { return sumU4Generic(c, dim) }
+func l2SqBatch(q, rows, out []float32)         { l2SqBatchGeneric(q, rows, out) }
+func l2SqViews(q []float32, views [][]float32, out []float32) {
+	for i, v := range views {
+		out[i] = l2SqGeneric(q, v[:len(q)])
+	}
+}
 func dotBatch(q, rows, out []float32)               { dotBatchGeneric(q, rows, out) }
 func dotU8Batch(q []float32, c []byte, o []float32) { dotU8BatchGeneric(q, c, o) }
 func dotU4Batch(q []float32, c []byte, o []float32) { dotU4BatchGeneric(q, c, o) }

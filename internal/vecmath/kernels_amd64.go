@@ -2,6 +2,8 @@
 
 package vecmath
 
+import "unsafe"
+
 // Assembly kernels in kernels_amd64.s. n must be a multiple of the kernel's
 // block size (see there); the pointers must cover n elements (n/2 bytes for
 // 4-bit codes).
@@ -62,3 +64,19 @@ func dotSumsU4SplitBatch2AVX512(qs *float32, h int, codes *byte, n int, dots *fl
 
 //go:noescape
 func dotSumsU4SplitTailAVX512(qs *float32, h int, codes *byte, n int, dots *float32, sums, sumSqs *uint32, m, r int)
+
+// Row-batch forms of l2SqAVX512 and dotU8AVX512: out[i] for the n rows of
+// d values (d a multiple of 16) starting at rows/codes, bit-identical to a
+// call per row.
+
+//go:noescape
+func l2SqBatchAVX512(q, rows *float32, d, n int, out *float32)
+
+//go:noescape
+func dotU8BatchAVX512(q *float32, codes *byte, d, n int, out *float32)
+
+// l2SqViewsAVX512 is l2SqBatchAVX512 over scattered rows: views points to
+// n slice headers ([]float32), each row's first d values are read.
+//
+//go:noescape
+func l2SqViewsAVX512(q *float32, views unsafe.Pointer, d, n int, out *float32)

@@ -1461,3 +1461,201 @@ u4t_row:
 u4t_end:
 	VZEROUPPER
 	RET
+
+// func l2SqBatchAVX512(q, rows *float32, d, n int, out *float32)
+// out[i] = l2SqAVX512(q, rows + i*d, d) for i < n, bit for bit (the same
+// accumulation per row), without a call per row. d is a multiple of 16.
+TEXT ·l2SqBatchAVX512(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), R9
+	MOVQ rows+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ n+24(FP), BX
+	MOVQ out+32(FP), R8
+
+l2b_row:
+	TESTQ  BX, BX
+	JZ     l2b_end
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+l2b_64:
+	CMPQ        CX, $64
+	JL          l2b_16
+	VMOVUPS     (SI), Z4
+	VMOVUPS     64(SI), Z5
+	VMOVUPS     128(SI), Z6
+	VMOVUPS     192(SI), Z7
+	VSUBPS      (DI), Z4, Z4
+	VSUBPS      64(DI), Z5, Z5
+	VSUBPS      128(DI), Z6, Z6
+	VSUBPS      192(DI), Z7, Z7
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+	JMP         l2b_64
+
+l2b_16:
+	CMPQ        CX, $16
+	JL          l2b_rowdone
+	VMOVUPS     (SI), Z4
+	VSUBPS      (DI), Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         l2b_16
+
+l2b_rowdone:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	REDUCE_PS_Z0
+	VMOVSS X0, (R8)
+	ADDQ   $4, R8
+	DECQ   BX
+	JMP    l2b_row
+
+l2b_end:
+	VZEROUPPER
+	RET
+
+// func dotU8BatchAVX512(q *float32, codes *byte, d, n int, out *float32)
+// out[i] = dotU8AVX512(q, codes + i*d, d) for i < n, bit for bit, without
+// a call per row. d is a multiple of 16.
+TEXT ·dotU8BatchAVX512(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), R9
+	MOVQ codes+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ n+24(FP), BX
+	MOVQ out+32(FP), R8
+
+du8b_row:
+	TESTQ  BX, BX
+	JZ     du8b_end
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8b_64:
+	CMPQ        CX, $64
+	JL          du8b_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8b_64
+
+du8b_16:
+	CMPQ        CX, $16
+	JL          du8b_rowdone
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8b_16
+
+du8b_rowdone:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	REDUCE_PS_Z0
+	VMOVSS X0, (R8)
+	ADDQ   $4, R8
+	DECQ   BX
+	JMP    du8b_row
+
+du8b_end:
+	VZEROUPPER
+	RET
+
+// func l2SqViewsAVX512(q *float32, views unsafe.Pointer, d, n int, out *float32)
+// out[i] = l2SqAVX512(q, views[i].ptr, d) for the n slice headers (24 bytes
+// each) at views: scattered rows in one call, bit-identical to a call per
+// row. d is a multiple of 16.
+TEXT ·l2SqViewsAVX512(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), R9
+	MOVQ views+8(FP), R10
+	MOVQ d+16(FP), DX
+	MOVQ n+24(FP), BX
+	MOVQ out+32(FP), R8
+
+l2v_row:
+	TESTQ  BX, BX
+	JZ     l2v_end
+	MOVQ   R9, SI
+	MOVQ   (R10), DI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+l2v_64:
+	CMPQ        CX, $64
+	JL          l2v_16
+	VMOVUPS     (SI), Z4
+	VMOVUPS     64(SI), Z5
+	VMOVUPS     128(SI), Z6
+	VMOVUPS     192(SI), Z7
+	VSUBPS      (DI), Z4, Z4
+	VSUBPS      64(DI), Z5, Z5
+	VSUBPS      128(DI), Z6, Z6
+	VSUBPS      192(DI), Z7, Z7
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+	JMP         l2v_64
+
+l2v_16:
+	CMPQ        CX, $16
+	JL          l2v_rowdone
+	VMOVUPS     (SI), Z4
+	VSUBPS      (DI), Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         l2v_16
+
+l2v_rowdone:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	REDUCE_PS_Z0
+	VMOVSS X0, (R8)
+	ADDQ   $4, R8
+	ADDQ   $24, R10
+	DECQ   BX
+	JMP    l2v_row
+
+l2v_end:
+	VZEROUPPER
+	RET

@@ -174,6 +174,26 @@ func L2SqBatch(q []float32, rows []float32, dim int, out []float32) {
 	l2SqBatch(q, rows, out)
 }
 
+// L2SqViews sets out[i] = L2Sq(q, views[i][:len(q)]) for every i in
+// [0, len(out)): L2SqBatch over scattered rows (e.g. candidates' vectors
+// in a store), one call for all of them. It panics unless len(views) ==
+// len(out) and every view holds at least len(q) values.
+func L2SqViews(q []float32, views [][]float32, out []float32) {
+	if len(views) != len(out) {
+		panic("vecmath: views length mismatch")
+	}
+	for _, v := range views {
+		if len(v) < len(q) {
+			panic("vecmath: view shorter than the query")
+		}
+	}
+	if len(q) == 0 {
+		clear(out)
+		return
+	}
+	l2SqViews(q, views, out)
+}
+
 // DotBatch sets out[i] = Dot(q, rows[i*dim:(i+1)*dim]) for every i in
 // [0, len(out)). It panics unless dim == len(q) and len(rows) == len(out)*dim.
 func DotBatch(q []float32, rows []float32, dim int, out []float32) {

@@ -233,6 +233,11 @@ func testBatchMatchesSingle(t *testing.T) {
 			for i := range out {
 				want, abs := refL2Sq(q, rows[i*d:(i+1)*d])
 				check(t, "L2SqBatch", out[i], want, abs, d)
+				// on whole blocks (the padded scan layouts) the batch
+				// kernels accumulate each row as the single-row ones do
+				if s := L2Sq(q, rows[i*d:(i+1)*d]); d%16 == 0 && s != out[i] {
+					t.Fatalf("L2SqBatch D=%d row %d = %v, L2Sq = %v: not bit-identical", d, i, out[i], s)
+				}
 			}
 			DotBatch(q, rows, d, out)
 			for i := range out {
@@ -243,6 +248,9 @@ func testBatchMatchesSingle(t *testing.T) {
 			for i := range out {
 				want, abs := refDotU(q, codes[i*d:(i+1)*d])
 				check(t, "DotU8Batch", out[i], want, abs, d)
+				if s := DotU8(q, codes[i*d:(i+1)*d]); d%16 == 0 && s != out[i] {
+					t.Fatalf("DotU8Batch D=%d row %d = %v, DotU8 = %v: not bit-identical", d, i, out[i], s)
+				}
 			}
 			sums, sqs := make([]uint32, n), make([]uint32, n)
 			DotSumsU8Batch(q, codes, out, sums, sqs)
@@ -338,5 +346,40 @@ func TestLengthMismatchPanics(t *testing.T) {
 			}()
 			f()
 		})
+	}
+}
+
+func TestL2SqViews(t *testing.T) { withImpls(t, testL2SqViews) }
+
+// testL2SqViews: L2SqViews over scattered, longer views equals L2Sq on
+// each view's first len(q) values, bit for bit, at every dimension.
+func testL2SqViews(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for d := 0; d <= 200; d++ {
+		for _, n := range []int{0, 1, 2, 7} {
+			q := make([]float32, d)
+			for i := range q {
+				q[i] = float32(r.NormFloat64())
+			}
+			pool := make([]float32, 10*(d+5))
+			for i := range pool {
+				pool[i] = float32(r.NormFloat64())
+			}
+			views := make([][]float32, n)
+			for i := range views {
+				at := r.IntN(10) * (d + 5)
+				views[i] = pool[at : at+d+r.IntN(5)]
+			}
+			out := make([]float32, n)
+			for i := range out {
+				out[i] = float32(math.NaN())
+			}
+			L2SqViews(q, views, out)
+			for i, v := range views {
+				if want := L2Sq(q, v[:d]); out[i] != want {
+					t.Fatalf("L2SqViews D=%d view %d = %v, L2Sq = %v", d, i, out[i], want)
+				}
+			}
+		}
 	}
 }

@@ -1,0 +1,107 @@
+// Command fvecs writes a Parquet source's canonical vectors (converted to
+// float32 and, for -metric cosine, normalised, exactly as an index reads
+// them) as a base .fvecs for the FAISS peer, and every n-th row of them as
+// a query .fvecs, in source order. Deterministic: the same source gives the
+// same bytes.
+//
+//	fvecs [-metric cosine] [-every 10] [-first 0] SOURCE VECTOR_FIELD KEY_FIELD BASE.fvecs QUERIES.fvecs
+//
+// e.g. the GloVe sample's base and 1,000 queries (rows 0, 10, 20, …):
+//
+//	go run ./bench/fvecs -metric cosine examples/glove/glove-10k.parquet embedding word gd/glove-base.fvecs gd/glove-q1k.fvecs
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/parqdb/parqdb/internal/source"
+	"github.com/parqdb/parqdb/metadata"
+)
+
+func main() {
+	metric := flag.String("metric", metadata.MetricL2Squared, "l2_squared or cosine (cosine normalises every row)")
+	every := flag.Int("every", 10, "write every n-th row as a query")
+	first := flag.Int("first", 0, "row number of the first query")
+	flag.Parse()
+	if flag.NArg() != 5 || *every < 1 || *first < 0 {
+		fmt.Fprintln(os.Stderr, "usage: fvecs [-metric cosine] [-every 10] [-first 0] SOURCE VECTOR_FIELD KEY_FIELD BASE.fvecs QUERIES.fvecs")
+		os.Exit(2)
+	}
+	a := flag.Args()
+	if err := run(a[0], a[1], a[2], a[3], a[4], *metric, *every, *first); err != nil {
+		fmt.Fprintln(os.Stderr, "fvecs:", err)
+		os.Exit(1)
+	}
+}
+
+func run(src, field, key, basePath, qPath, metric string, every, first int) error {
+	ctx := context.Background()
+	t, _, err := source.OpenLocation(ctx, src)
+	if err != nil {
+		return err
+	}
+	l, err := t.Check(ctx, source.Binding{VectorField: field, KeyFields: []string{key}, Metric: metric})
+	if err != nil {
+		return err
+	}
+	bf, err := os.Create(basePath)
+	if err != nil {
+		return err
+	}
+	defer bf.Close()
+	qf, err := os.Create(qPath)
+	if err != nil {
+		return err
+	}
+	defer qf.Close()
+	bw, qw := bufio.NewWriter(bf), bufio.NewWriter(qf)
+	var row, nq int64
+	buf := make([]byte, 4)
+	put := func(w *bufio.Writer, v []float32) error {
+		binary.LittleEndian.PutUint32(buf, uint32(len(v)))
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		for _, x := range v {
+			binary.LittleEndian.PutUint32(buf, math.Float32bits(x))
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err = t.Scan(ctx, l, 0, func(b *source.Batch) error {
+		for i := 0; i < b.N; i++ {
+			v := b.Vector(i)
+			if err := put(bw, v); err != nil {
+				return err
+			}
+			if row >= int64(first) && (row-int64(first))%int64(every) == 0 {
+				if err := put(qw, v); err != nil {
+					return err
+				}
+				nq++
+			}
+			row++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(bw.Flush(), qw.Flush()); err != nil {
+		return err
+	}
+	if err := errors.Join(bf.Close(), qf.Close()); err != nil {
+		return err
+	}
+	fmt.Printf("%s: %d rows; %s: %d queries\n", basePath, row, qPath, nq)
+	return nil
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package query_test
+
+func threadCPUNanos() int64 { return -1 }

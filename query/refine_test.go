@@ -1,0 +1,69 @@
+package query_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/query"
+)
+
+// TestRefineSkipSameResults: refine with LVQ8 re-scores the k best by code
+// distance and then only the candidates whose lower bound could still beat
+// them; the results (keys and distances, bit for bit) must be those of
+// re-scoring every candidate, and the skipping must actually skip.
+func TestRefineSkipSameResults(t *testing.T) {
+	ctx := context.Background()
+	for _, metric := range []string{metadata.MetricCosine, metadata.MetricL2Squared} {
+		f := newFixture(t, metric, metadata.EncodingLVQ8, 40)
+		ix, err := query.Open(ctx, f.env, "words", query.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var skipped, all int64
+		for qi := 0; qi < 150; qi++ {
+			q := append([]float32(nil), f.vecs[qi*53%len(f.vecs)]...)
+			if qi%2 == 1 { // off the data points
+				for j := range q {
+					q[j] += float32((qi*7+j)%11-5) * 0.03
+				}
+			}
+			for _, o := range []query.Options{{K: 10, NProbe: 4, Refine: 4}, {K: 10, NProbe: 16, Refine: 8}, {K: 3, NProbe: 8, Refine: 2}, {K: 25, NProbe: 40, Refine: 3}} {
+				o.NoRows = true
+				query.SetRefineSkip(false)
+				want, err := ix.Search(ctx, q, o)
+				query.SetRefineSkip(true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := ix.Search(ctx, q, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := fmt.Sprintf("%s query %d k %d nprobe %d refine %d", metric, qi, o.K, o.NProbe, o.Refine)
+				if len(got.Hits) != len(want.Hits) {
+					t.Fatalf("%s: %d hits, want %d", name, len(got.Hits), len(want.Hits))
+				}
+				for i := range got.Hits {
+					g, w := got.Hits[i], want.Hits[i]
+					if !bytes.Equal(g.Key, w.Key) || g.Distance != w.Distance {
+						t.Fatalf("%s: hit %d is %q at %v, without skipping %q at %v", name, i, g.Key, g.Distance, w.Key, w.Distance)
+					}
+				}
+				if got.Stats.Refined > want.Stats.Refined {
+					t.Fatalf("%s: refined %d, more than without skipping (%d)", name, got.Stats.Refined, want.Stats.Refined)
+				}
+				skipped += want.Stats.Refined - got.Stats.Refined
+				all += want.Stats.Refined
+			}
+		}
+		query.SetRefineSkip(true)
+		ix.Close()
+		if skipped == 0 {
+			t.Errorf("%s: refine skipped none of %d candidates", metric, all)
+		}
+		t.Logf("%s: skipped %d of %d refined candidates", metric, skipped, all)
+	}
+}

@@ -1,0 +1,237 @@
+package query
+
+import (
+	"bytes"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// cand is a scored postings row: row i of list l.
+type cand struct {
+	dist float32
+	i    int32
+	l    *list
+}
+
+func (c cand) key() []byte { return c.l.batch.Key(int(c.i)) }
+
+// lessCand orders candidates by distance, then key: a strict total order,
+// since the keys of an index's rows are unique. The distance test inlines;
+// keys are compared only on a tie.
+func lessCand(a, b cand) bool {
+	return a.dist < b.dist || a.dist == b.dist && keyLess(a, b)
+}
+
+func keyLess(a, b cand) bool { return bytes.Compare(a.key(), b.key()) < 0 }
+
+func compareCand(a, b cand) int {
+	switch {
+	case a.dist < b.dist:
+		return -1
+	case a.dist > b.dist:
+		return 1
+	}
+	return bytes.Compare(a.key(), b.key())
+}
+
+// topK keeps the k best candidates (by lessCand) of those offered. It is a
+// threshold-pruned buffer rather than a heap: an offered candidate no
+// farther than the admission bound is appended (no sifting), and when the
+// buffer holds limit candidates a selection (selectCands, quickselect)
+// keeps the k best and lowers the bound to the k-th distance. The bound is
+// never below the k-th best distance of all candidates offered so far, so
+// no candidate of the final k best is ever refused, and best() selects
+// exactly the set a bounded heap would keep.
+type topK struct {
+	k     int
+	limit int     // buffer length that triggers a selection (≥ 2k)
+	thr   float32 // admission bound: +Inf until the first selection
+	h     []cand
+	ds    []float32 // trim: the buffer's distances, for selection
+}
+
+func (t *topK) reset(k int) {
+	t.k = k
+	t.limit = max(2*k, k+32)
+	t.thr = float32(math.Inf(1))
+	// Drop the list pointers held from the last query; trim and best clear
+	// the rows they drop, so nothing past len(t.h) holds one.
+	clear(t.h)
+	t.h = t.h[:0]
+}
+
+// threshold is the admission bound: a candidate farther than it cannot be
+// among the k best. It is +Inf until the buffer first fills, then the k-th
+// best distance at the last selection.
+func (t *topK) threshold() float32 { return t.thr }
+
+// full reports whether at least k candidates were kept.
+func (t *topK) full() bool { return len(t.h) >= t.k }
+
+// push offers c, which is dropped if it is farther than the threshold.
+func (t *topK) push(c cand) {
+	if c.dist > t.thr {
+		return
+	}
+	t.h = append(t.h, c)
+	if len(t.h) >= t.limit {
+		t.trim()
+	}
+}
+
+// trim lowers the threshold to the k-th best distance of the buffer and
+// drops the candidates farther than it (selecting on the distances alone:
+// candidates tied with the k-th stay, so more than k may remain; when the
+// ties would leave no room, it keeps exactly the k best).
+func (t *topK) trim() {
+	if len(t.h) <= t.k {
+		return
+	}
+	t.ds = t.ds[:0]
+	for _, c := range t.h {
+		t.ds = append(t.ds, c.dist)
+	}
+	thr := kthFloat(t.ds, t.k)
+	n := 0
+	for _, c := range t.h { // branch-free compaction
+		t.h[n] = c
+		inc := 0
+		if c.dist <= thr {
+			inc = 1
+		}
+		n += inc
+	}
+	if n >= (t.k+t.limit)/2 { // many ties with the k-th
+		selectCands(t.h[:n], t.k)
+		n = t.k
+	}
+	clear(t.h[n:])
+	t.h = t.h[:n]
+	t.thr = thr
+}
+
+// best returns the (at most) k best candidates, in no particular order.
+func (t *topK) best() []cand {
+	t.trim()
+	if len(t.h) > t.k {
+		selectCands(t.h, t.k)
+		clear(t.h[t.k:])
+		t.h = t.h[:t.k]
+	}
+	return t.h
+}
+
+// sorted returns the k best candidates best first; the buffer is spent.
+func (t *topK) sorted() []cand {
+	h := t.best()
+	slices.SortFunc(h, compareCand)
+	return h
+}
+
+// selectCands reorders h so that h[:n] holds its n best candidates (by
+// lessCand) with the n-th best at h[n-1]: quickselect with a median-of-3
+// pivot, finished by insertion sort on short ranges, falling back to a sort
+// when the partitions keep coming out lopsided. 1 ≤ n ≤ len(h).
+func selectCands(h []cand, n int) {
+	lo, hi := 0, len(h) // the n-th best is in h[lo:hi]; h[:lo] ≤ it ≤ h[hi:]
+	for budget := 2 * bits.Len(uint(len(h))); hi-lo > 12; budget-- {
+		if budget == 0 {
+			slices.SortFunc(h[lo:hi], compareCand)
+			return
+		}
+		p := partitionCands(h, lo, hi)
+		switch {
+		case p == n-1:
+			return
+		case p < n-1:
+			lo = p + 1
+		default:
+			hi = p
+		}
+	}
+	for i := lo + 1; i < hi; i++ {
+		for j := i; j > lo && lessCand(h[j], h[j-1]); j-- {
+			h[j], h[j-1] = h[j-1], h[j]
+		}
+	}
+}
+
+// partitionCands partitions h[lo:hi] (at least 3 long) around the median
+// of its first, middle and last candidates and returns the pivot's final
+// place p: h[lo:p] are better than h[p], h[p+1:hi] worse.
+func partitionCands(h []cand, lo, hi int) int {
+	a, m, b := lo, lo+(hi-lo)/2, hi-1
+	if lessCand(h[m], h[a]) {
+		h[m], h[a] = h[a], h[m]
+	}
+	if lessCand(h[b], h[m]) {
+		h[b], h[m] = h[m], h[b]
+		if lessCand(h[m], h[a]) {
+			h[m], h[a] = h[a], h[m]
+		}
+	}
+	// h[a] ≤ h[m] ≤ h[b]: the median goes last, as the pivot.
+	h[m], h[b] = h[b], h[m]
+	pv := h[b]
+	i := lo
+	for j := lo; j < b; j++ {
+		if lessCand(h[j], pv) {
+			h[i], h[j] = h[j], h[i]
+			i++
+		}
+	}
+	h[i], h[b] = h[b], h[i]
+	return i
+}
+
+// kthFloat returns the n-th smallest value of a (1 ≤ n ≤ len(a)),
+// reordering a.
+func kthFloat(a []float32, n int) float32 {
+	lo, hi := 0, len(a)
+	for budget := 2 * bits.Len(uint(len(a))); hi-lo > 12; budget-- {
+		if budget == 0 {
+			slices.Sort(a[lo:hi])
+			return a[n-1]
+		}
+		m, b := lo+(hi-lo)/2, hi-1
+		if a[m] < a[lo] {
+			a[m], a[lo] = a[lo], a[m]
+		}
+		if a[b] < a[m] {
+			a[b], a[m] = a[m], a[b]
+			if a[m] < a[lo] {
+				a[m], a[lo] = a[lo], a[m]
+			}
+		}
+		a[m], a[b] = a[b], a[m]
+		pv := a[b]
+		i := lo
+		for j := lo; j < b; j++ {
+			// branch-free Lomuto step: the comparison is unpredictable
+			v := a[j]
+			a[j] = a[i]
+			a[i] = v
+			inc := 0
+			if v < pv {
+				inc = 1
+			}
+			i += inc
+		}
+		a[i], a[b] = a[b], a[i]
+		switch {
+		case i == n-1:
+			return pv
+		case i < n-1:
+			lo = i + 1
+		default:
+			hi = i
+		}
+	}
+	for i := lo + 1; i < hi; i++ {
+		for j := i; j > lo && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+	return a[n-1]
+}
