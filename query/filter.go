@@ -559,14 +559,12 @@ func (ix *Index) scoreExactCodes(s *scratch, l *list, c *exactCodes, vecs []floa
 	for i, dot := range s.dists {
 		d := norm2 + c.base[i] - (float64(c.offs[i])*sumq2 + float64(c.scales[i])*2*float64(dot))
 		s.approx[i] = d
-		if f := float32(d); len(t.h) < t.k || f < t.h[0].dist {
-			t.push(cand{dist: f, i: int32(i)})
-		}
+		t.push(cand{dist: float32(d), i: int32(i)})
 	}
 	limit := math.Inf(1)
-	if len(t.h) == t.k {
+	if best := t.best(); len(best) == k {
 		limit = 0
-		for _, h := range t.h {
+		for _, h := range best {
 			i := int(h.i)
 			r := math.Sqrt(max(s.approx[i]+eps(i), 0)) + c.errs[i]
 			limit = max(limit, r*r)
@@ -585,10 +583,7 @@ func (ix *Index) scoreExactCodes(s *scratch, l *list, c *exactCodes, vecs []floa
 		if half {
 			dist *= 0.5
 		}
-		if len(t.h) == t.k && dist > t.h[0].dist {
-			continue
-		}
-		t.push(cand{dist: dist, i: int32(i), l: l})
+		t.push(cand{dist: dist, i: int32(i), l: l}) // dropped past the threshold
 	}
 	st.Candidates += int64(n)
 	st.Refined += int64(scored)
