@@ -219,18 +219,3 @@ func (d *decoder) appendBoxed(v *vector, col column, page parquet.Page) error {
 		}
 	}
 }
-
-// pad appends zero rows to v up to n rows.
-func (v *vector) pad(typ colType, n int) {
-	for v.n < n {
-		switch typ {
-		case typeFloat:
-			v.floats = append(v.floats, 0)
-		case typeString:
-			v.offs = append(v.offs, uint32(len(v.data)))
-		default:
-			v.appendInt(0)
-		}
-		v.n++
-	}
-}

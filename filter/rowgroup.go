@@ -280,10 +280,8 @@ func (p *Program) segments(s *Scratch, chunks []parquet.ColumnChunk, pxs []*page
 	return segs
 }
 
-// decodeChunk decodes into vector j the pages of the chunk that hold rows
-// of segments to evaluate (every page when the chunk has no page index),
-// leaving zero rows for the others.
-func (p *Program) decodeChunk(ctx context.Context, s *Scratch, j int, cc parquet.ColumnChunk, px *pageIndex, segs []segment, rows int) (read, skipped int, err error) {
+// decodeChunk decodes every page of the chunk into vector j.
+func (p *Program) decodeChunk(ctx context.Context, s *Scratch, j int, cc parquet.ColumnChunk, rows int) (read int, err error) {
 	col := p.cols[j]
 	v := &s.b.vecs[j]
 	v.reset(col.typ, col.typ != typeBool && cc.Type().Kind() == parquet.Int32, col.unsigned)
@@ -291,72 +289,28 @@ func (p *Program) decodeChunk(ctx context.Context, s *Scratch, j int, cc parquet
 	d.dict = nil // dictionaries belong to their chunk
 	pages := cc.Pages()
 	defer pages.Close()
-	if px == nil {
-		for {
-			if err := ctx.Err(); err != nil {
-				return read, skipped, err
-			}
-			pg, err := pages.ReadPage()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return read, skipped, fmt.Errorf("column %q: %w", col.name, err)
-			}
-			err = d.appendPage(v, col, pg)
-			parquet.Release(pg)
-			if err != nil {
-				return read, skipped, err
-			}
-			read++
-		}
-		if v.n != rows {
-			return read, skipped, fmt.Errorf("column %q: %d values for %d rows", col.name, v.n, rows)
-		}
-		return read, skipped, nil
-	}
-	next := 0 // the page the reader is positioned at
-	si := 0
-	for i := 0; i+1 < len(px.first); i++ {
-		from, to := int(px.first[i]), int(px.first[i+1])
-		for si < len(segs) && segs[si].to <= from {
-			si++
-		}
-		want := false
-		for k := si; k < len(segs) && segs[k].from < to; k++ {
-			want = want || segs[k].class == segEval
-		}
-		if !want {
-			skipped++
-			continue
-		}
+	for {
 		if err := ctx.Err(); err != nil {
-			return read, skipped, err
-		}
-		if next != i {
-			if err := pages.SeekToRow(int64(from)); err != nil {
-				return read, skipped, fmt.Errorf("column %q: seek to row %d: %w", col.name, from, err)
-			}
+			return read, err
 		}
 		pg, err := pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			break
+		}
 		if err != nil {
-			return read, skipped, fmt.Errorf("column %q: page %d: %w", col.name, i, err)
+			return read, fmt.Errorf("column %q: %w", col.name, err)
 		}
-		if int(pg.NumRows()) != to-from {
-			parquet.Release(pg)
-			return read, skipped, fmt.Errorf("column %q: page %d has %d rows; the offset index says %d", col.name, i, pg.NumRows(), to-from)
-		}
-		v.pad(col.typ, from)
 		err = d.appendPage(v, col, pg)
 		parquet.Release(pg)
 		if err != nil {
-			return read, skipped, err
+			return read, err
 		}
-		next = i + 1
 		read++
 	}
-	v.pad(col.typ, rows)
-	return read, skipped, nil
+	if v.n != rows {
+		return read, fmt.Errorf("column %q: %d values for %d rows", col.name, v.n, rows)
+	}
+	return read, nil
 }
 
 // DecodeRowGroup decodes every value of the program's columns in one row
@@ -370,7 +324,7 @@ func (p *Program) DecodeRowGroup(ctx context.Context, s *Scratch, chunks []parqu
 		}
 	}()
 	for j, cc := range chunks {
-		read, _, err := p.decodeChunk(ctx, s, j, cc, nil, nil, rows)
+		read, err := p.decodeChunk(ctx, s, j, cc, rows)
 		pages += read
 		if err != nil {
 			return pages, err

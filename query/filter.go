@@ -476,15 +476,7 @@ func (ix *Index) scoreExact(s *scratch, l *list, vecs []float32, half bool, st *
 	vecmath.L2SqBatch(s.qp, vecs, stride(ix.Dim()), s.dists)
 	st.Candidates += int64(n)
 	t := &s.top
-	for i, d := range s.dists {
-		if half {
-			d *= 0.5
-		}
-		if d > t.threshold() {
-			continue
-		}
-		t.push(cand{dist: d, i: int32(i), l: l})
-	}
+	t.pushDists(s.dists, half, l)
 }
 
 // exactCodesMinRows is the number of matching rows from which the exact

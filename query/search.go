@@ -485,15 +485,7 @@ func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
 		s.dists = slices.Grow(s.dists[:0], n)[:n]
 		lq.L2Sq4Batch(b.Codes, b.Offsets, b.Scales, s.dists)
 		st.Candidates += int64(n)
-		for i, d := range s.dists {
-			if half {
-				d *= 0.5
-			}
-			if d > t.threshold() {
-				continue
-			}
-			t.push(cand{dist: d, i: int32(i), l: l})
-		}
+		t.pushDists(s.dists, half, l)
 	}
 }
 
@@ -536,15 +528,7 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 			vecmath.L2SqBatch(s.qp, v, ix.vstore.w, s.dists)
 		}
 		st.Candidates += int64(n)
-		for i, d := range s.dists {
-			if half {
-				d *= 0.5
-			}
-			if d > t.threshold() {
-				continue
-			}
-			t.push(cand{dist: d, i: int32(i), l: l})
-		}
+		t.pushDists(s.dists, half, l)
 	}
 	return nil
 }

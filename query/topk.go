@@ -80,6 +80,17 @@ func (t *topK) push(c cand) {
 	}
 }
 
+// pushDists offers row i of list l at distance dists[i] (halved for
+// cosine's _distance when half), for every row the kernel scored.
+func (t *topK) pushDists(dists []float32, half bool, l *list) {
+	for i, d := range dists {
+		if half {
+			d *= 0.5
+		}
+		t.push(cand{dist: d, i: int32(i), l: l})
+	}
+}
+
 // trim lowers the threshold to the k-th best distance of the buffer and
 // drops the candidates farther than it (selecting on the distances alone:
 // candidates tied with the k-th stay, so more than k may remain; when the
