@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/parqdb/parqdb/internal/vecmath"
 	"github.com/parqdb/parqdb/lvq"
 )
 
@@ -56,11 +57,16 @@ type TrainConfig struct {
 
 // ProgressTotal is the iteration budget Train reports as its first
 // Progress total: Iterations (default DefaultIterations) Lloyd iterations
-// for the root k-means and for each root's leaf k-means. A caller can size
+// for the root k-means and for each root's leaf k-means, plus the rounds of
+// boundary refinement when there is more than one root. A caller can size
 // a progress display with it before training starts.
 func (cfg TrainConfig) ProgressTotal() int {
 	roots := min(cmp0(cfg.Roots, DefaultRoots(cfg.NList)), cfg.NList)
-	return cmp0(cfg.Iterations, DefaultIterations) * (roots + 1)
+	total := cmp0(cfg.Iterations, DefaultIterations) * (roots + 1)
+	if roots > 1 {
+		total += refineRounds
+	}
+	return total
 }
 
 // DefaultRoots returns the default root count for nlist leaves:
@@ -126,6 +132,12 @@ type TrainReport struct {
 // multiple of dim), ErrSampleTooSmall (fewer rows than NList), ErrNonFinite
 // (a NaN or infinite element, named by row and index) or ctx.Err().
 func Train(ctx context.Context, sample []float32, dim int, cfg TrainConfig) (*Centroids, TrainReport, error) {
+	return train(ctx, sample, dim, cfg, refineRounds)
+}
+
+// train is Train with refine rounds of boundary refinement (tests compare
+// with 0).
+func train(ctx context.Context, sample []float32, dim int, cfg TrainConfig, refine int) (*Centroids, TrainReport, error) {
 	var rep TrainReport
 	if err := cfg.Validate(); err != nil {
 		return nil, rep, err
@@ -148,7 +160,7 @@ func Train(ctx context.Context, sample []float32, dim int, cfg TrainConfig) (*Ce
 			return nil, rep, fmt.Errorf("%w: sample row %d element %d is %v", ErrNonFinite, i/dim, i%dim, v)
 		}
 	}
-	t := &trainer{ctx: ctx, sample: sample, n: n, dim: dim, cfg: cfg}
+	t := &trainer{ctx: ctx, sample: sample, n: n, dim: dim, cfg: cfg, refine: refine}
 	t.iters = cmp0(cfg.Iterations, DefaultIterations)
 	t.workers = max(cfg.Workers, 1)
 	t.nroots = min(cmp0(cfg.Roots, DefaultRoots(cfg.NList)), cfg.NList)
@@ -188,6 +200,7 @@ type trainer struct {
 	iters   int
 	workers int
 	nroots  int
+	refine  int // boundary refinement rounds
 
 	mu          sync.Mutex
 	done, total int
@@ -277,11 +290,115 @@ func (t *trainer) train(rep *TrainReport) (*Centroids, error) {
 		rep.EmptyRecovered += km.reseeded
 		emptyLeaves += km.empty()
 	}
+	if t.nroots > 1 && t.refine > 0 {
+		counts, err := t.refineLeaves(root.centroids, cidOffsets, leaves)
+		if err != nil {
+			return nil, err
+		}
+		emptyLeaves = 0
+		for _, c := range counts {
+			if c == 0 {
+				emptyLeaves++
+			}
+		}
+	}
 	if emptyLeaves > 0 {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 			"%d of %d leaves have no sample rows (too few distinct rows in their roots)", emptyLeaves, t.cfg.NList))
 	}
 	return t.assemble(root.centroids, cidOffsets, leaves), nil
+}
+
+// Boundary refinement (step 6b, docs/ivf.md): each root's leaves were
+// trained on that root's rows only, so rows near a root boundary were never
+// offered to the other side's leaves. refineRounds Lloyd rounds over the
+// whole sample then assign every row to its nearest leaf among the leaves
+// of its refineRoots nearest roots, and move every leaf that has rows to
+// their mean. Leaf ownership (the CID intervals) and the roots do not change.
+const (
+	refineRounds = 3
+	refineRoots  = 4
+)
+
+// refineLeaves runs t.refine rounds of boundary refinement on leaves (C×dim, updated in
+// place) and returns each leaf's final sample population. The result does
+// not depend on t.workers: per-row work is independent of the goroutine
+// that does it and the means are summed in row order (kmeans.update).
+func (t *trainer) refineLeaves(roots []float32, cidOffsets []int32, leaves []float32) ([]int, error) {
+	d, nr := t.dim, t.nroots
+	m := min(refineRoots, nr)
+	near := make([]int32, t.n*m) // each row's m nearest roots, nearest first
+	err := parallelRows(t.ctx, t.n, t.workers, func(lo, hi int) {
+		rd := make([]float32, nr)
+		for i := lo; i < hi; i++ {
+			vecmath.L2SqBatch(t.sample[i*d:(i+1)*d], roots, d, rd)
+			nearestRoots(rd, near[i*m:(i+1)*m])
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	km := &kmeans{data: t.sample, n: t.n, dim: d, k: t.cfg.NList, workers: t.workers,
+		centroids: leaves, labels: make([]int32, t.n), counts: make([]int, t.cfg.NList)}
+	maxLeaves := 0
+	for r := range nr {
+		maxLeaves = max(maxLeaves, int(cidOffsets[r+1]-cidOffsets[r]))
+	}
+	for range t.refine {
+		err := parallelRows(t.ctx, t.n, t.workers, func(lo, hi int) {
+			ld := make([]float32, maxLeaves)
+			for i := lo; i < hi; i++ {
+				x := t.sample[i*d : (i+1)*d]
+				best, bestD := int32(-1), float32(0)
+				for _, r := range near[i*m : (i+1)*m] {
+					l0, l1 := cidOffsets[r], cidOffsets[r+1]
+					dist := ld[:l1-l0]
+					vecmath.L2SqBatch(x, leaves[int(l0)*d:int(l1)*d], d, dist)
+					for j, dj := range dist {
+						if cid := l0 + int32(j); best < 0 || dj < bestD || (dj == bestD && cid < best) {
+							best, bestD = cid, dj
+						}
+					}
+				}
+				km.labels[i] = best
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		clear(km.counts)
+		for _, l := range km.labels {
+			km.counts[l]++
+		}
+		km.update()
+		t.tick(1)
+	}
+	return km.counts, nil
+}
+
+// nearestRoots sets dst to the indexes of the len(dst) smallest distances
+// of rd (len(dst) ≤ len(rd)), nearest first; ties: smaller index.
+func nearestRoots(rd []float32, dst []int32) {
+	k, n := len(dst), 0
+	for r, v := range rd {
+		if n == k && !nearer(v, int32(r), rd[dst[k-1]], dst[k-1]) {
+			continue
+		}
+		if n < k {
+			n++
+		}
+		pos := n - 1
+		for pos > 0 && nearer(v, int32(r), rd[dst[pos-1]], dst[pos-1]) {
+			dst[pos] = dst[pos-1]
+			pos--
+		}
+		dst[pos] = int32(r)
+	}
+}
+
+// nearer orders (distance, index) pairs: smaller distance, then smaller index.
+func nearer(a float32, ia int32, b float32, ib int32) bool {
+	return a < b || (a == b && ia < ib)
 }
 
 // trainFlat is the warned flat fallback: flat k-means with C leaves, then a

@@ -2,6 +2,7 @@ package ivf
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -371,6 +372,65 @@ func TestTrainDeterministicParallelUpdate(t *testing.T) {
 			ref = b
 		} else if !bytes.Equal(b, ref) {
 			t.Fatalf("Workers=%d: centroids differ from Workers=1", w)
+		}
+	}
+}
+
+// TestTrainBoundaryRefinement checks step 6b: on data whose clusters
+// straddle root boundaries (the GloVe sample, 10 roots), the refined leaves
+// fit the sample better — a smaller sum of squared distances from every
+// row to its exact nearest leaf reconstruction — than the leaves each root
+// trained on its own rows, while the hierarchy (roots, CID intervals) stays
+// that of the unrefined training.
+func TestTrainBoundaryRefinement(t *testing.T) {
+	_, vecs, dim := loadGloVe(t)
+	cfg := TrainConfig{NList: 100, Seed: 3, Workers: 2}
+	plain, _, err := train(context.Background(), vecs, dim, cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refined, _, err := train(context.Background(), vecs, dim, cfg, refineRounds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plain.CIDOffsets, refined.CIDOffsets) || !slices.Equal(plain.Roots, refined.Roots) {
+		t.Fatal("refinement changed the roots or the CID intervals")
+	}
+	objective := func(c *Centroids) float64 {
+		var sum float64
+		leaf := make([]float32, dim)
+		for i := 0; i < len(vecs)/dim; i++ {
+			x := vecs[i*dim : (i+1)*dim]
+			copy(leaf, c.Leaf(ExactNearest(c, x)))
+			sum += l2Sq64(x, leaf)
+		}
+		return sum
+	}
+	p, r := objective(plain), objective(refined)
+	t.Logf("sum of squared distances to the nearest leaf: %.1f unrefined, %.1f refined (%.2f%%)", p, r, 100*(r-p)/p)
+	if !(r < p) {
+		t.Errorf("refined leaves fit the sample no better: %.3f, unrefined %.3f", r, p)
+	}
+}
+
+func TestNearestRoots(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 200 {
+		n := 1 + rng.IntN(40)
+		rd := make([]float32, n)
+		for i := range rd {
+			rd[i] = float32(rng.IntN(8)) // many ties
+		}
+		k := 1 + rng.IntN(n)
+		got := make([]int32, k)
+		nearestRoots(rd, got)
+		want := make([]int32, n)
+		for i := range want {
+			want[i] = int32(i)
+		}
+		slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(rd[a], rd[b]) })
+		if !slices.Equal(got, want[:k]) {
+			t.Fatalf("rd %v k %d: got %v, want %v", rd, k, got, want[:k])
 		}
 	}
 }
