@@ -1,0 +1,167 @@
+package query_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/storage"
+	"github.com/parqdb/parqdb/vecfile"
+)
+
+// vecFileFixture builds the GloVe sample with a vectors file into a
+// fresh local warehouse and returns the env, the warehouse folder and the
+// vectors file's path on disk.
+func vecFileFixture(t *testing.T, name, metric, enc string) (query.Env, string, string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	whDir := filepath.Join(dir, "wh")
+	wh, err := storage.NewLocal(whDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.OpenSQLite(ctx, filepath.Join(whDir, "catalog.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	res, err := indexer.Create(ctx, indexer.Env{Warehouse: wh, Catalog: cat}, indexer.Options{
+		Name: name, Source: glove, VectorField: "embedding", KeyFields: []string{"word"},
+		Metric: metric, Encoding: enc, NList: 40, VectorsFile: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc := res.Metadata.CurrentSnapshot().IndexTables[metadata.RolePostings].Properties["location"]
+	return query.Env{Warehouse: wh, Catalog: cat}, whDir, filepath.Join(whDir, filepath.FromSlash(vecfile.Location(loc)))
+}
+
+// searchAll runs a fixed set of queries and settings with refine, with
+// the vector store off (so that refine and the source encoding read
+// their vectors from the vectors file or the source), and returns the
+// results as text, and the source requests the searches made.
+func searchAll(t *testing.T, env query.Env, name string) (string, int64, bool) {
+	t.Helper()
+	ctx := context.Background()
+	ix, err := query.Open(ctx, env, name, query.OpenOptions{VectorCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	dim := ix.Dim()
+	_, before := ix.StorageStats()
+	var out strings.Builder
+	for qi := 0; qi < 40; qi++ {
+		q := make([]float32, dim)
+		for j := range q {
+			q[j] = float32((qi*31+j*7)%13-6) * 0.1
+		}
+		for _, o := range []query.Options{{K: 10, NProbe: 4, Refine: 2}, {K: 5, NProbe: 12, Refine: 6}, {K: 10, NProbe: 8}} {
+			o.NoRows = true
+			r, err := ix.Search(ctx, q, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range r.Hits {
+				fmt.Fprintf(&out, "%d %q %v\n", qi, h.Key, h.Distance)
+			}
+		}
+	}
+	_, after := ix.StorageStats()
+	return out.String(), after.Requests - before.Requests, query.VectorsFileOpen(ix)
+}
+
+// TestVectorsFileSameResults: with the vector store off, searches that read
+// exact vectors from the vectors file return exactly (keys and distances,
+// bit for bit) what searches that read them from the source return, read
+// nothing from the source, and fall back to the source when the file is
+// deleted.
+func TestVectorsFileSameResults(t *testing.T) {
+	for _, tc := range []struct{ metric, enc string }{
+		{metadata.MetricCosine, metadata.EncodingLVQ8},
+		{metadata.MetricL2Squared, metadata.EncodingLVQ4},
+		{metadata.MetricCosine, metadata.EncodingSource},
+	} {
+		t.Run(tc.metric+"/"+tc.enc, func(t *testing.T) {
+			env, _, path := vecFileFixture(t, "words", tc.metric, tc.enc)
+			query.SetVectorsFile(false)
+			want, srcReqs, open := searchAll(t, env, "words")
+			query.SetVectorsFile(true)
+			if open || srcReqs == 0 {
+				t.Fatalf("without the file: file open %v, %d source requests", open, srcReqs)
+			}
+			got, srcReqs, open := searchAll(t, env, "words")
+			if !open || srcReqs != 0 {
+				t.Fatalf("with the file: file open %v, %d source requests (want none)", open, srcReqs)
+			}
+			if got != want {
+				t.Fatalf("results with the vectors file differ from those without")
+			}
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			absent, srcReqs, open := searchAll(t, env, "words")
+			if open || srcReqs == 0 || absent != want {
+				t.Fatalf("file deleted: file open %v, %d source requests, same results %v", open, srcReqs, absent == want)
+			}
+		})
+	}
+}
+
+// TestVectorsFileDamaged: a truncated, damaged or foreign vectors file makes
+// refine fail with an error that names the file and wraps ErrCorrupt.
+func TestVectorsFileDamaged(t *testing.T) {
+	ctx := context.Background()
+	env, _, path := vecFileFixture(t, "words", metadata.MetricL2Squared, metadata.EncodingLVQ8)
+	_, _, otherPath := vecFileFixture(t, "words", metadata.MetricL2Squared, metadata.EncodingLVQ4)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := os.ReadFile(otherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := bytes.Clone(good)
+	flipped[len(flipped)-30] ^= 0x10
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"truncated", good[:len(good)-100], "vectors-file footer"},
+		{"footer damaged", flipped, "footer checksum"},
+		{"foreign", foreign, "another manifest"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ix, err := query.Open(ctx, env, "words", query.OpenOptions{VectorCacheBytes: -1})
+			if err != nil {
+				t.Fatalf("open: %v (the vectors file is not read at open)", err)
+			}
+			defer ix.Close()
+			q := make([]float32, ix.Dim())
+			q[0] = 1
+			_, err = ix.Search(ctx, q, query.Options{K: 10, NProbe: 4, Refine: 2, NoRows: true})
+			if !errors.Is(err, query.ErrCorrupt) || !strings.Contains(err.Error(), vecfile.Name) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("search: %v, want ErrCorrupt naming %s and %q", err, vecfile.Name, tc.want)
+			}
+			// refine 0 reads no exact vector: unaffected.
+			if _, err := ix.Search(ctx, q, query.Options{K: 10, NProbe: 4, NoRows: true}); err != nil {
+				t.Fatalf("search without refine: %v", err)
+			}
+		})
+	}
+}
