@@ -20,7 +20,8 @@ type vecFileState struct {
 	done   bool // looked for (absence and a valid file are remembered)
 	f      *vecfile.File
 	obj    storage.Object
-	starts []int64 // global position of each list's first row
+	starts []int64    // global position of each list's first row
+	blocks *vecBlocks // cached blocks of the file, under the process budget
 }
 
 // vectorsFile returns the snapshot's vectors file, or nil when it has none.
@@ -64,6 +65,7 @@ func (ix *Index) vectorsFile(ctx context.Context) (*vecFileState, error) {
 		return nil, fmt.Errorf("index %q: %w", ix.name, err)
 	}
 	s.f, s.obj, s.starts, s.done = f, o, vecfile.Starts(ix.manifest), true
+	s.blocks = newVecBlocks(ix.budget, ix.vstore.budget < 0)
 	return s, nil
 }
 
@@ -80,7 +82,8 @@ func (ix *Index) closeVectorsFile() error {
 		return nil
 	}
 	err := s.obj.Close()
-	s.obj, s.f = nil, nil
+	s.blocks.close()
+	s.obj, s.f, s.blocks = nil, nil, nil
 	return err
 }
 
@@ -107,8 +110,8 @@ func (ix *Index) fileListVectors(vf *vecFileState, l *list) ([]float32, error) {
 }
 
 // fileCandVectors reads the exact vectors of cands (each in an index
-// list) from the vectors file in one batch (neighbouring rows in one
-// read) and sets vs[at[j]] to cands[j]'s, zero padded to the store's
+// list) from the vectors file through its block cache (the missing
+// blocks in one batch, adjacent blocks in one read) and sets vs[at[j]] to cands[j]'s, zero padded to the store's
 // stride.
 func (ix *Index) fileCandVectors(ctx context.Context, vf *vecFileState, cands []cand, at []int, vs [][]float32) error {
 	dim, w := ix.Dim(), ix.vstore.w
@@ -117,8 +120,8 @@ func (ix *Index) fileCandVectors(ctx context.Context, vf *vecFileState, cands []
 		pos[j] = vf.starts[c.l.cid] + int64(c.i)
 	}
 	read := make([]float32, len(cands)*w)
-	_, err := vf.f.Gather(ctx, pos, func(j int, row []float32) {
-		copy(read[j*w:j*w+dim], row)
+	err := vf.blocks.gather(ctx, vf.f, pos, func(j int, row []byte) {
+		vecfile.Decode(read[j*w:j*w+dim], row)
 	})
 	if err != nil {
 		return fmt.Errorf("index %q: %w", ix.name, err)

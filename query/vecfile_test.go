@@ -12,6 +12,7 @@ import (
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
@@ -52,8 +53,14 @@ func vecFileFixture(t *testing.T, name, metric, enc string) (query.Env, string, 
 // results as text, and the source requests the searches made.
 func searchAll(t *testing.T, env query.Env, name string) (string, int64, bool) {
 	t.Helper()
+	return searchAllWith(t, env, name, query.OpenOptions{VectorCacheBytes: -1}, 1)
+}
+
+// searchAllWith is searchAll with opts, each query run passes times.
+func searchAllWith(t *testing.T, env query.Env, name string, opts query.OpenOptions, passes int) (string, int64, bool) {
+	t.Helper()
 	ctx := context.Background()
-	ix, err := query.Open(ctx, env, name, query.OpenOptions{VectorCacheBytes: -1})
+	ix, err := query.Open(ctx, env, name, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +68,8 @@ func searchAll(t *testing.T, env query.Env, name string) (string, int64, bool) {
 	dim := ix.Dim()
 	_, before := ix.StorageStats()
 	var out strings.Builder
-	for qi := 0; qi < 40; qi++ {
+	for qi := 0; qi < 40*passes; qi++ {
+		qi := qi % 40
 		q := make([]float32, dim)
 		for j := range q {
 			q[j] = float32((qi*31+j*7)%13-6) * 0.1
@@ -106,6 +114,24 @@ func TestVectorsFileSameResults(t *testing.T) {
 			}
 			if got != want {
 				t.Fatalf("results with the vectors file differ from those without")
+			}
+			// With the block cache, under a budget too small for the vector
+			// store: the second pass over the queries hits cached blocks.
+			b := membudget.New(1 << 20)
+			cached, srcReqs, open := searchAllWith(t, env, "words", query.OpenOptions{Budget: b}, 2)
+			if !open || srcReqs != 0 || cached != want+want {
+				t.Fatalf("with the block cache: file open %v, %d source requests, same results %v", open, srcReqs, cached == want+want)
+			}
+			if tc.enc != metadata.EncodingSource {
+				var hits, misses int64
+				for _, st := range b.Stats() {
+					if st.Name == "vectors file" {
+						hits, misses = st.Hits, st.Misses
+					}
+				}
+				if hits == 0 || misses == 0 {
+					t.Fatalf("block cache: %d hits, %d misses; want both", hits, misses)
+				}
 			}
 			if err := os.Remove(path); err != nil {
 				t.Fatal(err)

@@ -253,6 +253,18 @@ func (f *File) ReadRows(dst []float32, first int64) error {
 	return nil
 }
 
+// ReadData reads len(b) bytes of the data section at off (a ranged read;
+// errors name the file). Callers that cache blocks use it.
+func (f *File) ReadData(b []byte, off int64) error {
+	if off < 0 || off+int64(len(b)) > f.DataSize() {
+		return &Error{Path: f.path, Err: fmt.Errorf("bytes [%d, %d) outside the %d data bytes", off, off+int64(len(b)), f.DataSize())}
+	}
+	return f.readAt(b, off)
+}
+
+// Decode converts little-endian float32 bytes b to dst (len(b) = 4·len(dst)).
+func Decode(dst []float32, b []byte) { decode(dst, b) }
+
 func (f *File) readAt(b []byte, off int64) error {
 	if n, err := f.r.ReadAt(b, off); err != nil && !(errors.Is(err, io.EOF) && n == len(b)) {
 		return &Error{Path: f.path, Err: fmt.Errorf("read bytes [%d, %d): %w", off, off+int64(len(b)), err)}
