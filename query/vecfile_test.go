@@ -13,6 +13,7 @@ import (
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/membudget"
+	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
@@ -189,5 +190,73 @@ func TestVectorsFileDamaged(t *testing.T) {
 				t.Fatalf("search without refine: %v", err)
 			}
 		})
+	}
+}
+
+// TestS3VectorsFile builds the same source with a vectors file into a
+// local warehouse and into an S3 warehouse (the real S3 server) and checks
+// that, with the vector store off, refine over S3 reads the vectors file
+// (ranged GETs), no source row, and returns what the local index without
+// the file returns.
+func TestS3VectorsFile(t *testing.T) {
+	ctx := context.Background()
+	srv := testenv.S3(t)
+	rows := synthRows(5, 0, 2000, 24)
+	local := filepath.Join(t.TempDir(), "src.parquet")
+	writeSynth(t, local, rows)
+	lbenv, lenv := localEnv(t)
+	wh, err := storage.NewS3(ctx, srv.NewBucket(t), "wh",
+		storage.S3Endpoint(srv.Endpoint), storage.S3Region(srv.Region), storage.S3Credentials(srv.AccessKey, srv.SecretKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scat := catalog.NewWarehouse(wh)
+	senv := query.Env{Warehouse: wh, Catalog: scat}
+	for _, e := range []struct {
+		env indexer.Env
+		vf  bool
+	}{{lbenv, false}, {indexer.Env{Warehouse: wh, Catalog: scat}, true}} {
+		_, err := indexer.Create(ctx, e.env, indexer.Options{Name: "v", Source: local, VectorField: "vec",
+			KeyFields: []string{"id"}, NList: 30, Seed: 3, VectorsFile: e.vf})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := query.OpenOptions{VectorCacheBytes: -1}
+	lix, err := query.Open(ctx, lenv, "v", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lix.Close()
+	six, err := query.Open(ctx, senv, "v", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer six.Close()
+	_, src0 := six.StorageStats()
+	for i := 0; i < 20; i++ {
+		o := query.Options{K: 10, NProbe: 5, Refine: 3, NoRows: true}
+		lr, err := lix.Search(ctx, rows[i*89].Vec, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr, err := six.Search(ctx, rows[i*89].Vec, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lr.Hits) != len(sr.Hits) {
+			t.Fatalf("query %d: %d local hits, %d S3 hits", i, len(lr.Hits), len(sr.Hits))
+		}
+		for j := range lr.Hits {
+			if !bytes.Equal(lr.Hits[j].Key, sr.Hits[j].Key) || lr.Hits[j].Distance != sr.Hits[j].Distance {
+				t.Fatalf("query %d hit %d: local %x %v, S3 %x %v", i, j, lr.Hits[j].Key, lr.Hits[j].Distance, sr.Hits[j].Key, sr.Hits[j].Distance)
+			}
+		}
+	}
+	if _, src1 := six.StorageStats(); !query.VectorsFileOpen(six) || src1.Requests != src0.Requests {
+		t.Fatalf("S3 index: vectors file open %v, %d source requests during the searches", query.VectorsFileOpen(six), src1.Requests-src0.Requests)
+	}
+	if query.VectorsFileOpen(lix) {
+		t.Fatal("local index without a vectors file opened one")
 	}
 }
