@@ -118,7 +118,8 @@ func (c *vecBlocks) close() { c.acct.Close() }
 // gather calls put(j, bytes) with the D·4 bytes of row pos[j] of f, for
 // every j, from cached blocks, reading the missing ones (runs of adjacent
 // blocks in one ranged read each) and caching them. The bytes are valid
-// during the call only.
+// during the call only. With put nil it only reads and caches the missing
+// blocks (a prefetch).
 func (c *vecBlocks) gather(ctx context.Context, f *vecfile.File, pos []int64, put func(j int, row []byte)) error {
 	rb := int64(f.Dim) * 4
 	size := f.DataSize()
@@ -190,6 +191,9 @@ func (c *vecBlocks) gather(ctx context.Context, f *vecfile.File, pos []int64, pu
 			have[b] = d
 			c.put(b, d)
 		}
+	}
+	if put == nil {
+		return nil
 	}
 	row := make([]byte, rb)
 	for j, p := range pos {

@@ -131,3 +131,48 @@ func (ix *Index) fileCandVectors(ctx context.Context, vf *vecFileState, cands []
 	}
 	return nil
 }
+
+// prefetchFileVectors reads, in one parallel batch, the vectors-file
+// blocks of every candidate whose list the store does not hold, into the
+// block cache: refine's passes (the k best by code distance, then those
+// the LVQ8 bound cannot rule out) then find them cached, and a search pays
+// one round of reads rather than one per pass. It does nothing without a
+// vectors file, with the block cache off, or when the store holds every
+// list.
+func (ix *Index) prefetchFileVectors(ctx context.Context, cands []cand) error {
+	if ix.vstore.full.Load() || len(cands) == 0 {
+		return nil
+	}
+	var pos []int64
+	var vf *vecFileState
+	var last *list
+	stored := false
+	for _, c := range cands {
+		if c.l.cid < 0 {
+			continue
+		}
+		if c.l != last {
+			last, stored = c.l, ix.vstore.lookup(c.l.cid) != nil
+		}
+		if stored {
+			continue
+		}
+		if vf == nil {
+			var err error
+			if vf, err = ix.vectorsFile(ctx); err != nil {
+				return err
+			}
+			if vf == nil || vf.blocks.off {
+				return nil
+			}
+		}
+		pos = append(pos, vf.starts[c.l.cid]+int64(c.i))
+	}
+	if len(pos) == 0 {
+		return nil
+	}
+	if err := vf.blocks.gather(ctx, vf.f, pos, nil); err != nil {
+		return fmt.Errorf("index %q: %w", ix.name, err)
+	}
+	return nil
+}
