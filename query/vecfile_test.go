@@ -260,3 +260,75 @@ func TestS3VectorsFile(t *testing.T) {
 		t.Fatal("local index without a vectors file opened one")
 	}
 }
+
+// TestVectorsFileConcurrent: four goroutines refine through one index's
+// vectors file and its block cache under a budget that holds a few dozen
+// blocks (constant eviction), and get what one goroutine gets reading the
+// source; the budget is never exceeded.
+func TestVectorsFileConcurrent(t *testing.T) {
+	ctx := context.Background()
+	env, _, _ := vecFileFixture(t, "words", metadata.MetricL2Squared, metadata.EncodingLVQ8)
+	query.SetVectorsFile(false)
+	ref, err := query.Open(ctx, env, "words", query.OpenOptions{VectorCacheBytes: -1})
+	query.SetVectorsFile(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	dim := ref.Dim()
+	qs := make([][]float32, 40)
+	want := make([]string, len(qs))
+	opts := query.Options{K: 10, NProbe: 6, Refine: 4, NoRows: true}
+	for i := range qs {
+		qs[i] = make([]float32, dim)
+		for j := range qs[i] {
+			qs[i][j] = float32((i*17+j*5)%11-5) * 0.1
+		}
+		r, err := ref.Search(ctx, qs[i], opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = fmt.Sprint(keysOf(r.Hits), r.Hits)
+	}
+	const limit = 256 << 10
+	b := membudget.New(limit)
+	ix, err := query.Open(ctx, env, "words", query.OpenOptions{Budget: b, CacheBytes: 128 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	errs := make(chan error, 4)
+	for w := range 4 {
+		go func() {
+			for i := w; i < 4*len(qs); i += 4 {
+				r, err := ix.Search(ctx, qs[i%len(qs)], opts)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got := fmt.Sprint(keysOf(r.Hits), r.Hits); got != want[i%len(qs)] {
+					errs <- fmt.Errorf("query %d: %s, want %s", i%len(qs), got, want[i%len(qs)])
+					return
+				}
+				if u := b.Used(); u > limit {
+					errs <- fmt.Errorf("%d bytes charged, budget %d", u, limit)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !query.VectorsFileOpen(ix) {
+		t.Fatal("the vectors file was not used")
+	}
+	for _, st := range b.Stats() {
+		if st.Name == "vectors file" && st.Evictions == 0 {
+			t.Errorf("block cache: no eviction under a %d-byte budget (%+v)", limit, st)
+		}
+	}
+}
