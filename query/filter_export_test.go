@@ -29,3 +29,6 @@ func VectorsFileOpen(ix *Index) bool {
 	defer ix.vfile.mu.Unlock()
 	return ix.vfile.f != nil
 }
+
+// KeyIndexLoaded reports whether ix has built or read its key → row map.
+func KeyIndexLoaded(ix *Index) bool { return ix.keyIndex != nil }

@@ -176,3 +176,17 @@ func (ix *Index) prefetchFileVectors(ctx context.Context, cands []cand) error {
 	}
 	return nil
 }
+
+// vectorsFromFile reports whether searches with opts take every exact
+// vector they need from the vectors file, so that they need no key → row
+// map: the snapshot has a vectors file, the store will not be filled whole
+// (a filled store is built through the map), and no filter (whose exact
+// plan gathers vectors by source row) is set.
+func (ix *Index) vectorsFromFile(ctx context.Context, opts Options) (bool, error) {
+	s := ix.vstore
+	if opts.Filter != nil || s.full.Load() || s.fits(ix.table.NumRows(), ix.NList(), ix.budget.Limit()) {
+		return false, nil
+	}
+	vf, err := ix.vectorsFile(ctx)
+	return vf != nil, err
+}

@@ -67,6 +67,15 @@ func searchAllWith(t *testing.T, env query.Env, name string, opts query.OpenOpti
 	}
 	defer ix.Close()
 	dim := ix.Dim()
+	if err := ix.Warm(ctx, query.Options{K: 10, Refine: 2, NoRows: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Warm reads the key → row map only when refine needs it: not when the
+	// vectors file serves refine (and the store is not filled whole).
+	// (Warm opens the file only when the store will not be filled whole.)
+	if query.KeyIndexLoaded(ix) == query.VectorsFileOpen(ix) {
+		t.Fatalf("after Warm: key index loaded %v, vectors file open %v", query.KeyIndexLoaded(ix), query.VectorsFileOpen(ix))
+	}
 	_, before := ix.StorageStats()
 	var out strings.Builder
 	for qi := 0; qi < 40*passes; qi++ {
