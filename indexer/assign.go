@@ -52,6 +52,15 @@ func (b *builder) assign(ctx context.Context) error {
 		return err
 	}
 	b.spill = sp
+	// The vectors file (Options.VectorsFile) needs every row's exact
+	// vector in postings order: spilled beside the codes, by root bucket.
+	var vsp *spill
+	if b.opts.VectorsFile {
+		if vsp, err = newSpill(b.opts.TempDir, c.NumRoots()); err != nil {
+			return err
+		}
+		b.vspill = vsp
+	}
 
 	p := b.opts.Progress
 	p.Start(StageAssign, scan0(b).NumRows())
@@ -139,6 +148,11 @@ func (b *builder) assign(ctx context.Context) error {
 				if err := sp.add(c.RootOf(ch.cids[i]), ch.record(i)); err != nil {
 					return err
 				}
+				if vsp != nil {
+					if err := vsp.add(c.RootOf(ch.cids[i]), ch.vecRecord(i)); err != nil {
+						return err
+					}
+				}
 			}
 			p.Add(int64(ch.n))
 			ch.reset()
@@ -148,6 +162,11 @@ func (b *builder) assign(ctx context.Context) error {
 	})
 	if err := g.Wait(); err != nil {
 		return err
+	}
+	if vsp != nil {
+		if err := vsp.finish(); err != nil {
+			return err
+		}
 	}
 	return sp.finish()
 }
@@ -232,6 +251,17 @@ func (c *chunk) record(i int) []byte {
 		r = binary.LittleEndian.AppendUint32(r, math.Float32bits(c.offsets[i]))
 		r = binary.LittleEndian.AppendUint32(r, math.Float32bits(c.scales[i]))
 		r = append(r, c.codes[i*c.codeLen:(i+1)*c.codeLen]...)
+	}
+	c.rec = r
+	return r
+}
+
+// vecRecord serialises row i's exact vector for the vectors spill: cid,
+// then the dim float32 values, little-endian.
+func (c *chunk) vecRecord(i int) []byte {
+	r := binary.LittleEndian.AppendUint32(c.rec[:0], uint32(c.cids[i]))
+	for _, v := range c.vecs[i*c.dim : (i+1)*c.dim] {
+		r = binary.LittleEndian.AppendUint32(r, math.Float32bits(v))
 	}
 	c.rec = r
 	return r
@@ -411,6 +441,7 @@ func (b *builder) writePostings(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	b.manifestRaw = data
 	sf := b.keepSourceFiles
 	if sf == nil {
 		if sf, err = sourceFilesOf(b.table).Marshal(); err != nil {

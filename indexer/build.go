@@ -97,6 +97,8 @@ type builder struct {
 
 	schema      postings.Schema
 	spill       *spill
+	vspill      *spill    // exact vectors by root bucket, for the vectors file
+	manifestRaw []byte    // manifest.json as written
 	keySpill    *keySpill // key map of a full scan, for the key-rows table
 	postingsLoc string
 	manifest    *postings.Manifest
@@ -135,13 +137,16 @@ type step struct {
 }
 
 func (b *builder) run(ctx context.Context) (*Result, error) {
-	return b.runSteps(ctx, []step{
+	steps := []step{
 		{StageScan, b.scanSource},
 		{StageTrain, b.train},
 		{StageAssign, b.assign},
 		{StageWrite, b.writePostings},
-		{StageCommit, b.commit},
-	})
+	}
+	if b.opts.VectorsFile {
+		steps = append(steps, step{StageVectors, b.writeVectors})
+	}
+	return b.runSteps(ctx, append(steps, step{StageCommit, b.commit}))
 }
 
 func (b *builder) runSteps(ctx context.Context, steps []step) (*Result, error) {
@@ -187,6 +192,9 @@ func (b *builder) close() {
 	}
 	if b.spill != nil {
 		b.spill.remove()
+	}
+	if b.vspill != nil {
+		b.vspill.remove()
 	}
 	if b.keySpill != nil {
 		b.keySpill.remove()

@@ -71,6 +71,13 @@ type Options struct {
 	// Workers bounds parallelism; 0 selects GOMAXPROCS. It never changes
 	// the result.
 	Workers int
+	// VectorsFile also writes the snapshot's vectors file (package vecfile;
+	// profile §4.2): the exact float32 vectors in postings order, so that
+	// refine reads a candidate's vector with one small ranged read when
+	// the in-memory vector store does not fit. Off by default: it adds
+	// N·D·4 bytes to the warehouse (and as much temporary spill), and
+	// searches whose store fits never read it. Only Create writes it.
+	VectorsFile bool
 	// TempDir holds spill files (default os.TempDir()).
 	TempDir string
 	// Progress receives stage progress; nil reports nothing.

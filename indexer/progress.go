@@ -8,7 +8,9 @@ const (
 	StageTrain  = "train"  // hierarchical k-means on the sample
 	StageAssign = "assign" // assign + encode every row, spill by root bucket
 	StageWrite  = "write"  // write centroid, root and postings tables
-	StageCommit = "commit" // write metadata, commit to the catalog
+	// StageVectors writes the optional vectors file (Options.VectorsFile).
+	StageVectors = "vectors"
+	StageCommit  = "commit" // write metadata, commit to the catalog
 )
 
 // Progress receives a build's progress, in stage order: per stage Start,
@@ -19,8 +21,8 @@ const (
 // having been started (train, when the centroids are reused).
 type Progress interface {
 	// Start begins a stage whose work is total units (0 if unknown): rows
-	// for scan and assign, Lloyd iterations for train, root buckets for
-	// write.
+	// for scan, assign and vectors, Lloyd iterations for train, root
+	// buckets for write.
 	Start(stage string, total int64)
 	// Add reports n more units done in the current stage.
 	Add(n int64)

@@ -13,6 +13,7 @@ import (
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/storage"
+	"github.com/parqdb/parqdb/vecfile"
 )
 
 // DefaultGrace is how long gc leaves unreferenced files alone.
@@ -326,6 +327,9 @@ func markSnapshot(ctx context.Context, wh storage.Bucket, s *metadata.Snapshot, 
 	}
 	live[mkey] = true
 	live[post+postings.SourceFilesName] = true
+	// The optional vectors file (profile §4.2) lives as long as the
+	// manifest it is bound to, whether or not it exists.
+	live[vecfile.Location(post)] = true
 	for _, f := range man.Files {
 		live[f.Path] = true
 	}

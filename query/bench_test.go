@@ -9,9 +9,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
@@ -120,5 +123,86 @@ func BenchmarkSearch(b *testing.B) {
 				b.ReportMetric(float64(threadCPUNanos()-cpu0)/float64(b.N), "cpu-ns/op")
 			}
 		})
+	}
+}
+
+// BenchmarkRefineFirstTouch measures refine when the vector store does not
+// fit and its exact vectors are not cached in the process yet: on the
+// PARQDB_BENCH_WAREHOUSE index under a process budget of
+// PARQDB_BENCH_CACHE (default 256MiB), every query of PARQDB_BENCH_QUERIES
+// at nprobe PARQDB_BENCH_NPROBE (default 16) runs with refine 0 (untimed,
+// to load the postings lists), with refine 0 again (qps_r0), with refine 2
+// for the first time — its candidates' vectors read from the vectors file
+// or the source pages, nothing cached before (qps_r2_first) — and with
+// refine 2 again (qps_r2_warm). One thread, wall time; run with
+// -benchtime 1x. Without PARQDB_BENCH_WAREHOUSE it is skipped.
+func BenchmarkRefineFirstTouch(b *testing.B) {
+	dir := os.Getenv("PARQDB_BENCH_WAREHOUSE")
+	if dir == "" {
+		b.Skip("PARQDB_BENCH_WAREHOUSE is not set")
+	}
+	ctx := context.Background()
+	nprobe := 16
+	if v := os.Getenv("PARQDB_BENCH_NPROBE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("PARQDB_BENCH_NPROBE=%q: want a positive integer", v)
+		}
+		nprobe = n
+	}
+	limit := int64(256 << 20)
+	if v := os.Getenv("PARQDB_BENCH_CACHE"); v != "" {
+		n, err := membudget.ParseSize(v)
+		if err != nil {
+			b.Fatalf("PARQDB_BENCH_CACHE=%q: %v", v, err)
+		}
+		limit = n
+	}
+	wh, err := storage.NewLocal(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cat, err := catalog.OpenSQLite(ctx, filepath.Join(dir, "catalog.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cat.Close()
+	qs := readFvecs(b, os.Getenv("PARQDB_BENCH_QUERIES"))
+	for b.Loop() {
+		budget := membudget.New(limit)
+		ix, err := query.Open(ctx, query.Env{Warehouse: wh, Catalog: cat}, os.Getenv("PARQDB_BENCH_INDEX"), query.OpenOptions{Budget: budget})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pass := func(refine int) float64 {
+			opts := query.Options{K: 10, NProbe: nprobe, Refine: refine, NoRows: true}
+			start := time.Now()
+			for _, q := range qs {
+				if _, err := ix.Search(ctx, q, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return float64(len(qs)) / time.Since(start).Seconds()
+		}
+		pass(0)
+		r0 := pass(0)
+		first := pass(2)
+		before := budget.Stats()
+		warm := pass(2)
+		// Hit rates of the warm refine pass, by cache.
+		for _, st := range budget.Stats() {
+			for _, b0 := range before {
+				if b0.Name == st.Name && st.Hits+st.Misses > b0.Hits+b0.Misses {
+					h := float64(st.Hits - b0.Hits)
+					b.ReportMetric(h/(h+float64(st.Misses-b0.Misses)), "hit_warm_"+strings.ReplaceAll(st.Name, " ", "_"))
+				}
+			}
+		}
+		ix.Close()
+		b.ReportMetric(r0, "qps_r0")
+		b.ReportMetric(first, "qps_r2_first")
+		b.ReportMetric(warm, "qps_r2_warm")
+		b.ReportMetric(first/r0, "ratio_first")
+		b.ReportMetric(warm/r0, "ratio_warm")
 	}
 }

@@ -33,7 +33,16 @@ func (ix *Index) Warm(ctx context.Context, opts Options) error {
 		return err
 	}
 	needVectors := opts.Refine > 0 || ix.schema.Encoding == metadata.EncodingSource || opts.Filter != nil
-	needKeys := needVectors || !(opts.KeysOnly || opts.NoRows)
+	needKeys := !(opts.KeysOnly || opts.NoRows)
+	if needVectors && !needKeys {
+		// Exact vectors by list need the key → row map, unless the store
+		// will not be filled whole and the vectors file serves them.
+		fromFile, err := ix.vectorsFromFile(ctx, opts)
+		if err != nil {
+			return err
+		}
+		needKeys = !fromFile
+	}
 	if needKeys {
 		if _, err := ix.keys(ctx); err != nil {
 			return fmt.Errorf("index %q: key index: %w", ix.name, err)

@@ -18,3 +18,17 @@ func ExactPlanVectors(ix *Index, p *filter.Predicate) int {
 // SetRefineSkip turns refine's skipping of candidates that cannot win on
 // or off (on by default).
 func SetRefineSkip(on bool) { noRefineSkip.Store(!on) }
+
+// SetVectorsFile makes indexes opened afterwards use (on, the default) or
+// ignore their vectors files.
+func SetVectorsFile(on bool) { noVectorsFile = !on }
+
+// VectorsFileOpen reports whether ix opened a vectors file.
+func VectorsFileOpen(ix *Index) bool {
+	ix.vfile.mu.Lock()
+	defer ix.vfile.mu.Unlock()
+	return ix.vfile.f != nil
+}
+
+// KeyIndexLoaded reports whether ix has built or read its key → row map.
+func KeyIndexLoaded(ix *Index) bool { return ix.keyIndex != nil }

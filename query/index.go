@@ -25,6 +25,7 @@ import (
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/storage"
+	"github.com/parqdb/parqdb/vecfile"
 )
 
 // Env is where an index lives: the warehouse and the catalog.
@@ -71,6 +72,10 @@ type Index struct {
 	art      *artifact.Artifact
 	manifest *postings.Manifest
 	schema   postings.Schema
+	// manifestHash is the SHA-256 of manifest.json, which a vectors file
+	// must name (vecfile.go).
+	manifestHash [32]byte
+	vfile        vecFileState
 
 	wh       storage.Bucket
 	whStats  *storage.Stats
@@ -223,6 +228,7 @@ func (ix *Index) openPostings(ctx context.Context) error {
 			ix.snap.IndexedRows, ix.params.NList, ix.params.PostingEncoding, ix.params.Dimension)
 	}
 	ix.manifest = man
+	ix.manifestHash = vecfile.ManifestHash(data)
 	ix.schema = man.Schema()
 	for i := range ix.schema.Keys {
 		ix.schema.Keys[i].Name = ix.snap.SourceKeyFields[i]
@@ -383,6 +389,7 @@ func (ix *Index) Close() error {
 			ix.files[i] = nil
 		}
 	}
+	errs = append(errs, ix.closeVectorsFile())
 	if ix.table != nil {
 		errs = append(errs, ix.table.Close())
 		ix.table = nil

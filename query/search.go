@@ -547,6 +547,12 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 // — the bulk of refine's memory traffic at large D — are never read.
 func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, k int, st *Stats) ([]cand, error) {
 	half := ix.snap.Metric == metadata.MetricCosine
+	if err := ix.warmStore(ctx); err != nil {
+		return nil, err
+	}
+	if err := ix.prefetchFileVectors(ctx, cands); err != nil {
+		return nil, err
+	}
 	first := len(cands)
 	if ix.schema.Encoding == metadata.EncodingLVQ8 && len(cands) > k && !noRefineSkip.Load() {
 		// The k best by code distance first (with any tied with the k-th:

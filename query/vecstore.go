@@ -298,6 +298,19 @@ func (ix *Index) listVectors(ctx context.Context, l *list, hits *int64) ([]float
 		return v, nil
 	}
 	ix.vstore.count(0, 1)
+	if l.cid >= 0 {
+		vf, err := ix.vectorsFile(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if vf != nil {
+			v, err := ix.fileListVectors(vf, l)
+			if err != nil {
+				return nil, err
+			}
+			return ix.vstore.put(l.cid, v), nil
+		}
+	}
 	ords, err := ix.sourceOrds(ctx, l)
 	if err != nil {
 		return nil, err
@@ -387,7 +400,9 @@ func (ix *Index) ordViews(ctx context.Context, ords []int64, vs [][]float32) ([]
 
 // candVectors sets vs[j] to the exact vector of cands[j]: a view into the
 // store for candidates whose list is stored, and, for the others, rows
-// read from the source in one batched call (never a whole list).
+// read in one batched call (never a whole list) from the snapshot's
+// vectors file when it has one (by postings position), else from the
+// source.
 func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) ([][]float32, error) {
 	if err := ix.warmStore(ctx); err != nil {
 		return nil, err
@@ -399,6 +414,9 @@ func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) 
 	var last *list
 	var lastV []float32
 	var hits, misses int64
+	var vf *vecFileState
+	var fileCands []cand
+	var fileAt []int
 	for j, c := range cands {
 		if c.l != last {
 			last, lastV = c.l, ix.vstore.lookup(c.l.cid)
@@ -406,10 +424,21 @@ func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) 
 				hits++
 			} else {
 				misses++
+				if vf == nil && c.l.cid >= 0 {
+					var err error
+					if vf, err = ix.vectorsFile(ctx); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
 		if lastV != nil {
 			vs[j] = lastV[int(c.i)*w : int(c.i+1)*w : int(c.i+1)*w]
+			continue
+		}
+		if vf != nil && c.l.cid >= 0 {
+			fileCands = append(fileCands, c)
+			fileAt = append(fileAt, j)
 			continue
 		}
 		ords, err := ix.sourceOrds(ctx, c.l)
@@ -420,6 +449,11 @@ func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) 
 		missAt = append(missAt, j)
 	}
 	ix.vstore.count(hits, misses)
+	if len(fileCands) > 0 {
+		if err := ix.fileCandVectors(ctx, vf, fileCands, fileAt, vs); err != nil {
+			return nil, err
+		}
+	}
 	if len(miss) > 0 {
 		read := make([]float32, len(miss)*w)
 		if err := ix.gatherVectors(ctx, miss, read); err != nil {

@@ -33,6 +33,7 @@ type entry struct {
 	offset   float32
 	scale    float32
 	codeHash uint64
+	pos      int64 // position in postings order (list by list in CID order)
 }
 
 type shard struct {
@@ -68,6 +69,9 @@ type rowCheck struct {
 	assigner                      *ivf.Assigner
 	scanStopped                   bool
 	srcKeys                       []string // source file keys, by file index
+	// rgPos is the postings-order position of each row group's first row,
+	// by (file, row group), for the vectors file check.
+	rgPos map[[2]int32]int64
 }
 
 func (r *runner) checkRows(ctx context.Context) error {
@@ -93,6 +97,7 @@ func (r *runner) checkRows(ctx context.Context) error {
 		rc.lvq = 8
 	}
 	rc.parts = rc.partitions()
+	rc.rgPos = rowGroupPositions(r.man)
 	if rc.join {
 		for _, f := range r.table.Files() {
 			rc.srcKeys = append(rc.srcKeys, f.Key)
@@ -213,8 +218,15 @@ func (rc *rowCheck) readFile(ctx context.Context, i int, part uint64) error {
 		lastRG = -1
 		rgCID  int32
 		kbuf   []byte
+		curRG  = -1
+		rgRow  int64
 	)
 	_, err = postings.ReadFile(obj, obj.Size(), rc.schema, func(g int, row postings.Row) error {
+		if g != curRG {
+			curRG, rgRow = g, 0
+		}
+		pos := rc.rgPos[[2]int32{int32(i), int32(g)}] + rgRow
+		rgRow++
 		if first {
 			n++
 			if g != lastRG {
@@ -235,7 +247,7 @@ func (rc *rowCheck) readFile(ctx context.Context, i int, part uint64) error {
 				}
 				return nil
 			}
-			rc.insert(part, kbuf, row, int32(i), int32(g))
+			rc.insert(part, kbuf, row, int32(i), int32(g), pos)
 		}
 		return ctx.Err()
 	})
@@ -289,12 +301,12 @@ func (rc *rowCheck) where(e *entry) string {
 	return fmt.Sprintf("%s row group %d", rc.man.Files[e.file].Path, e.rowGroup)
 }
 
-func (rc *rowCheck) insert(part uint64, key []byte, row postings.Row, file, rg int32) {
+func (rc *rowCheck) insert(part uint64, key []byte, row postings.Row, file, rg int32, pos int64) {
 	h := maphash.Bytes(rc.seed, key)
 	if h%rc.parts != part {
 		return
 	}
-	e := entry{cid: row.CID, file: file, rowGroup: rg, offset: row.Offset, scale: row.Scale}
+	e := entry{cid: row.CID, file: file, rowGroup: rg, offset: row.Offset, scale: row.Scale, pos: pos}
 	if rc.lvq != 0 {
 		e.codeHash = maphash.Bytes(rc.seed, row.Code)
 	}
@@ -394,6 +406,7 @@ func (rc *rowCheck) scanSource(ctx context.Context, part uint64) error {
 type worker struct {
 	rc   *rowCheck
 	code []byte
+	vbuf []byte // scratch of the vectors file check
 }
 
 func (rc *rowCheck) newWorker() *worker {
@@ -422,6 +435,9 @@ func (wk *worker) row(part uint64, j *job, i int) {
 	}
 	rc.joined.Add(1)
 	x := j.vecs[i*j.dim : (i+1)*j.dim]
+	if vf := rc.r.vf; vf != nil {
+		vf.addSource(wk, e.pos, x)
+	}
 	if rc.lvq != 0 {
 		var off, sc float32
 		if rc.lvq == 8 {

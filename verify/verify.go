@@ -110,6 +110,7 @@ const (
 	CheckKeys             = "postings keys"
 	CheckLVQ              = "lvq codes"
 	CheckAssignment       = "assignment"
+	CheckVectorsFile      = "vectors file"
 )
 
 // Checks lists every check name in report order.
@@ -117,7 +118,7 @@ var Checks = []string{
 	CheckCatalog, CheckMetadata, CheckSnapshot, CheckBinding, CheckIndexTables,
 	CheckCentroidMetadata, CheckFingerprint, CheckRoots, CheckCentroids, CheckManifest,
 	CheckSourceFiles, CheckSource, CheckFiles, CheckLayout, CheckRows, CheckSourceRows,
-	CheckKeys, CheckLVQ, CheckAssignment,
+	CheckKeys, CheckLVQ, CheckAssignment, CheckVectorsFile,
 }
 
 // Run verifies snapshot opts.SnapshotID (default: the current one) of the
@@ -143,7 +144,7 @@ func Run(ctx context.Context, env Env, name string, opts Options) (*Report, erro
 	stages := []func(context.Context) error{
 		r.checkCatalog, r.checkMetadata, r.checkSnapshot, r.checkBinding, r.checkIndexTables,
 		r.checkCentroidMetadata, r.checkFingerprint, r.checkRoots, r.checkCentroids, r.checkManifest,
-		r.checkSourceFiles, r.checkSource, r.checkRows,
+		r.checkSourceFiles, r.checkSource, r.openVectorsFile, r.checkRows, r.checkVectorsFile,
 	}
 	for _, st := range stages {
 		if err := st(ctx); err != nil {
@@ -187,7 +188,9 @@ type runner struct {
 	cent    *ivf.Centroids             // set only once roots and leaves validated (Prepare succeeded)
 
 	man      *postings.Manifest
+	manRaw   []byte // manifest.json's bytes, which a vectors file is bound to
 	srcFiles *postings.SourceFiles
+	vf       *vectorsFileCheck // the snapshot's vectors file, when it has one
 
 	// boundSource is the source location the catalog binds, set by
 	// checkBinding once the snapshot's source-table is known to be that
@@ -691,6 +694,7 @@ func (r *runner) checkManifest(ctx context.Context) error {
 		p.add("%s: %d key types for %d source-key-fields", key, len(m.KeyTypes), len(r.snap.SourceKeyFields))
 	}
 	r.man = m // the file checks still run against it
+	r.manRaw = data
 	r.finish(CheckManifest, p, "%d rows, %d CIDs, %d files, %d row groups", m.Rows, m.CIDs, len(m.Files), len(m.RowGroups))
 	return nil
 }

@@ -41,7 +41,7 @@ func TestValidIndexes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			o := indexer.Options{Encoding: tc.encoding, Metric: tc.metric, NList: 30}
+			o := indexer.Options{Encoding: tc.encoding, Metric: tc.metric, NList: 30, VectorsFile: true}
 			if tc.strKey {
 				f.writeStringKeyed(t, "part-0.parquet", 1500, testDim, 4)
 				o.KeyFields = []string{"name", "part"}
@@ -62,6 +62,9 @@ func TestValidIndexes(t *testing.T) {
 			}
 			if c, _ := rep.Check(CheckAssignment); !strings.Contains(c.Detail, "every row decided by the brute-force reference") {
 				t.Errorf("assignment: %s", c.Detail)
+			}
+			if c, _ := rep.Check(CheckVectorsFile); c.Status != StatusOK || !strings.Contains(c.Detail, "every row is its postings row's source vector") {
+				t.Errorf("vectors file: %s %s", c.Status, c.Detail)
 			}
 		})
 	}

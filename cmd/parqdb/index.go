@@ -67,6 +67,9 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 			if err := o.Validate(); err != nil {
 				return usageError{err}
 			}
+			if o.VectorsFile && shards > 0 {
+				return usagef("--vectors-file needs the build to run in this process; a sharded build writes no vectors file (docs/parquet-provider-profile.md §4.2)")
+			}
 			if calib && shards > 0 {
 				return usagef("--calibrate needs the build to commit in this process; with --shards, calibrate once the shards are committed: parqdb index refresh %s --calibrate", o.Name)
 			}
@@ -109,6 +112,7 @@ round(√nlist), seed 1, a sample of min(N, max(64·nlist, 10000)) rows capped a
 	f.IntVar(&o.Workers, "workers", 0, "goroutines to use (default all cores); never changes the result")
 	f.IntVar(&shards, "shards", 0, shardsFlagUsage)
 	f.BoolVar(&calib, "calibrate", false, calibrateFlagUsage)
+	f.BoolVar(&o.VectorsFile, "vectors-file", false, "also write the vectors file: the exact float32 vectors in postings order (N·D·4 bytes), read by refine when the vector store does not fit the cache (docs/parquet-provider-profile.md §4.2)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
 	intRange(f, "shards", 1, buildplan.MaxShards, "a build in this process")
 	intRange(f, "nlist", 1, math.MaxInt32, "the default")

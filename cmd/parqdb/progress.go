@@ -43,7 +43,7 @@ const (
 // stageUnits names the unit of a stage's counts by the stage name's first
 // word; stages not listed show bare numbers.
 var stageUnits = map[string]string{
-	"scan": "rows", "assign": "rows", "train": "iterations", "write": "buckets",
+	"scan": "rows", "assign": "rows", "train": "iterations", "write": "buckets", "vectors": "rows",
 	"nprobe": "searches", // bench settings
 }
 

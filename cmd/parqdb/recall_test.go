@@ -71,6 +71,7 @@ func TestRecallFlagErrors(t *testing.T) {
 		"with refine":    {[]string{"search", "words", "--near-key", "king", "--recall", "0.9", "--refine", "2"}, "give --recall or --refine, not both"},
 		"bench bad":      {[]string{"bench", "words", "--queries", gloveSample, "--query-column", "embedding", "--recall", "0.9,2"}, `--recall: "2" is not a target recall in (0, 1]`},
 		"create shards":  {[]string{"index", "create", "w2", "--source", gloveSample, "--vector-field", "embedding", "--key-fields", "word", "--shards", "2", "--calibrate"}, "--calibrate needs the build to commit in this process"},
+		"vectors shards": {[]string{"index", "create", "w2", "--source", gloveSample, "--vector-field", "embedding", "--key-fields", "word", "--shards", "2", "--vectors-file"}, "--vectors-file needs the build to run in this process"},
 		"refresh shards": {[]string{"index", "refresh", "words", "--shards", "2", "--calibrate"}, "--calibrate needs the refresh to commit in this process"},
 		"bench garbage":  {[]string{"bench", "words", "--queries", gloveSample, "--query-column", "embedding", "--recall", "high"}, `--recall: "high"`},
 	} {

@@ -12,8 +12,8 @@ import (
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 )
 
-// verifyIndex builds a small lvq4 index "v" through the CLI and returns the
-// warehouse folder.
+// verifyIndex builds a small lvq4 index "v" with a vectors file through the
+// CLI and returns the warehouse folder.
 func verifyIndex(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -37,7 +37,7 @@ func verifyIndex(t *testing.T) string {
 	}
 	wh := filepath.Join(dir, "wh")
 	if out, code := runCLI(t, "--warehouse", wh, "index", "create", "v", "--source", src, "--vector-field", "embedding",
-		"--key-fields", "id", "--encoding", "lvq4", "--nlist", "12", "-q"); code != exitOK {
+		"--key-fields", "id", "--encoding", "lvq4", "--nlist", "12", "--vectors-file", "-q"); code != exitOK {
 		t.Fatalf("index create: %d %s", code, out)
 	}
 	return wh
@@ -50,7 +50,7 @@ func TestIndexVerify(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, want := range []string{"postings rows:", "lvq codes:", "assignment:", "verdict: ok"} {
+	for _, want := range []string{"postings rows:", "lvq codes:", "assignment:", "vectors file:         ok", "verdict: ok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}

@@ -1,0 +1,210 @@
+package query
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/parqdb/parqdb/internal/membudget"
+	"github.com/parqdb/parqdb/vecfile"
+)
+
+// vecBlockSize is the unit in which the vectors file is read and cached:
+// small, so that a cached candidate costs little memory (a row of D·4
+// bytes spans at most two blocks up to D = 1,024), and a multiple of the
+// usual page size.
+const vecBlockSize = 4 << 10
+
+// vecReadParallel bounds the ranged reads of one gather in flight.
+const vecReadParallel = 16
+
+// vecBlockOverhead is charged per cached block on top of its bytes.
+const vecBlockOverhead = 64
+
+// vecBlocks caches blocks of an index's vectors file under the process
+// budget (account "vectors file"), evicted with the CLOCK approximation of
+// least-recently-used like the other caches. It is safe for concurrent use;
+// blocks are immutable once stored.
+type vecBlocks struct {
+	off  bool // caching disabled (OpenOptions.VectorCacheBytes < 0)
+	acct *membudget.Account
+	mu   struct {
+		sync.Mutex
+		idx  map[int64]int // block number → index in ents
+		ents []*vecBlock
+		hand int
+	}
+}
+
+type vecBlock struct {
+	id   int64
+	data []byte
+	ref  atomic.Bool
+}
+
+func newVecBlocks(b *membudget.Budget, off bool) *vecBlocks {
+	c := &vecBlocks{off: off}
+	c.mu.idx = map[int64]int{}
+	if b != nil && !off {
+		c.acct = b.Account("vectors file", c.evict)
+	}
+	return c
+}
+
+func (c *vecBlocks) get(id int64) []byte {
+	if c.off {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i, ok := c.mu.idx[id]
+	if !ok {
+		return nil
+	}
+	e := c.mu.ents[i]
+	e.ref.Store(true)
+	return e.data
+}
+
+// put stores data as block id if the budget has room (it is used by the
+// caller either way).
+func (c *vecBlocks) put(id int64, data []byte) {
+	if c.off || !c.acct.Reserve(int64(len(data))+vecBlockOverhead) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.mu.idx[id]; ok {
+		c.acct.Release(int64(len(data)) + vecBlockOverhead)
+		return
+	}
+	c.mu.idx[id] = len(c.mu.ents)
+	c.mu.ents = append(c.mu.ents, &vecBlock{id: id, data: data})
+}
+
+// evict frees at least need bytes if it can (the process budget asks).
+func (c *vecBlocks) evict(need int64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var freed int64
+	for steps := 0; freed < need && len(c.mu.ents) > 0 && steps < 2*len(c.mu.ents)+1; steps++ {
+		h := c.mu.hand % len(c.mu.ents)
+		e := c.mu.ents[h]
+		if e.ref.Load() {
+			e.ref.Store(false)
+			c.mu.hand = h + 1
+			continue
+		}
+		// Remove e: the last entry takes its place (the hand stays).
+		last := len(c.mu.ents) - 1
+		c.mu.ents[h] = c.mu.ents[last]
+		c.mu.idx[c.mu.ents[h].id] = h
+		c.mu.ents[last] = nil
+		c.mu.ents = c.mu.ents[:last]
+		delete(c.mu.idx, e.id)
+		n := int64(len(e.data)) + vecBlockOverhead
+		freed += n
+		c.acct.Release(n)
+		c.acct.Evicted()
+	}
+	return freed
+}
+
+func (c *vecBlocks) close() { c.acct.Close() }
+
+// gather calls put(j, bytes) with the D·4 bytes of row pos[j] of f, for
+// every j, from cached blocks, reading the missing ones (runs of adjacent
+// blocks in one ranged read each) and caching them. The bytes are valid
+// during the call only. With put nil it only reads and caches the missing
+// blocks (a prefetch).
+func (c *vecBlocks) gather(ctx context.Context, f *vecfile.File, pos []int64, put func(j int, row []byte)) error {
+	rb := int64(f.Dim) * 4
+	size := f.DataSize()
+	// Blocks of each row, found or missing.
+	have := map[int64][]byte{}
+	var missing []int64
+	var hits, misses int64
+	for _, p := range pos {
+		for b := p * rb / vecBlockSize; b <= ((p+1)*rb-1)/vecBlockSize; b++ {
+			if _, ok := have[b]; ok {
+				continue
+			}
+			if d := c.get(b); d != nil {
+				have[b] = d
+				hits++
+			} else {
+				have[b] = nil
+				missing = append(missing, b)
+				misses++
+			}
+		}
+	}
+	c.acct.Hits(hits)
+	c.acct.Misses(misses)
+	slices.Sort(missing)
+	// Runs of adjacent blocks, each one ranged read, issued in parallel:
+	// on a disk or S3 their latencies overlap.
+	type run struct {
+		first, last int64
+		buf         []byte
+	}
+	var runs []run
+	for i := 0; i < len(missing); {
+		j := i + 1
+		for j < len(missing) && missing[j] == missing[j-1]+1 {
+			j++
+		}
+		runs = append(runs, run{first: missing[i], last: missing[j-1]})
+		i = j
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(vecReadParallel)
+	for i := range runs {
+		r := &runs[i]
+		off := r.first * vecBlockSize
+		r.buf = make([]byte, min(size, (r.last+1)*vecBlockSize)-off)
+		if len(runs) == 1 {
+			if err := f.ReadData(r.buf, off); err != nil {
+				return err
+			}
+			break
+		}
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			return f.ReadData(r.buf, off)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		off := r.first * vecBlockSize
+		end := off + int64(len(r.buf))
+		for b := r.first; b <= r.last; b++ {
+			lo, hi := b*vecBlockSize-off, min(end, (b+1)*vecBlockSize)-off
+			d := r.buf[lo:hi:hi]
+			have[b] = d
+			c.put(b, d)
+		}
+	}
+	if put == nil {
+		return nil
+	}
+	row := make([]byte, rb)
+	for j, p := range pos {
+		off := p * rb
+		for n := int64(0); n < rb; {
+			b := (off + n) / vecBlockSize
+			d := have[b]
+			k := copy(row[n:], d[off+n-b*vecBlockSize:])
+			n += int64(k)
+		}
+		put(j, row)
+	}
+	return nil
+}
