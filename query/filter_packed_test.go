@@ -36,13 +36,28 @@ func TestPackedLists(t *testing.T) {
 	buildIndex(t, benv, src, metadata.EncodingLVQ8, nlist)
 	defer query.SetMaxPackedBytes(query.SetMaxPackedBytes(0))
 
-	open := func(b *membudget.Budget) *query.Index {
+	// open opens the index and checks p's matching rows against the Go
+	// evaluation (matches).
+	open := func(t *testing.T, p *filter.Predicate, b *membudget.Budget) *query.Index {
 		t.Helper()
 		ix, err := query.Open(ctx, env, "vecs", query.OpenOptions{Budget: b})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { ix.Close() })
+		info, err := ix.Filter(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want int64
+		for _, r := range rows {
+			if matches(p.Text(), r) {
+				want++
+			}
+		}
+		if info.Rows != want {
+			t.Fatalf("%s: %d rows match, Go says %d", p.Text(), info.Rows, want)
+		}
 		return ix
 	}
 	search := func(t *testing.T, ix *query.Index, opts query.Options, workers int) []*query.Result {
@@ -89,7 +104,7 @@ func TestPackedLists(t *testing.T) {
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					query.SetMaxPackedBytes(0)
-					ix := open(nil)
+					ix := open(t, p, nil)
 					unpacked := search(t, ix, tc.opts, 1)
 					unpacked2 := search(t, ix, tc.opts, 1)
 					if n, _ := query.PackedLists(ix, p); n != 0 {
@@ -121,7 +136,7 @@ func TestPackedLists(t *testing.T) {
 
 					query.SetMaxPackedBytes(64 << 20)
 					if tc.exact { // concurrent first use: still the exact answer
-						ix := open(nil)
+						ix := open(t, p, nil)
 						for pass := range 2 {
 							got := search(t, ix, tc.opts, 4)
 							for qi := range got {
@@ -134,7 +149,7 @@ func TestPackedLists(t *testing.T) {
 						}
 					}
 					b := membudget.New(1 << 30)
-					ix = open(b)
+					ix = open(t, p, b)
 					same(t, "first use", search(t, ix, tc.opts, 1), unpacked)
 					n, size := query.PackedLists(ix, p)
 					if n == 0 || size <= 0 {
@@ -157,7 +172,7 @@ func TestPackedLists(t *testing.T) {
 					// the rest fall back to scoring from the postings.
 					bound := size / int64(n) * int64(max(n/3, 1))
 					query.SetMaxPackedBytes(bound)
-					ix = open(nil)
+					ix = open(t, p, nil)
 					for pass, want := range [][]*query.Result{unpacked, unpacked2} {
 						same(t, "bounded", search(t, ix, tc.opts, 1), want)
 						m, msize := query.PackedLists(ix, p)
