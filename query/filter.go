@@ -62,8 +62,10 @@ import (
 // index (least recently built evicted first), with the per-list positions
 // of their matching rows (4 bytes per matching row, charged up front) and
 // the exact plan's contiguous copy of its rows' vectors (at most
-// maxExactVectorBytes per predicate). The per-predicate keys of the exact
-// plan (at most a few percent of the rows) are not counted.
+// maxExactVectorBytes per predicate) and the list plan's packed lists (at
+// most maxPackedBytes per predicate; packing evicts older predicates, not
+// its own). The per-predicate keys of the exact plan (at most a few
+// percent of the rows) are not counted.
 const DefaultFilterCacheBytes = 256 << 20
 
 // exactMinRows is the number of matching rows up to which a filtered
