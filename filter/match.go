@@ -172,6 +172,10 @@ func grow(b bitset, n int) bitset {
 // viewPage sets v to a view of a page's values (no NULLs in it), without
 // copying the fixed-width ones. It returns the number of values.
 func viewPage(v *vector, col column, data *encoding.Values, kind parquet.Kind) (int, error) {
+	// v's slices view the previous page, which was released to
+	// parquet-go's pools and may now hold another goroutine's page: drop
+	// them before reset appends to any (a string column's offsets).
+	v.i32, v.ints, v.floats, v.f32, v.data, v.offs = nil, nil, nil, nil, nil, nil
 	v.reset(col.typ, kind == parquet.Int32, col.unsigned)
 	switch kind {
 	case parquet.Int32:

@@ -31,6 +31,22 @@ type list struct {
 	ordsOnce sync.Once
 	ords     []int64 // source row ordinal of each row
 	ordsErr  error
+
+	// rows is set on a packed list (filter.go, packList: the rows of list
+	// cid that match a predicate, copied contiguously): rows[i] is the row
+	// of list cid that row i was copied from. Row i's vector in the vector
+	// store, whose blocks follow the postings order, is row rows[i] of
+	// cid's block. Nil for a list of postings.
+	rows []int32
+}
+
+// storeRow returns the row of list l.cid's vector store block that holds
+// row i's vector.
+func (l *list) storeRow(i int32) int32 {
+	if l.rows != nil {
+		return l.rows[i]
+	}
+	return i
 }
 
 func (l *list) len() int { return l.batch.Len() }

@@ -48,13 +48,24 @@ import (
 //     nothing, not even a routing distance. It continues while fewer than
 //     K (or K·Refine) matching rows were found, up to every list: a search
 //     that probed every list has seen every matching row.
+//  5. Packed lists (LVQ8): the first search that probes a list with a
+//     predicate copies the list's matching rows (codes and per-row terms,
+//     keys, source ordinals) contiguously into a packed list kept in the
+//     predicate's entry, so that later searches score them with the same
+//     batch kernel as an unfiltered search, reading neither the postings
+//     cache nor the rows that do not match. Packed lists are charged to
+//     the filter cache and the process budget, up to maxPackedBytes per
+//     predicate; past it (or without room) a list is scored from the
+//     postings as in 4.
 
 // DefaultFilterCacheBytes bounds the memory of cached filter bitmaps per
 // index (least recently built evicted first), with the per-list positions
 // of their matching rows (4 bytes per matching row, charged up front) and
 // the exact plan's contiguous copy of its rows' vectors (at most
-// maxExactVectorBytes per predicate). The per-predicate keys of the exact
-// plan (at most a few percent of the rows) are not counted.
+// maxExactVectorBytes per predicate) and the list plan's packed lists (at
+// most maxPackedBytes per predicate; packing evicts older predicates, not
+// its own). The per-predicate keys of the exact plan (at most a few
+// percent of the rows) are not counted.
 const DefaultFilterCacheBytes = 256 << 20
 
 // exactMinRows is the number of matching rows up to which a filtered
@@ -147,6 +158,31 @@ type filterEntry struct {
 	lists         []atomic.Pointer[[]int32]
 	counted       atomic.Int64
 	nonEmptyCount atomic.Int64
+
+	// Per list (by CID), its matching rows packed (packList), set once on
+	// a probe after the positions; nil for lists not packed. packedBytes
+	// counts the bytes of the packed lists set (and of those being
+	// built), at most maxPackedBytes.
+	packed      []atomic.Pointer[packedList]
+	packedBytes atomic.Int64
+}
+
+// packedList is a list's matching rows, packed (packList).
+type packedList struct {
+	l        *list // the matching rows; l.rows maps them to the list's rows
+	rejected int   // rows of the list that do not match
+}
+
+// maxPackedBytes bounds the packed lists of one predicate (a variable for
+// the tests).
+var maxPackedBytes int64 = 64 << 20
+
+// packedOf returns cid's packed list, or nil.
+func (e *filterEntry) packedOf(cid int32) *packedList {
+	if int(cid) >= len(e.packed) || cid < 0 {
+		return nil
+	}
+	return e.packed[cid].Load()
 }
 
 // known returns the positions of cid's matching rows, or ok false when the
@@ -230,9 +266,12 @@ func (c *filterCache) evict(need int64) int64 {
 }
 
 // popLocked drops the oldest built entry and returns its size.
-func (c *filterCache) popLocked() int64 {
-	old := c.mu.order[0]
-	c.mu.order = c.mu.order[1:]
+func (c *filterCache) popLocked() int64 { return c.popAtLocked(0) }
+
+// popAtLocked drops the built entry c.mu.order[i] and returns its size.
+func (c *filterCache) popAtLocked(i int) int64 {
+	old := c.mu.order[i]
+	c.mu.order = slices.Delete(c.mu.order, i, i+1)
 	o := c.mu.m[old]
 	delete(c.mu.m, old)
 	c.mu.size -= o.size
@@ -350,10 +389,112 @@ func (ix *Index) buildFilter(ctx context.Context, p *filter.Predicate, e *filter
 	rows.RunOptimize()
 	e.rows = rows
 	e.lists = make([]atomic.Pointer[[]int32], ix.NList())
+	if ix.schema.Encoding == metadata.EncodingLVQ8 {
+		e.packed = make([]atomic.Pointer[packedList], ix.NList())
+	}
 	e.size = int64(rows.GetSizeInBytes()) + 4*int64(rows.GetCardinality()) + 256
 	e.info = FilterInfo{Rows: int64(rows.GetCardinality()), SourceRows: n, RowGroupsRead: read, RowGroupsSkipped: skipped,
 		PagesRead: pagesRead, PagesSkipped: pagesSkipped, Build: time.Since(start)}
 	return nil
+}
+
+// packList returns the matching rows pos (at least one) of list l (its
+// ords resolved) packed for e, kept in e for the later searches, or nil
+// when they are not packed: an encoding other than LVQ8, e not cached
+// (evicted, or refused by the process budget), or no room within
+// maxPackedBytes or the process budget. The packed list's bytes are
+// charged to the filter cache's account and counted in e.size (released
+// when e is evicted); the oldest other entries are evicted to keep the
+// cache within DefaultFilterCacheBytes. Safe for concurrent use: one packed
+// list per list is kept.
+func (ix *Index) packList(e *filterEntry, l *list, pos []int32) *packedList {
+	if e.packed == nil || len(pos) == 0 || l.cid < 0 || int(l.cid) >= len(e.packed) {
+		return nil
+	}
+	if p := e.packedOf(l.cid); p != nil {
+		return p
+	}
+	c := &ix.filters
+	c.mu.Lock()
+	cached := c.mu.m[e.key] == e
+	c.mu.Unlock()
+	if !cached {
+		return nil
+	}
+	w := stride(ix.Dim())
+	keyBytes := 0
+	ends := l.batch.KeyEnds
+	for _, i := range pos {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		keyBytes += ends[i] - start
+	}
+	size := packedSize(len(pos), w, keyBytes)
+	if e.packedBytes.Add(size) > maxPackedBytes {
+		e.packedBytes.Add(-size)
+		return nil
+	}
+	if !c.acct.Reserve(size) { // may evict: never with c.mu held
+		e.packedBytes.Add(-size)
+		return nil
+	}
+	p := &packedList{l: packRows(l, pos, w, keyBytes), rejected: l.len() - len(pos)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.m[e.key] != e || !e.packed[l.cid].CompareAndSwap(nil, p) {
+		// e is no longer cached (its bytes were released), or another
+		// search packed the list first.
+		c.acct.Release(size)
+		e.packedBytes.Add(-size)
+		return e.packedOf(l.cid)
+	}
+	e.size += size
+	c.mu.size += size
+	for c.mu.size > DefaultFilterCacheBytes {
+		i := slices.IndexFunc(c.mu.order, func(k string) bool { return k != e.key })
+		if i < 0 {
+			break
+		}
+		c.popAtLocked(i)
+	}
+	return p
+}
+
+// packedSize is the memory of a packed list of n rows at code stride w
+// with keyBytes bytes of keys (packRows).
+func packedSize(n, w, keyBytes int) int64 {
+	// codes, keys; key ends, base, ords; CIDs, offsets, scales, rows
+	return int64(n*w+keyBytes) + 8*3*int64(n) + 4*4*int64(n) + 256
+}
+
+// packRows copies rows pos of l (its ords resolved) into a list of their
+// own, in scan layout: codes at stride w, per-row terms, keys and source
+// ordinals, with rows mapping them back to l's rows.
+func packRows(l *list, pos []int32, w, keyBytes int) *list {
+	n := len(pos)
+	b := &l.batch
+	p := &list{cid: l.cid, rows: pos, codes: make([]byte, n*w), base: make([]float64, n), ords: make([]int64, n)}
+	pb := &p.batch
+	pb.CIDs = make([]int32, n)
+	pb.Offsets = make([]float32, n)
+	pb.Scales = make([]float32, n)
+	pb.Keys = make([]byte, 0, keyBytes)
+	pb.KeyEnds = make([]int, n)
+	pb.CodeLen = b.CodeLen
+	for j, i := range pos {
+		copy(p.codes[j*w:(j+1)*w], l.codes[int(i)*w:(int(i)+1)*w])
+		p.base[j] = l.base[i]
+		p.ords[j] = l.ords[i]
+		pb.CIDs[j] = b.CIDs[i]
+		pb.Offsets[j] = b.Offsets[i]
+		pb.Scales[j] = b.Scales[i]
+		pb.Keys = append(pb.Keys, b.Key(int(i))...)
+		pb.KeyEnds[j] = len(pb.Keys)
+	}
+	p.ordsOnce.Do(func() {}) // ords are set
+	return p
 }
 
 // ScanFilterColumns reads every value of p's columns from the source, as
@@ -679,10 +820,14 @@ type filterScratch struct {
 	order  []leafDist // routed leaves, nearest first
 	roots  []leafDist // root distances (cid holds the root)
 	pos    [][]int32  // matching positions of each list of scratch.lists
+	packed []*list    // packed lists probed in a round (packList)
 }
 
 // release drops the references to lists' positions held past a query.
-func (f *filterScratch) release() { clear(f.pos) }
+func (f *filterScratch) release() {
+	clear(f.pos)
+	clear(f.packed)
+}
 
 // searchLists is the list plan: it probes the lists that may hold matching
 // rows, nearest first, until they hold target matching rows (what an
@@ -743,6 +888,23 @@ func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, np
 			continue
 		}
 		st.Lists += int64(len(s.cids))
+		// Lists packed for e need no postings.
+		s.filt.packed = s.filt.packed[:0]
+		if e.packed != nil {
+			n := 0
+			for _, cid := range s.cids {
+				if p := e.packedOf(cid); p != nil {
+					s.filt.packed = append(s.filt.packed, p.l)
+					matched += int64(p.l.len())
+					st.FilterRejected += int64(p.rejected)
+					continue
+				}
+				s.cids[n] = cid
+				n++
+			}
+			s.cids = s.cids[:n]
+			st.CachedLists += int64(len(s.filt.packed))
+		}
 		if err := ix.readLists(ctx, s, st); err != nil {
 			return err
 		}
@@ -756,9 +918,18 @@ func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, np
 			if _, err := ix.sourceOrds(ctx, l); err != nil {
 				return err
 			}
-			s.filt.pos[i] = e.positions(l)
-			matched += int64(len(s.filt.pos[i]))
-			st.FilterRejected += int64(l.len() - len(s.filt.pos[i]))
+			pos := e.positions(l)
+			matched += int64(len(pos))
+			st.FilterRejected += int64(l.len() - len(pos))
+			if p := ix.packList(e, l, pos); p != nil {
+				s.lists[i] = p.l // scored whole (scoreMatching)
+				continue
+			}
+			s.filt.pos[i] = pos
+		}
+		for _, p := range s.filt.packed {
+			s.lists = append(s.lists, p)
+			s.filt.pos = append(s.filt.pos, nil)
 		}
 		if err := ix.scoreMatching(ctx, s, st); err != nil {
 			return err
@@ -860,7 +1031,9 @@ func cmpLeaf(a, b leafDist) int {
 }
 
 // scoreMatching scores the matching rows of s.lists (positions s.filt.pos) into
-// s.top, which it does not reset. A list of which at least half the rows
+// s.top, which it does not reset. A packed list (LVQ8; its rows all match)
+// is scored whole by the batch kernel, as an unfiltered search scores a
+// list. Of the others, a list of which at least a quarter of the rows
 // match is scored whole by the batch kernel and only its matching rows
 // offered; otherwise each matching row is scored alone.
 func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error {
@@ -872,15 +1045,14 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 	t := &s.top
 	switch ix.schema.Encoding {
 	case metadata.EncodingLVQ8:
-		var sumq, norm2 float64
-		for _, v := range s.q {
-			f := float64(v)
-			sumq += f
-			norm2 += f * f
-		}
-		sumq2 := 2 * sumq
+		q := newLVQ8Terms(s.q, half)
+		norm2, sumq2 := q.norm2, q.sumq2
 		w := len(s.qp)
 		for li, l := range s.lists {
+			if l != nil && l.rows != nil {
+				q.scoreList(s, l, st)
+				continue
+			}
 			pos := s.filt.pos[li]
 			if len(pos) == 0 {
 				continue

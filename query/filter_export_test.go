@@ -32,3 +32,29 @@ func VectorsFileOpen(ix *Index) bool {
 
 // KeyIndexLoaded reports whether ix has built or read its key → row map.
 func KeyIndexLoaded(ix *Index) bool { return ix.keyIndex != nil }
+
+// PackedLists returns how many lists are packed for p (the list plan's
+// packed per-predicate lists) and their bytes as charged.
+func PackedLists(ix *Index, p *filter.Predicate) (lists int, bytes int64) {
+	c := &ix.filters
+	c.mu.Lock()
+	e := c.mu.m[p.String()]
+	c.mu.Unlock()
+	if e == nil {
+		return 0, 0
+	}
+	for i := range e.packed {
+		if e.packed[i].Load() != nil {
+			lists++
+		}
+	}
+	return lists, e.packedBytes.Load()
+}
+
+// SetMaxPackedBytes sets the bound on one predicate's packed lists and
+// returns the previous one. Not safe while searches run.
+func SetMaxPackedBytes(n int64) int64 {
+	old := maxPackedBytes
+	maxPackedBytes = n
+	return old
+}

@@ -77,6 +77,8 @@ func matches(where string, r attrRow) bool {
 		return r.ID == 1234
 	case "bucket < 0":
 		return false
+	case "side = 1":
+		return r.Side == 1
 	case "cat IN ('a', 'b') AND price < 50":
 		return r.Cat != nil && (*r.Cat == "a" || *r.Cat == "b") && r.Price != nil && *r.Price < 50
 	case "cat != 'a' OR price IS NULL":

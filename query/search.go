@@ -432,41 +432,55 @@ func (ix *Index) score(ctx context.Context, s *scratch, keep int, st *Stats) err
 // with q·c from the SIMD kernel over the cached, padded codes and base
 // precomputed per row when the list was cached.
 func (ix *Index) scoreLVQ8(s *scratch, half bool, st *Stats) {
+	q := newLVQ8Terms(s.q, half)
+	for _, l := range s.lists {
+		if l != nil {
+			q.scoreList(s, l, st)
+		}
+	}
+}
+
+// lvq8Terms are the query's terms of the LVQ8 distance (scoreLVQ8).
+type lvq8Terms struct {
+	norm2, sumq2 float64 // ‖q‖², 2·Σq
+	mul          float32 // 0.5 for cosine's _distance, else 1
+}
+
+func newLVQ8Terms(q []float32, half bool) lvq8Terms {
 	var sumq, norm2 float64
-	for _, v := range s.q {
+	for _, v := range q {
 		f := float64(v)
 		sumq += f
 		norm2 += f * f
 	}
-	sumq2 := 2 * sumq
-	mul := float32(1)
+	t := lvq8Terms{norm2: norm2, sumq2: 2 * sumq, mul: 1}
 	if half {
-		mul = 0.5
+		t.mul = 0.5
 	}
-	w := len(s.qp)
+	return t
+}
+
+// scoreList scores every row of l with the batch kernel into s.top.
+func (q lvq8Terms) scoreList(s *scratch, l *list, st *Stats) {
+	n := l.len()
+	if n == 0 {
+		return
+	}
+	s.dists = slices.Grow(s.dists[:0], n)[:n]
+	vecmath.DotU8Batch(s.qp, l.codes, len(s.qp), s.dists)
+	st.Candidates += int64(n)
+	offs, scs, base := l.batch.Offsets[:n], l.batch.Scales[:n], l.base[:n]
+	norm2, sumq2, mul := q.norm2, q.sumq2, q.mul
 	t := &s.top
-	for _, l := range s.lists {
-		if l == nil {
+	thr := t.threshold()
+	for i, dot := range s.dists {
+		r := norm2 + base[i] - (float64(offs[i])*sumq2 + float64(scs[i])*2*float64(dot))
+		d := float32(max(r, 0)) * mul
+		if d > thr {
 			continue
 		}
-		n := l.len()
-		if n == 0 {
-			continue
-		}
-		s.dists = slices.Grow(s.dists[:0], n)[:n]
-		vecmath.DotU8Batch(s.qp, l.codes, w, s.dists)
-		st.Candidates += int64(n)
-		offs, scs, base := l.batch.Offsets[:n], l.batch.Scales[:n], l.base[:n]
-		thr := t.threshold()
-		for i, dot := range s.dists {
-			r := norm2 + base[i] - (float64(offs[i])*sumq2 + float64(scs[i])*2*float64(dot))
-			d := float32(max(r, 0)) * mul
-			if d > thr {
-				continue
-			}
-			t.push(cand{dist: d, i: int32(i), l: l})
-			thr = t.threshold()
-		}
+		t.push(cand{dist: d, i: int32(i), l: l})
+		thr = t.threshold()
 	}
 }
 

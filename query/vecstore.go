@@ -433,7 +433,8 @@ func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) 
 			}
 		}
 		if lastV != nil {
-			vs[j] = lastV[int(c.i)*w : int(c.i+1)*w : int(c.i+1)*w]
+			r := int(c.l.storeRow(c.i))
+			vs[j] = lastV[r*w : (r+1)*w : (r+1)*w]
 			continue
 		}
 		if vf != nil && c.l.cid >= 0 {
