@@ -117,7 +117,7 @@ func (ix *Index) fileCandVectors(ctx context.Context, vf *vecFileState, cands []
 	dim, w := ix.Dim(), ix.vstore.w
 	pos := make([]int64, len(cands))
 	for j, c := range cands {
-		pos[j] = vf.starts[c.l.cid] + int64(c.i)
+		pos[j] = vf.starts[c.l.cid] + int64(c.l.storeRow(c.i))
 	}
 	read := make([]float32, len(cands)*w)
 	err := vf.blocks.gather(ctx, vf.f, pos, func(j int, row []byte) {
@@ -166,7 +166,7 @@ func (ix *Index) prefetchFileVectors(ctx context.Context, cands []cand) error {
 				return nil
 			}
 		}
-		pos = append(pos, vf.starts[c.l.cid]+int64(c.i))
+		pos = append(pos, vf.starts[c.l.cid]+int64(c.l.storeRow(c.i)))
 	}
 	if len(pos) == 0 {
 		return nil

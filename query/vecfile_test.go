@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/testenv"
@@ -338,6 +340,69 @@ func TestVectorsFileConcurrent(t *testing.T) {
 	for _, st := range b.Stats() {
 		if st.Name == "vectors file" && st.Evictions == 0 {
 			t.Errorf("block cache: no eviction under a %d-byte budget (%+v)", limit, st)
+		}
+	}
+}
+
+// TestVectorsFilePackedLists checks refine of a filtered search whose
+// candidates come from packed per-predicate lists (filtered search's list
+// plan) when their exact vectors come from the vectors file: a packed row
+// is read at its postings row, so the answers equal those without packing
+// and those read from the source.
+func TestVectorsFilePackedLists(t *testing.T) {
+	env, _, _ := vecFileFixture(t, "packedvf", metadata.MetricL2Squared, metadata.EncodingLVQ8)
+	ctx := context.Background()
+	p, err := filter.Parse("word >= 'm'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	qs := make([][]float32, 20)
+	for i := range qs {
+		qs[i] = make([]float32, 50)
+		for j := range qs[i] {
+			qs[i][j] = float32(rng.NormFloat64())
+		}
+	}
+	run := func(packed int64, file bool) string {
+		t.Helper()
+		defer query.SetMaxPackedBytes(query.SetMaxPackedBytes(packed))
+		defer query.SetVectorsFile(true)
+		query.SetVectorsFile(file)
+		ix, err := query.Open(ctx, env, "packedvf", query.OpenOptions{VectorCacheBytes: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		var out strings.Builder
+		for pass := range 2 { // the second pass scores the packed lists
+			out.Reset()
+			for _, q := range qs {
+				res, err := ix.Search(ctx, q, query.Options{K: 10, NProbe: 6, Refine: 3, Filter: p, NoRows: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, h := range res.Hits {
+					fmt.Fprintf(&out, "%x %g\n", h.Key, h.Distance)
+				}
+				out.WriteString("--\n")
+			}
+			if n, _ := query.PackedLists(ix, p); pass == 1 && (n > 0) != (packed > 0) {
+				t.Fatalf("packed bound %d: %d lists packed", packed, n)
+			}
+			if pass == 1 && query.VectorsFileOpen(ix) != file {
+				t.Fatalf("vectors file open %v, want %v", query.VectorsFileOpen(ix), file)
+			}
+		}
+		return out.String()
+	}
+	want := run(0, false)
+	for _, tc := range []struct {
+		packed int64
+		file   bool
+	}{{0, true}, {64 << 20, true}, {64 << 20, false}} {
+		if got := run(tc.packed, tc.file); got != want {
+			t.Errorf("packed bound %d, vectors file %v: results differ from unpacked, from the source:\n%s\nwant\n%s", tc.packed, tc.file, got, want)
 		}
 	}
 }
