@@ -195,3 +195,34 @@ func TestFiltersAndRowsWithoutRoom(t *testing.T) {
 		t.Fatalf("filters on a budget of 0: %+v, want 6 misses, 6 refused (nothing kept)", s)
 	}
 }
+
+// TestFilterExactPlanCharged: the exact plan's contiguous copies of its
+// rows' vectors and codes are charged to the process budget with the
+// bitmap, so the budget's "filters" account holds exactly what the filter
+// cache counts (before, the copies were counted by the cache but never
+// reserved, and evicting the entry released more than was reserved).
+func TestFilterExactPlanCharged(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, metadata.MetricL2Squared, metadata.EncodingLVQ8, 40)
+	b := membudget.New(1 << 30)
+	ix, err := query.Open(ctx, f.env, "words", query.OpenOptions{Budget: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	p, err := filter.Parse("rank < 150")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for qi := range 3 {
+		if _, err := ix.Search(ctx, f.vecs[qi*331], query.Options{K: 10, Filter: p, NoRows: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if query.ExactPlanVectors(ix, p) == 0 {
+		t.Fatal("the exact plan kept no contiguous vectors: the test does not exercise them")
+	}
+	if got, want := statsOf(b.Stats(), "filters").Bytes, query.FilterCacheBytes(ix); got != want || got == 0 {
+		t.Fatalf("budget account filters holds %d bytes, the filter cache counts %d", got, want)
+	}
+}

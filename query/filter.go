@@ -563,14 +563,10 @@ func (ix *Index) exactList(ctx context.Context, e *filterEntry) (*list, error) {
 		e.exact = l
 		e.exactVecs = ix.exactVectors(ctx, e, l.ords)
 		if e.exactVecs != nil && n >= exactCodesMinRows {
-			e.exactCodes = newExactCodes(e.exactVecs, n, ix.Dim())
-			c := &ix.filters
-			c.mu.Lock()
-			if c.mu.m[e.key] == e {
-				c.mu.size += e.exactCodes.bytes()
-				e.size += e.exactCodes.bytes()
+			codes := newExactCodes(e.exactVecs, n, ix.Dim())
+			if ix.filters.charge(e, codes.bytes()) {
+				e.exactCodes = codes
 			}
-			c.mu.Unlock()
 		}
 	})
 	return e.exact, e.exactErr
@@ -595,18 +591,33 @@ func (ix *Index) exactVectors(ctx context.Context, e *filterEntry, ords []int64)
 	if err != nil {
 		return nil
 	}
+	if !ix.filters.charge(e, size) {
+		return nil
+	}
 	out := make([]float32, len(ords)*w)
 	for i, v := range views {
 		copy(out[i*w:(i+1)*w], v)
 	}
-	c := &ix.filters
-	c.mu.Lock()
-	if c.mu.m[e.key] == e { // not evicted meanwhile
-		c.mu.size += size
-		e.size += size
-	}
-	c.mu.Unlock()
 	return out
+}
+
+// charge adds size bytes of entry e's exact plan to the cache's and the
+// process budget's accounts, and reports whether e may keep them: false
+// when the budget has no room, or e was evicted meanwhile (then nothing is
+// charged, and the caller keeps nothing it would have to account for).
+func (c *filterCache) charge(e *filterEntry, size int64) bool {
+	if !c.acct.Reserve(size) { // may evict: never with c.mu held
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.m[e.key] != e {
+		c.acct.Release(size)
+		return false
+	}
+	c.mu.size += size
+	e.size += size
+	return true
 }
 
 // scoreExact scores the exact plan's rows from their contiguous vectors

@@ -58,3 +58,11 @@ func SetMaxPackedBytes(n int64) int64 {
 	maxPackedBytes = n
 	return old
 }
+
+// FilterCacheBytes returns the bytes ix's filter cache counts as held.
+func FilterCacheBytes(ix *Index) int64 {
+	c := &ix.filters
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.size
+}
