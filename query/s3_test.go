@@ -17,10 +17,9 @@ import (
 // TestS3MatchesLocal builds the same source (same seed) into a local
 // warehouse and into an S3 warehouse over the real S3 server and checks
 // that results are equal bit for bit and that a query after open reads
-// postings in one round, the join in one more. (The source stays a local
-// file: a source on S3 fails to scan today because internal/source opens
-// its objects with an errgroup context that is cancelled once the footers
-// are read; see docs/search.md.)
+// postings in one round, the join in one more. (The source stays one
+// local file for both, so that only the warehouse differs; a source on S3
+// is tested in indexer.TestS3SourceAndWarehouse.)
 func TestS3MatchesLocal(t *testing.T) {
 	ctx := context.Background()
 	srv := testenv.S3(t)
