@@ -24,6 +24,11 @@ type list struct {
 	// not depend on q (lvq.Query.L2Sq8 expands the distance the same way).
 	codes []byte
 	base  []float64
+	// maxBase and maxScale bound base[i] and batch.Scales[i] over the rows
+	// (refineCap's bound; a packed list keeps its list's, which bound its
+	// rows too).
+	maxBase  float64
+	maxScale float32
 
 	ref  atomic.Bool // read since the cache's clock hand passed
 	size int64       // bytes charged to the cache
@@ -82,6 +87,8 @@ func newList(cid int32, b postings.Batch, enc string, dim int) *list {
 		sc, sc2 := vecmath.SumU8(l.codes[i*w : i*w+dim])
 		o, s := float64(b.Offsets[i]), float64(b.Scales[i])
 		l.base[i] = float64(dim)*o*o + 2*o*s*float64(sc) + s*s*float64(sc2)
+		l.maxBase = max(l.maxBase, l.base[i])
+		l.maxScale = max(l.maxScale, b.Scales[i])
 	}
 	return l
 }

@@ -475,7 +475,8 @@ func packedSize(n, w, keyBytes int) int64 {
 func packRows(l *list, pos []int32, w, keyBytes int) *list {
 	n := len(pos)
 	b := &l.batch
-	p := &list{cid: l.cid, rows: pos, codes: make([]byte, n*w), base: make([]float64, n), ords: make([]int64, n)}
+	p := &list{cid: l.cid, rows: pos, codes: make([]byte, n*w), base: make([]float64, n), ords: make([]int64, n),
+		maxBase: l.maxBase, maxScale: l.maxScale}
 	pb := &p.batch
 	pb.CIDs = make([]int32, n)
 	pb.Offsets = make([]float32, n)

@@ -66,3 +66,7 @@ func FilterCacheBytes(ix *Index) int64 {
 	defer c.mu.Unlock()
 	return c.mu.size
 }
+
+// SetRefineCap turns the scan-time cap of refine's candidates (refineCap)
+// on or off (on by default).
+func SetRefineCap(on bool) { noRefineCap.Store(!on) }

@@ -67,3 +67,55 @@ func TestRefineSkipSameResults(t *testing.T) {
 		t.Logf("%s: skipped %d of %d refined candidates", metric, skipped, all)
 	}
 }
+
+// TestRefineCapSameResults checks that capping refine's candidates while
+// the scan runs (refineCap: dropping those whose code distance puts their
+// lower bound past any possible skip bound) changes neither the hits nor
+// the candidates refine re-scores, on points and off them, for both
+// metrics, at several k, nprobe and refine.
+func TestRefineCapSameResults(t *testing.T) {
+	ctx := context.Background()
+	defer query.SetRefineCap(true)
+	for _, metric := range []string{metadata.MetricCosine, metadata.MetricL2Squared} {
+		f := newFixture(t, metric, metadata.EncodingLVQ8, 40)
+		ix, err := query.Open(ctx, f.env, "words", query.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for qi := 0; qi < 150; qi++ {
+			q := append([]float32(nil), f.vecs[qi*53%len(f.vecs)]...)
+			if qi%2 == 1 {
+				for j := range q {
+					q[j] += float32((qi*7+j)%11-5) * 0.03
+				}
+			}
+			for _, o := range []query.Options{{K: 10, NProbe: 4, Refine: 4}, {K: 10, NProbe: 16, Refine: 8}, {K: 3, NProbe: 8, Refine: 2}, {K: 25, NProbe: 40, Refine: 3}, {K: 1, NProbe: 12, Refine: 16}} {
+				o.NoRows = true
+				query.SetRefineCap(false)
+				want, err := ix.Search(ctx, q, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				query.SetRefineCap(true)
+				got, err := ix.Search(ctx, q, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := fmt.Sprintf("%s query %d k %d nprobe %d refine %d", metric, qi, o.K, o.NProbe, o.Refine)
+				if len(got.Hits) != len(want.Hits) {
+					t.Fatalf("%s: %d hits, want %d", name, len(got.Hits), len(want.Hits))
+				}
+				for i := range got.Hits {
+					g, w := got.Hits[i], want.Hits[i]
+					if !bytes.Equal(g.Key, w.Key) || g.Distance != w.Distance {
+						t.Fatalf("%s: hit %d is %q at %v, without the cap %q at %v", name, i, g.Key, g.Distance, w.Key, w.Distance)
+					}
+				}
+				if got.Stats.Refined != want.Stats.Refined {
+					t.Fatalf("%s: refined %d candidates, without the cap %d", name, got.Stats.Refined, want.Stats.Refined)
+				}
+			}
+		}
+		ix.Close()
+	}
+}

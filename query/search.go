@@ -234,7 +234,11 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 	case opts.Refine > 0:
 		keep = opts.K * opts.Refine
 	}
-	if err := ix.score(ctx, s, keep, &st); err != nil {
+	refineK := 0
+	if opts.Refine > 0 && !exact {
+		refineK = opts.K
+	}
+	if err := ix.score(ctx, s, keep, refineK, &st); err != nil {
 		return nil, err
 	}
 	var top []cand
@@ -411,13 +415,16 @@ const fetchParallelism = 64
 // score computes the distance of every row of the probed lists and keeps
 // the best keep candidates in s.top. A row enters the heap only if it beats
 // the current worst (early abandon after the distance kernel).
-func (ix *Index) score(ctx context.Context, s *scratch, keep int, st *Stats) error {
+func (ix *Index) score(ctx context.Context, s *scratch, keep int, refineK int, st *Stats) error {
 	s.top.reset(keep)
 	half := ix.snap.Metric == metadata.MetricCosine
 	switch ix.schema.Encoding {
 	case metadata.EncodingSource:
 		return ix.scoreSource(ctx, s, half, st)
 	case metadata.EncodingLVQ8:
+		if refineK > 0 && refineK < keep && !noRefineSkip.Load() && !noRefineCap.Load() {
+			s.top.capK, s.top.capAt = refineK, ix.newRefineCap(s.q, s.lists, half)
+		}
 		ix.scoreLVQ8(s, half, st)
 	default:
 		ix.scoreLVQ4(s, half, st)
@@ -690,6 +697,62 @@ func (b lvq8LowerBound) of(c cand) float64 {
 	}
 	return gap * gap * b.mul * (1 - 1e-9)
 }
+
+// refineCap lets the scan drop, while it scores, the candidates that
+// refine would skip anyway (refine, lvq8LowerBound), so that refine r
+// keeps fewer than r·k candidates in the top-k buffer when the codes rank
+// well. With t_k the k-th best code distance so far (≥ the final one), the
+// k best by code are all within t_k, and each one's exact distance is at
+// most mul·U²·(1 + kernel error) with
+//
+//	U = √(t_k/mul + slack·(‖q‖² + maxBase)) + 0.50002·maxScale·√D
+//
+// (the code distance's rounding and the reconstruction error, bounded over
+// the probed lists), so refine's skip bound is at most that times
+// (1 + its margin). A candidate whose code distance exceeds of(t_k) has a
+// lower bound above it and would be skipped; since the cap only removes
+// candidates farther by code than every kept one, the candidates refine
+// re-scores — and so the results — are those of the uncapped scan
+// (TestRefineSkipSameResults, TestRefineCapSameResults).
+type refineCap struct {
+	mul, norm2, slack, sqrtD float64
+	maxBase, emax, margin    float64
+}
+
+func (ix *Index) newRefineCap(q []float32, lists []*list, half bool) refineCap {
+	lb := ix.newLVQ8LowerBound(q, half)
+	c := refineCap{mul: lb.mul, norm2: lb.norm2, slack: lb.slack, sqrtD: lb.sqrtD}
+	var maxScale float32
+	for _, l := range lists {
+		if l != nil {
+			c.maxBase = max(c.maxBase, l.maxBase)
+			maxScale = max(maxScale, l.maxScale)
+		}
+	}
+	c.emax = 0.50002 * float64(maxScale) * c.sqrtD
+	d := float64(ix.Dim())
+	// refine's margin (and rerank's), and the float32 kernel's error on
+	// the exact distances of the k best.
+	c.margin = rerankMargin + max(refineSkipMargin, 4*(d+2)*0x1p-24) + 4*(d+2)*0x1p-24
+	return c
+}
+
+// of returns the cap on code distances given t_k (see refineCap), rounded
+// up to float32.
+func (c refineCap) of(tk float32) float32 {
+	u := math.Sqrt(float64(tk)/c.mul+c.slack*(c.norm2+c.maxBase)) + c.emax
+	bound := c.mul*u*u*(1+c.margin) + 1e-30
+	a := math.Sqrt(bound/(c.mul*(1-1e-9))) + c.emax
+	theta := c.mul * (a*a + c.slack*(c.norm2+c.maxBase)) * (1 + 1e-6)
+	f := float32(theta)
+	if float64(f) < theta {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	}
+	return f
+}
+
+// noRefineCap turns the scan-time cap off (tests compare both ways).
+var noRefineCap atomic.Bool
 
 // rerankMargin is the relative margin within which float32 distances are
 // re-decided in float64: far above the float32 kernels' rounding error.

@@ -42,19 +42,34 @@ func compareCand(a, b cand) int {
 // keeps the k best and lowers the bound to the k-th distance. The bound is
 // never below the k-th best distance of all candidates offered so far, so
 // no candidate of the final k best is ever refused, and best() selects
-// exactly the set a bounded heap would keep.
+// exactly the set a bounded heap would keep. With capK set (refine's cap,
+// refineCap) the bound may also fall below the k-th best, to
+// capAt.of(capK-th best): candidates past it are dropped, so best() may
+// return fewer than k; selections then also run every capEvery admissions.
 type topK struct {
 	k     int
 	limit int     // buffer length that triggers a selection (≥ 2k)
 	thr   float32 // admission bound: +Inf until the first selection
 	h     []cand
 	ds    []float32 // trim: the buffer's distances, for selection
+
+	// capK > 0 caps the bound further at each selection with
+	// capAt.of(the capK-th best distance), refine's cap (refineCap).
+	capK  int
+	capAt refineCap
+	since int // admissions since the last selection (with capK)
 }
+
+// capEvery is how many admissions the buffer takes between selections
+// when it is capped: the cap tightens as the capK-th best distance falls,
+// and a capped buffer may never fill to limit.
+const capEvery = 32
 
 func (t *topK) reset(k int) {
 	t.k = k
 	t.limit = max(2*k, k+32)
 	t.thr = float32(math.Inf(1))
+	t.capK = 0
 	// Drop the list pointers held from the last query; trim and best clear
 	// the rows they drop, so nothing past len(t.h) holds one.
 	clear(t.h)
@@ -77,6 +92,10 @@ func (t *topK) push(c cand) {
 	t.h = append(t.h, c)
 	if len(t.h) >= t.limit {
 		t.trim()
+	} else if t.capK > 0 {
+		if t.since++; t.since >= capEvery {
+			t.trim()
+		}
 	}
 }
 
@@ -96,14 +115,24 @@ func (t *topK) pushDists(dists []float32, half bool, l *list) {
 // candidates tied with the k-th stay, so more than k may remain; when the
 // ties would leave no room, it keeps exactly the k best).
 func (t *topK) trim() {
-	if len(t.h) <= t.k {
+	t.since = 0
+	capped := t.capK > 0 && t.capK < t.k && len(t.h) >= t.capK
+	if len(t.h) <= t.k && !capped {
 		return
 	}
 	t.ds = t.ds[:0]
 	for _, c := range t.h {
 		t.ds = append(t.ds, c.dist)
 	}
-	thr := kthFloat(t.ds, t.k)
+	thr, m := t.thr, len(t.ds)
+	if m > t.k {
+		thr, m = kthFloat(t.ds, t.k), t.k
+	}
+	if capped {
+		// kthFloat left the k smallest first: their capK-th smallest is
+		// the capK-th smallest of all.
+		thr = min(thr, t.capAt.of(kthFloat(t.ds[:m], t.capK)))
+	}
 	n := 0
 	for _, c := range t.h { // branch-free compaction
 		t.h[n] = c
@@ -113,7 +142,7 @@ func (t *topK) trim() {
 		}
 		n += inc
 	}
-	if n >= (t.k+t.limit)/2 { // many ties with the k-th
+	if n > t.k && n >= (t.k+t.limit)/2 { // many ties with the k-th
 		selectCands(t.h[:n], t.k)
 		n = t.k
 	}
