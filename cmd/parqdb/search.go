@@ -228,9 +228,7 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 			filterStats: newFilterStats(where, finfo, st),
 			Recall:      rstats,
 		})
-		if err := vectorsFileHint(ctx, cmd.ErrOrStderr(), ix, float64(st.SourceVectorRows)/float64(max(len(qs), 1))); err != nil {
-			return err
-		}
+		vectorsFileHint(ctx, cmd.ErrOrStderr(), ix, float64(st.SourceVectorRows)/float64(max(len(qs), 1)))
 		fmt.Fprintln(cmd.ErrOrStderr(), string(line))
 	}
 	out := cmd.OutOrStdout()
@@ -359,17 +357,18 @@ type searchStats struct {
 // vectorsFileHint writes one line to w, before the --stats line (which
 // stays the last), when searches read perQuery > 0 exact vectors per query
 // from source pages and ix has no vectors file: such reads decode whole
-// pages, which a vectors file replaces with ranged reads of the rows.
-func vectorsFileHint(ctx context.Context, w io.Writer, ix *query.Index, perQuery float64) error {
+// pages, which a vectors file replaces with ranged reads of the rows. The
+// hint is advisory: a vectors file that cannot be opened (an error the
+// searches would have reported had they read it) prints nothing.
+func vectorsFileHint(ctx context.Context, w io.Writer, ix *query.Index, perQuery float64) {
 	if perQuery <= 0 {
-		return nil
+		return
 	}
 	if _, ok, err := ix.VectorsFileSize(ctx); err != nil || ok {
-		return err
+		return
 	}
-	_, err := fmt.Fprintf(w, "hint: the searches read %.1f exact vectors per query from source pages (the vector store does not hold their lists, and index %q has no vectors file); `parqdb index create %s … --vectors-file` writes one that serves them with small ranged reads (docs/search.md)\n",
+	fmt.Fprintf(w, "hint: the searches read %.1f exact vectors per query from source pages (the vector store does not hold their lists, and index %q has no vectors file); `parqdb index create %s … --vectors-file` writes one that serves them with small ranged reads (docs/search.md)\n",
 		perQuery, ix.Name(), ix.Name())
-	return err
 }
 
 func writeJSON(w io.Writer, results []*query.Result) error {
