@@ -588,7 +588,7 @@ func (ix *Index) exactVectors(ctx context.Context, e *filterEntry, ords []int64)
 	if len(ords) == 0 || size > maxExactVectorBytes {
 		return nil
 	}
-	views, err := ix.ordViews(ctx, ords, nil)
+	views, err := ix.ordViews(ctx, ords, nil, nil)
 	if err != nil {
 		return nil
 	}
@@ -786,7 +786,7 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 		if e.exactVecs != nil {
 			exactViews(s, cands, e.exactVecs, stride(ix.Dim()))
 		}
-		top, err := ix.rerank(ctx, s, cands, opts.K)
+		top, err := ix.rerank(ctx, s, cands, opts.K, &st)
 		if err != nil {
 			return nil, err
 		}
@@ -816,7 +816,7 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 		exact = true
 	}
 	if exact {
-		if top, err = ix.rerank(ctx, s, top, opts.K); err != nil {
+		if top, err = ix.rerank(ctx, s, top, opts.K, &st); err != nil {
 			return nil, err
 		}
 	}
@@ -1121,7 +1121,7 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 				for j, i := range pos {
 					ords[j] = l.ords[i]
 				}
-				if read, err = ix.readVectors(ctx, ords); err != nil {
+				if read, err = ix.readVectors(ctx, ords, st); err != nil {
 					return err
 				}
 			}

@@ -189,7 +189,7 @@ func (s calibSearcher) NList() int       { return s.ix.NList() }
 func (s calibSearcher) Encoding() string { return s.ix.schema.Encoding }
 
 func (s calibSearcher) RowsAt(ctx context.Context, ords []int64) ([][]float32, []string, error) {
-	v, err := s.ix.readVectors(ctx, ords)
+	v, err := s.ix.readVectors(ctx, ords, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -128,8 +128,22 @@ type Stats struct {
 	Lists         int64 // lists probed
 	Candidates    int64 // postings rows scored
 	Refined       int64 // candidates re-scored exactly
-	Requests      int64 // storage requests for postings
-	BytesRead     int64 // postings bytes fetched from storage
+	Requests      int64 // storage requests for postings (only)
+	BytesRead     int64 // postings bytes fetched from storage (only)
+	// VectorFileRequests and VectorFileBytes count the ranged reads of the
+	// snapshot's vectors file (profile §4.2) that refine and the source
+	// encoding issued for exact vectors the vector store did not hold; a
+	// block found in the file's block cache costs none. The file's
+	// one-time open (a HEAD and a footer read, by the first query that
+	// needs it) is not counted.
+	VectorFileRequests int64
+	VectorFileBytes    int64
+	// SourceVectorRows counts the exact vectors read from source Parquet
+	// pages (each costing a decode of its page) because neither the vector
+	// store nor a vectors file held them: with a vectors file it is
+	// non-zero only for the filters' exact plan, which gathers by source
+	// row. The source reads themselves are not in Requests or BytesRead.
+	SourceVectorRows int64
 	// Rounds counts batched rounds of storage reads: one when some probed
 	// list was not cached, plus one when the join read source rows.
 	Rounds int64
@@ -159,6 +173,9 @@ func (s *Stats) Add(s2 Stats) {
 	s.Refined += s2.Refined
 	s.Requests += s2.Requests
 	s.BytesRead += s2.BytesRead
+	s.VectorFileRequests += s2.VectorFileRequests
+	s.VectorFileBytes += s2.VectorFileBytes
+	s.SourceVectorRows += s2.SourceVectorRows
 	s.Rounds += s2.Rounds
 	s.CachedLists += s2.CachedLists
 	s.FilterRows += s2.FilterRows
@@ -257,7 +274,7 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 	}
 	if exact {
 		var err error
-		if top, err = ix.rerank(ctx, s, top, opts.K); err != nil {
+		if top, err = ix.rerank(ctx, s, top, opts.K, &st); err != nil {
 			return nil, err
 		}
 	}
@@ -533,7 +550,7 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 		s.dists = slices.Grow(s.dists[:0], n)[:n]
 		if l.cid < 0 {
 			// The filters' exact plan: matching rows by ordinal, not a list.
-			if s.vs, err = ix.ordViews(ctx, ords, s.vs); err != nil {
+			if s.vs, err = ix.ordViews(ctx, ords, s.vs, st); err != nil {
 				return err
 			}
 			for i, v := range s.vs {
@@ -541,7 +558,7 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 			}
 			clear(s.vs)
 		} else {
-			v, err := ix.listVectors(ctx, l, &hits)
+			v, err := ix.listVectors(ctx, l, &hits, st)
 			if err != nil {
 				return err
 			}
@@ -571,7 +588,7 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, k int, st
 	if err := ix.warmStore(ctx); err != nil {
 		return nil, err
 	}
-	if err := ix.prefetchFileVectors(ctx, cands); err != nil {
+	if err := ix.prefetchFileVectors(ctx, cands, st); err != nil {
 		return nil, err
 	}
 	first := len(cands)
@@ -591,7 +608,7 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, k int, st
 			}
 		}
 	}
-	vs, err := ix.refineViews(ctx, s, cands[:first], s.vs, half)
+	vs, err := ix.refineViews(ctx, s, cands[:first], s.vs, half, st)
 	if err != nil {
 		return nil, err
 	}
@@ -615,7 +632,7 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, k int, st
 			}
 		}
 		if m > first {
-			rest, err := ix.refineViews(ctx, s, cands[first:m], s.vs2, half)
+			rest, err := ix.refineViews(ctx, s, cands[first:m], s.vs2, half, st)
 			if err != nil {
 				return nil, err
 			}
@@ -635,8 +652,8 @@ var noRefineSkip atomic.Bool
 
 // refineViews sets the distances of cands to their float32 exact distances
 // and returns their vectors (views into the store) in vs.
-func (ix *Index) refineViews(ctx context.Context, s *scratch, cands []cand, vs [][]float32, half bool) ([][]float32, error) {
-	vs, err := ix.candVectors(ctx, cands, vs)
+func (ix *Index) refineViews(ctx context.Context, s *scratch, cands []cand, vs [][]float32, half bool, st *Stats) ([][]float32, error) {
+	vs, err := ix.candVectors(ctx, cands, vs, st)
 	if err != nil {
 		return nil, err
 	}
@@ -763,7 +780,7 @@ const rerankMargin = 1e-4
 // float32 distances, and returns those sorted by them. Candidates whose
 // float32 distance is more than rerankMargin past the k-th cannot enter
 // the top k.
-func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int) ([]cand, error) {
+func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int, st *Stats) ([]cand, error) {
 	// refine leaves the vectors of the candidates it scored in s.vs.
 	reuse := s.vsFor == len(cands)
 	s.vsFor = -1
@@ -796,7 +813,7 @@ func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int) ([
 	half := ix.snap.Metric == metadata.MetricCosine
 	if !reuse {
 		var err error
-		if vs, err = ix.candVectors(ctx, cands[:m], s.vs); err != nil {
+		if vs, err = ix.candVectors(ctx, cands[:m], s.vs, st); err != nil {
 			return nil, err
 		}
 		s.vs = vs
@@ -837,8 +854,12 @@ func exactL2(a, b []float32) float64 {
 }
 
 // readVectors reads the canonical source vectors of the given ordinals
-// (when they do not fit the in-memory copy).
-func (ix *Index) readVectors(ctx context.Context, ords []int64) ([]float32, error) {
+// (when they do not fit the in-memory copy), counting them in
+// st.SourceVectorRows when st is not nil.
+func (ix *Index) readVectors(ctx context.Context, ords []int64, st *Stats) ([]float32, error) {
+	if st != nil {
+		st.SourceVectorRows += int64(len(ords))
+	}
 	locs := make([]source.RowLoc, len(ords))
 	for i, o := range ords {
 		locs[i] = ix.rowLoc(o)

@@ -119,8 +119,10 @@ func (c *vecBlocks) close() { c.acct.Close() }
 // every j, from cached blocks, reading the missing ones (runs of adjacent
 // blocks in one ranged read each) and caching them. The bytes are valid
 // during the call only. With put nil it only reads and caches the missing
-// blocks (a prefetch).
-func (c *vecBlocks) gather(ctx context.Context, f *vecfile.File, pos []int64, put func(j int, row []byte)) error {
+// blocks (a prefetch). The ranged reads it issues (one per run of missing
+// blocks) and their bytes are added to st's VectorFileRequests and
+// VectorFileBytes when st is not nil.
+func (c *vecBlocks) gather(ctx context.Context, f *vecfile.File, pos []int64, put func(j int, row []byte), st *Stats) error {
 	rb := int64(f.Dim) * 4
 	size := f.DataSize()
 	// Blocks of each row, found or missing.
@@ -166,6 +168,10 @@ func (c *vecBlocks) gather(ctx context.Context, f *vecfile.File, pos []int64, pu
 		r := &runs[i]
 		off := r.first * vecBlockSize
 		r.buf = make([]byte, min(size, (r.last+1)*vecBlockSize)-off)
+		if st != nil {
+			st.VectorFileRequests++
+			st.VectorFileBytes += int64(len(r.buf))
+		}
 		if len(runs) == 1 {
 			if err := f.ReadData(r.buf, off); err != nil {
 				return err

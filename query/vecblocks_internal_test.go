@@ -51,7 +51,7 @@ func TestVecBlocksGather(t *testing.T) {
 					t.Fatalf("round %d row %d dim %d: %v, want %v", round, pos[j], d, row[d], vecs[pos[j]*dim+int64(d)])
 				}
 			}
-		})
+		}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

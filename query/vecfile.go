@@ -88,14 +88,19 @@ func (ix *Index) closeVectorsFile() error {
 }
 
 // fileListVectors reads list l's exact vectors (row i at [i*w:(i+1)*w],
-// zero padded) from the vectors file with one ranged read.
-func (ix *Index) fileListVectors(vf *vecFileState, l *list) ([]float32, error) {
+// zero padded) from the vectors file with one ranged read (counted in st,
+// when not nil).
+func (ix *Index) fileListVectors(vf *vecFileState, l *list, st *Stats) ([]float32, error) {
 	dim, w := ix.Dim(), ix.vstore.w
 	n := l.len()
 	if got := vf.starts[l.cid+1] - vf.starts[l.cid]; got != int64(n) {
 		return nil, fmt.Errorf("index %q: %w: list %d has %d rows, the manifest %d", ix.name, ErrCorrupt, l.cid, n, got)
 	}
 	raw := make([]float32, n*dim)
+	if st != nil && n > 0 {
+		st.VectorFileRequests++
+		st.VectorFileBytes += int64(n) * int64(dim) * 4
+	}
 	if err := vf.f.ReadRows(raw, vf.starts[l.cid]); err != nil {
 		return nil, fmt.Errorf("index %q: %w", ix.name, err)
 	}
@@ -111,9 +116,9 @@ func (ix *Index) fileListVectors(vf *vecFileState, l *list) ([]float32, error) {
 
 // fileCandVectors reads the exact vectors of cands (each in an index
 // list) from the vectors file through its block cache (the missing
-// blocks in one batch, adjacent blocks in one read) and sets vs[at[j]] to cands[j]'s, zero padded to the store's
-// stride.
-func (ix *Index) fileCandVectors(ctx context.Context, vf *vecFileState, cands []cand, at []int, vs [][]float32) error {
+// blocks in one batch, adjacent blocks in one read; counted in st) and
+// sets vs[at[j]] to cands[j]'s, zero padded to the store's stride.
+func (ix *Index) fileCandVectors(ctx context.Context, vf *vecFileState, cands []cand, at []int, vs [][]float32, st *Stats) error {
 	dim, w := ix.Dim(), ix.vstore.w
 	pos := make([]int64, len(cands))
 	for j, c := range cands {
@@ -122,7 +127,7 @@ func (ix *Index) fileCandVectors(ctx context.Context, vf *vecFileState, cands []
 	read := make([]float32, len(cands)*w)
 	err := vf.blocks.gather(ctx, vf.f, pos, func(j int, row []byte) {
 		vecfile.Decode(read[j*w:j*w+dim], row)
-	})
+	}, st)
 	if err != nil {
 		return fmt.Errorf("index %q: %w", ix.name, err)
 	}
@@ -138,8 +143,8 @@ func (ix *Index) fileCandVectors(ctx context.Context, vf *vecFileState, cands []
 // the LVQ8 bound cannot rule out) then find them cached, and a search pays
 // one round of reads rather than one per pass. It does nothing without a
 // vectors file, with the block cache off, or when the store holds every
-// list.
-func (ix *Index) prefetchFileVectors(ctx context.Context, cands []cand) error {
+// list. Its reads are counted in st.
+func (ix *Index) prefetchFileVectors(ctx context.Context, cands []cand, st *Stats) error {
 	if ix.vstore.full.Load() || len(cands) == 0 {
 		return nil
 	}
@@ -171,7 +176,7 @@ func (ix *Index) prefetchFileVectors(ctx context.Context, cands []cand) error {
 	if len(pos) == 0 {
 		return nil
 	}
-	if err := vf.blocks.gather(ctx, vf.f, pos, nil); err != nil {
+	if err := vf.blocks.gather(ctx, vf.f, pos, nil, st); err != nil {
 		return fmt.Errorf("index %q: %w", ix.name, err)
 	}
 	return nil
@@ -189,4 +194,17 @@ func (ix *Index) vectorsFromFile(ctx context.Context, opts Options) (bool, error
 	}
 	vf, err := ix.vectorsFile(ctx)
 	return vf != nil, err
+}
+
+// VectorsFileSize returns the size in bytes of the snapshot's vectors file
+// (profile §4.2), opening it if no search has yet (on S3 a HEAD and a
+// footer read; never a read of its vectors), and false when the snapshot
+// has none. An error is what the open returned (a damaged file wraps
+// ErrCorrupt).
+func (ix *Index) VectorsFileSize(ctx context.Context) (int64, bool, error) {
+	vf, err := ix.vectorsFile(ctx)
+	if err != nil || vf == nil {
+		return 0, false, err
+	}
+	return vf.obj.Size(), true, nil
 }

@@ -406,3 +406,88 @@ func TestVectorsFilePackedLists(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorsFileStats: Stats counts the vectors file's ranged reads
+// (VectorFileRequests, VectorFileBytes) apart from the postings', and the
+// source rows read for exact vectors (SourceVectorRows): with the vector
+// store and the block cache off every refined candidate's row is read from
+// the file; with the block cache, a repeated query reads nothing more;
+// without the file the rows come from the source.
+func TestVectorsFileStats(t *testing.T) {
+	ctx := context.Background()
+	for _, enc := range []string{metadata.EncodingLVQ8, metadata.EncodingSource} {
+		t.Run(enc, func(t *testing.T) {
+			env, _, _ := vecFileFixture(t, "words", metadata.MetricL2Squared, enc)
+			search := func(ix *query.Index, q []float32) query.Stats {
+				t.Helper()
+				r, err := ix.Search(ctx, q, query.Options{K: 10, NProbe: 6, Refine: 3, NoRows: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r.Stats
+			}
+			ix, err := query.Open(ctx, env, "words", query.OpenOptions{VectorCacheBytes: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			dim := int64(ix.Dim())
+			if size, ok, err := ix.VectorsFileSize(ctx); err != nil || !ok || size < 400*dim*4 {
+				t.Fatalf("VectorsFileSize: %d, %v, %v", size, ok, err)
+			}
+			q := make([]float32, dim)
+			for j := range q {
+				q[j] = float32(j%7-3) * 0.1
+			}
+			st := search(ix, q)
+			// every exact vector scored came from the file: at least its
+			// row's bytes (blocks cover whole rows)
+			rows := st.Refined
+			if enc == metadata.EncodingSource {
+				rows = st.Candidates
+			}
+			if rows == 0 || st.VectorFileRequests == 0 || st.VectorFileBytes < rows*dim*4 || st.SourceVectorRows != 0 {
+				t.Fatalf("store and block cache off: %d rows scored exactly, %d file requests, %d file bytes (want ≥ %d), %d source rows",
+					rows, st.VectorFileRequests, st.VectorFileBytes, rows*dim*4, st.SourceVectorRows)
+			}
+			var sum query.Stats
+			sum.Add(st)
+			sum.Add(st)
+			if sum.VectorFileRequests != 2*st.VectorFileRequests || sum.VectorFileBytes != 2*st.VectorFileBytes {
+				t.Fatalf("Stats.Add: %+v from twice %+v", sum, st)
+			}
+
+			// Block cache on, store too small to hold the index: the
+			// repeated query finds every block cached.
+			if enc != metadata.EncodingSource {
+				cix, err := query.Open(ctx, env, "words", query.OpenOptions{Budget: membudget.New(1 << 20)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cix.Close()
+				cold := search(cix, q)
+				warm := search(cix, q)
+				if cold.VectorFileRequests == 0 || warm.VectorFileRequests != 0 || warm.VectorFileBytes != 0 || warm.Refined == 0 {
+					t.Fatalf("block cache: cold %d requests, warm %d requests %d bytes (want 0) for %d refined",
+						cold.VectorFileRequests, warm.VectorFileRequests, warm.VectorFileBytes, warm.Refined)
+				}
+			}
+
+			query.SetVectorsFile(false)
+			defer query.SetVectorsFile(true)
+			nix, err := query.Open(ctx, env, "words", query.OpenOptions{VectorCacheBytes: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nix.Close()
+			if _, ok, err := nix.VectorsFileSize(ctx); ok || err != nil {
+				t.Fatalf("VectorsFileSize without the file: %v, %v", ok, err)
+			}
+			st = search(nix, q)
+			if st.VectorFileRequests != 0 || st.VectorFileBytes != 0 || st.SourceVectorRows < rows {
+				t.Fatalf("without the file: %d file requests, %d file bytes, %d source rows (want ≥ %d)",
+					st.VectorFileRequests, st.VectorFileBytes, st.SourceVectorRows, rows)
+			}
+		})
+	}
+}

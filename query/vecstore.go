@@ -289,7 +289,7 @@ func (ix *Index) fillStore(ctx context.Context) error {
 // the source on a miss (counted here; a hit increments *hits, which the
 // caller adds to the store's counters once). Lists that are not an index list (cid < 0, the
 // filters' exact plan) are gathered by ordinal.
-func (ix *Index) listVectors(ctx context.Context, l *list, hits *int64) ([]float32, error) {
+func (ix *Index) listVectors(ctx context.Context, l *list, hits *int64, st *Stats) ([]float32, error) {
 	if err := ix.warmStore(ctx); err != nil {
 		return nil, err
 	}
@@ -304,7 +304,7 @@ func (ix *Index) listVectors(ctx context.Context, l *list, hits *int64) ([]float
 			return nil, err
 		}
 		if vf != nil {
-			v, err := ix.fileListVectors(vf, l)
+			v, err := ix.fileListVectors(vf, l, st)
 			if err != nil {
 				return nil, err
 			}
@@ -316,7 +316,7 @@ func (ix *Index) listVectors(ctx context.Context, l *list, hits *int64) ([]float
 		return nil, err
 	}
 	v := make([]float32, len(ords)*ix.vstore.w)
-	if err := ix.gatherVectors(ctx, ords, v); err != nil {
+	if err := ix.gatherVectors(ctx, ords, v, st); err != nil {
 		return nil, err
 	}
 	return ix.vstore.put(l.cid, v), nil
@@ -325,7 +325,7 @@ func (ix *Index) listVectors(ctx context.Context, l *list, hits *int64) ([]float
 // gatherVectors writes the vectors of ords into dst as zero-padded rows
 // of w values: from the store when it was filled whole and still holds
 // their lists, else read from the source in one batched call for the rest.
-func (ix *Index) gatherVectors(ctx context.Context, ords []int64, dst []float32) error {
+func (ix *Index) gatherVectors(ctx context.Context, ords []int64, dst []float32, st *Stats) error {
 	dim := ix.Dim()
 	s := ix.vstore
 	w := s.w
@@ -347,7 +347,7 @@ func (ix *Index) gatherVectors(ctx context.Context, ords []int64, dst []float32)
 	if len(miss) == 0 {
 		return nil
 	}
-	v, err := ix.readVectors(ctx, miss)
+	v, err := ix.readVectors(ctx, miss, st)
 	if err != nil {
 		return err
 	}
@@ -361,7 +361,7 @@ func (ix *Index) gatherVectors(ctx context.Context, ords []int64, dst []float32)
 // ordViews sets vs[j] to the exact vector of source ordinal ords[j]: a
 // view into the store when it was filled whole, else rows read from the
 // source in one batched call.
-func (ix *Index) ordViews(ctx context.Context, ords []int64, vs [][]float32) ([][]float32, error) {
+func (ix *Index) ordViews(ctx context.Context, ords []int64, vs [][]float32, st *Stats) ([][]float32, error) {
 	if err := ix.warmStore(ctx); err != nil {
 		return nil, err
 	}
@@ -385,7 +385,7 @@ func (ix *Index) ordViews(ctx context.Context, ords []int64, vs [][]float32) ([]
 		missAt = append(missAt, j)
 	}
 	if len(miss) > 0 {
-		read, err := ix.readVectors(ctx, miss)
+		read, err := ix.readVectors(ctx, miss, st)
 		if err != nil {
 			return nil, err
 		}
@@ -403,7 +403,7 @@ func (ix *Index) ordViews(ctx context.Context, ords []int64, vs [][]float32) ([]
 // read in one batched call (never a whole list) from the snapshot's
 // vectors file when it has one (by postings position), else from the
 // source.
-func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) ([][]float32, error) {
+func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32, st *Stats) ([][]float32, error) {
 	if err := ix.warmStore(ctx); err != nil {
 		return nil, err
 	}
@@ -451,13 +451,13 @@ func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32) 
 	}
 	ix.vstore.count(hits, misses)
 	if len(fileCands) > 0 {
-		if err := ix.fileCandVectors(ctx, vf, fileCands, fileAt, vs); err != nil {
+		if err := ix.fileCandVectors(ctx, vf, fileCands, fileAt, vs, st); err != nil {
 			return nil, err
 		}
 	}
 	if len(miss) > 0 {
 		read := make([]float32, len(miss)*w)
-		if err := ix.gatherVectors(ctx, miss, read); err != nil {
+		if err := ix.gatherVectors(ctx, miss, read, st); err != nil {
 			return nil, err
 		}
 		for i, j := range missAt {

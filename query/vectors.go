@@ -46,7 +46,7 @@ func (ix *Index) allVectors(ctx context.Context) ([]float32, error) {
 // does not fill the store).
 func (ix *Index) vectorOf(ctx context.Context, ord int64) ([]float32, error) {
 	v := make([]float32, ix.vstore.w)
-	if err := ix.gatherVectors(ctx, []int64{ord}, v); err != nil {
+	if err := ix.gatherVectors(ctx, []int64{ord}, v, nil); err != nil {
 		return nil, err
 	}
 	return v[:ix.Dim():ix.Dim()], nil

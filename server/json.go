@@ -25,14 +25,20 @@ type searchStats struct {
 	Lists      int64 `json:"lists"`
 	Candidates int64 `json:"candidates"`
 	Refined    int64 `json:"refined"`
-	Requests   int64 `json:"requests"`
-	BytesRead  int64 `json:"bytes_read"`
+	Requests   int64 `json:"requests"`   // postings only (query.Stats.Requests)
+	BytesRead  int64 `json:"bytes_read"` // postings only (query.Stats.BytesRead)
 	// Filtered search ("where") only: see query.Stats.
 	FilterRows      int64 `json:"filter_rows,omitempty"`
 	FilterRejected  int64 `json:"filter_rejected,omitempty"`
 	FilterExact     int64 `json:"filter_exact_plans,omitempty"`
 	FilterLists     int64 `json:"filter_list_plans,omitempty"`
 	FilterWidenings int64 `json:"filter_widenings,omitempty"`
+	// Exact vectors read for refine or the source encoding, when not zero:
+	// the vectors file's ranged reads and bytes, and the rows read from
+	// source pages (see query.Stats).
+	VectorFileRequests int64 `json:"vectors_file_requests,omitempty"`
+	VectorFileBytes    int64 `json:"vectors_file_bytes,omitempty"`
+	SourceVectorRows   int64 `json:"source_vector_rows,omitempty"`
 }
 
 // newSearchResponse builds the answer; rows (may be nil) caches the
@@ -49,6 +55,7 @@ func newSearchResponse(ix *query.Index, results []*query.Result, rows *rowJSON) 
 	}
 	resp.rows = newRowEncoder(rows, ix, resp.Columns)
 	resp.Stats = searchStats{st.Lists, st.Candidates, st.Refined, st.Requests, st.BytesRead,
-		st.FilterRows, st.FilterRejected, st.FilterExact, st.FilterLists, st.FilterWidenings}
+		st.FilterRows, st.FilterRejected, st.FilterExact, st.FilterLists, st.FilterWidenings,
+		st.VectorFileRequests, st.VectorFileBytes, st.SourceVectorRows}
 	return resp
 }

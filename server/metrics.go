@@ -20,6 +20,9 @@ type metrics struct {
 	candidates prometheus.Counter
 	postReqs   prometheus.Counter
 	postBytes  prometheus.Counter
+	vfReqs     prometheus.Counter
+	vfBytes    prometheus.Counter
+	srcVecRows prometheus.Counter
 	cacheHits  *prometheus.CounterVec // result = hit | miss
 	SQL        *prometheus.CounterVec // code
 	SQLLatency prometheus.Histogram
@@ -41,6 +44,9 @@ func newMetrics(pool *Pool, st *storage.Stats, adm *Admitter) *metrics {
 	m.candidates = prometheus.NewCounter(prometheus.CounterOpts{Name: "parqdb_search_candidates_total", Help: "Postings rows scored."})
 	m.postReqs = prometheus.NewCounter(prometheus.CounterOpts{Name: "parqdb_search_postings_requests_total", Help: "Storage requests for postings not in the cache."})
 	m.postBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: "parqdb_search_postings_bytes_total", Help: "Postings bytes fetched from storage."})
+	m.vfReqs = prometheus.NewCounter(prometheus.CounterOpts{Name: "parqdb_search_vectors_file_requests_total", Help: "Ranged reads of vectors files for exact vectors (refine, source encoding) not in a cache."})
+	m.vfBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: "parqdb_search_vectors_file_bytes_total", Help: "Vectors-file bytes fetched from storage."})
+	m.srcVecRows = prometheus.NewCounter(prometheus.CounterOpts{Name: "parqdb_search_source_vector_rows_total", Help: "Exact vectors read from source pages (neither the vector store nor a vectors file held them)."})
 	m.cacheHits = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "parqdb_postings_cache_queries_total",
 		Help: "Queries by postings cache outcome: hit (every probed list was cached) or miss (at least one was fetched).",
@@ -60,7 +66,7 @@ func newMetrics(pool *Pool, st *storage.Stats, adm *Admitter) *metrics {
 	}
 	m.reg.MustRegister(
 		cacheCollector{membudget.Default},
-		m.requests, m.latency, m.queries, m.lists, m.candidates, m.postReqs, m.postBytes, m.cacheHits, m.SQL, m.SQLLatency,
+		m.requests, m.latency, m.queries, m.lists, m.candidates, m.postReqs, m.postBytes, m.vfReqs, m.vfBytes, m.srcVecRows, m.cacheHits, m.SQL, m.SQLLatency,
 		gauge("parqdb_open_snapshots", "Index snapshots open now (current, pinned and retiring).",
 			func() float64 { return float64(pool.Stats().OpenSnapshots) }),
 		counter("parqdb_snapshot_cache_hits_total", "Requests served by an already open snapshot.",
@@ -95,6 +101,9 @@ func (m *metrics) observeSearch(index string, results []*query.Result) {
 		m.candidates.Add(float64(r.Stats.Candidates))
 		m.postReqs.Add(float64(r.Stats.Requests))
 		m.postBytes.Add(float64(r.Stats.BytesRead))
+		m.vfReqs.Add(float64(r.Stats.VectorFileRequests))
+		m.vfBytes.Add(float64(r.Stats.VectorFileBytes))
+		m.srcVecRows.Add(float64(r.Stats.SourceVectorRows))
 		if r.Stats.Requests == 0 {
 			m.cacheHits.WithLabelValues("hit").Inc()
 		} else {

@@ -50,9 +50,13 @@ func newBenchCmd(g *globals) *cobra.Command {
 		Long: `bench searches every query of --queries at each nprobe (and refine) setting
 and prints, per setting: recall@k against the exact answer, queries per second
 on one thread and on --threads threads, candidates scored per query, and the
-postings bytes and requests per query with a cold cache. qps_1t_cpu divides
-by the CPU time of the one-thread pass instead of wall time (Linux), which
-stays meaningful on a shared, busy machine.
+postings bytes and requests per query with a cold cache (and, when refine
+or the source encoding read exact vectors, the bytes and requests of the
+index's vectors file, or the rows read from source pages without one; a
+hint line follows when the warm passes read such rows and the index has no
+vectors file). qps_1t_cpu divides by the CPU time of the one-thread pass
+instead of wall time (Linux), which stays meaningful on a shared, busy
+machine.
 
 The exact answer is computed by brute force over the source vectors unless
 --ground-truth gives it as an .ivecs file of source row numbers (0-based, in
@@ -116,8 +120,20 @@ type benchRow struct {
 	QPSJoinCPU    float64 `json:"qps_join_cpu,omitempty"` // queries per process CPU-second of the joined pass
 	Candidates    float64 `json:"candidates_per_query"`
 	LeafDistances float64 `json:"leaf_distances_per_query"`
-	ColdBytes     float64 `json:"cold_bytes_per_query"`
-	ColdRequests  float64 `json:"cold_requests_per_query"`
+	// ColdBytes and ColdRequests are the postings' (query.Stats.BytesRead
+	// and Requests) on the uncached index; the exact vectors that refine
+	// and the source encoding read there are counted apart: the vectors
+	// file's reads (ColdVecFileBytes, ColdVecFileRequests) and the rows
+	// read from source pages (ColdSourceVectorRows).
+	ColdBytes            float64 `json:"cold_bytes_per_query"`
+	ColdRequests         float64 `json:"cold_requests_per_query"`
+	ColdVecFileBytes     float64 `json:"cold_vecfile_bytes_per_query"`
+	ColdVecFileRequests  float64 `json:"cold_vecfile_requests_per_query"`
+	ColdSourceVectorRows float64 `json:"cold_source_vector_rows_per_query"`
+	// SourceVectorRows is the rows per query of the one-thread (warm) pass
+	// read from source pages because neither the vector store nor a
+	// vectors file held them.
+	SourceVectorRows float64 `json:"source_vector_rows_per_query"`
 }
 
 // parseInts parses the comma-separated integers of --flag, each in
@@ -325,6 +341,13 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 	if f.format == "table" {
 		writeBenchTable(cmd.OutOrStdout(), rows, f)
 	}
+	// The hint considers the warm passes: the cold index holds no
+	// vector store by design.
+	var srcRows float64
+	for _, r := range rows {
+		srcRows = max(srcRows, r.SourceVectorRows)
+	}
+	vectorsFileHint(ctx, stderr, ix, srcRows)
 	if f.plot != "" && sweep > 0 {
 		title := fmt.Sprintf("%s: recall@%d vs QPS (%d queries, nlist %d, %s)", name, f.k, len(qs), ix.NList(), snap.Parameters["posting_encoding"])
 		if err := plotBench(f.plot, title, f.k, rows[:sweep]); err != nil {
@@ -394,6 +417,9 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 	if nc > 0 {
 		r.ColdBytes = float64(cst.BytesRead) / float64(nc)
 		r.ColdRequests = float64(cst.Requests) / float64(nc)
+		r.ColdVecFileBytes = float64(cst.VectorFileBytes) / float64(nc)
+		r.ColdVecFileRequests = float64(cst.VectorFileRequests) / float64(nc)
+		r.ColdSourceVectorRows = float64(cst.SourceVectorRows) / float64(nc)
 	}
 	// Warm-up, then one thread.
 	if _, err := ix.SearchBatch(ctx, qs, opts, f.threads); err != nil {
@@ -483,6 +509,7 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 	}
 	r.Candidates = float64(st.Candidates) / float64(len(qs))
 	r.LeafDistances = float64(st.LeafDistances) / float64(len(qs))
+	r.SourceVectorRows = float64(st.SourceVectorRows) / float64(len(qs))
 	return r, nil
 }
 
@@ -495,7 +522,20 @@ func writeBenchTable(w io.Writer, rows []benchRow, f benchFlags) {
 	if f.join {
 		hdr += "qps_join\tqps_keys_cpu\tqps_join_cpu\t"
 	}
-	fmt.Fprintln(tw, hdr+"candidates/q\trouting_dist/q\tcold_bytes/q\tcold_requests/q\t")
+	hdr += "candidates/q\trouting_dist/q\tcold_bytes/q\tcold_requests/q\t"
+	// The exact vectors' reads, only when some setting made them.
+	var vecFile, srcRows bool
+	for _, r := range rows {
+		vecFile = vecFile || r.ColdVecFileRequests > 0
+		srcRows = srcRows || r.ColdSourceVectorRows > 0 || r.SourceVectorRows > 0
+	}
+	if vecFile {
+		hdr += "cold_vecfile_bytes/q\tcold_vecfile_requests/q\t"
+	}
+	if srcRows {
+		hdr += "cold_src_vec_rows/q\tsrc_vec_rows/q\t"
+	}
+	fmt.Fprintln(tw, hdr)
 	for _, r := range rows {
 		line := fmt.Sprintf("%d\t%d\t%.4f\t%.0f\t%.0f\t%.0f\t", r.Refine, r.NProbe, r.Recall, r.QPS1, r.QPSCPU, r.QPSN)
 		if f.recalls != "" {
@@ -508,7 +548,14 @@ func writeBenchTable(w io.Writer, rows []benchRow, f benchFlags) {
 		if f.join {
 			line += fmt.Sprintf("%.0f\t%.0f\t%.0f\t", r.QPSJoin, r.QPSKeysCPU, r.QPSJoinCPU)
 		}
-		fmt.Fprintf(tw, "%s%.0f\t%.0f\t%.0f\t%.1f\t\n", line, r.Candidates, r.LeafDistances, r.ColdBytes, r.ColdRequests)
+		line += fmt.Sprintf("%.0f\t%.0f\t%.0f\t%.1f\t", r.Candidates, r.LeafDistances, r.ColdBytes, r.ColdRequests)
+		if vecFile {
+			line += fmt.Sprintf("%.0f\t%.1f\t", r.ColdVecFileBytes, r.ColdVecFileRequests)
+		}
+		if srcRows {
+			line += fmt.Sprintf("%.0f\t%.1f\t", r.ColdSourceVectorRows, r.SourceVectorRows)
+		}
+		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
 }

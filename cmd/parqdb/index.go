@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -17,6 +18,8 @@ import (
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/storage"
+	"github.com/parqdb/parqdb/vecfile"
 )
 
 func init() { subcommands = append(subcommands, newIndexCmd) }
@@ -172,6 +175,36 @@ type indexDescription struct {
 	// Calibration is the current snapshot's stored calibration for
 	// search --recall (absent when there is none).
 	Calibration *calibrationDescription `json:"calibration,omitempty"`
+	// VectorsFile is the current snapshot's vectors file (profile §4.2;
+	// absent when it has none): its warehouse key and size, from a stat
+	// of the location the manifest implies (no read).
+	VectorsFile *vectorsFileDescription `json:"vectors-file,omitempty"`
+}
+
+type vectorsFileDescription struct {
+	Location string `json:"location"`
+	Size     int64  `json:"size"`
+}
+
+// describeVectorsFile stats the vectors file of snapshot s (nil when it
+// has none).
+func describeVectorsFile(ctx context.Context, wh storage.Bucket, s *metadata.Snapshot) (*vectorsFileDescription, error) {
+	if s == nil {
+		return nil, nil
+	}
+	t, ok := s.IndexTables[metadata.RolePostings]
+	if !ok || t.Properties["location"] == "" {
+		return nil, nil
+	}
+	key := vecfile.Location(t.Properties["location"])
+	info, err := wh.Stat(ctx, key)
+	if errors.Is(err, storage.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vectors file %s: %w", key, err)
+	}
+	return &vectorsFileDescription{Location: key, Size: info.Size}, nil
 }
 
 func newIndexDescribeCmd(g *globals) *cobra.Command {
@@ -192,6 +225,9 @@ func newIndexDescribeCmd(g *globals) *cobra.Command {
 				}
 				d := indexDescription{Name: args[0], MetadataLocation: entry.MetadataLocation, IndexUUID: m.IndexUUID, Snapshot: m.CurrentSnapshot()}
 				if d.Calibration, err = describeCalibration(ctx, e, m); err != nil {
+					return err
+				}
+				if d.VectorsFile, err = describeVectorsFile(ctx, e.wh, d.Snapshot); err != nil {
 					return err
 				}
 				out := cmd.OutOrStdout()
@@ -219,6 +255,11 @@ func newIndexDescribeCmd(g *globals) *cobra.Command {
 					fmt.Fprintf(tw, "%s\t%s\n", k, s.Parameters[k])
 				}
 				fmt.Fprintf(tw, "postings\t%s\n", s.IndexTables[metadata.RolePostings].Properties["location"])
+				if vf := d.VectorsFile; vf != nil {
+					fmt.Fprintf(tw, "vectors-file\t%s (%s)\n", vf.Location, formatBytes(vf.Size))
+				} else {
+					fmt.Fprintf(tw, "vectors-file\tnone (index create --vectors-file writes one; refine then reads it when the vector store does not fit the cache)\n")
+				}
 				writeCalibrationText(tw, d.Calibration)
 				return tw.Flush()
 			})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -221,11 +222,13 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 			Requests:      wh1.Requests - wh0.Requests + src1.Requests - src0.Requests,
 			PostingsBytes: st.BytesRead, PostingsRequests: st.Requests,
 			SourceBytes: src1.BytesRead - src0.BytesRead, SourceRequests: src1.Requests - src0.Requests,
+			VecFileBytes: st.VectorFileBytes, VecFileRequests: st.VectorFileRequests, SourceVectorRows: st.SourceVectorRows,
 			PrepareSeconds: warm.Seconds(), Kernels: query.KernelImpl(),
 			CacheLimit: membudget.Default.Limit(), Caches: cacheStats(),
 			filterStats: newFilterStats(where, finfo, st),
 			Recall:      rstats,
 		})
+		vectorsFileHint(ctx, cmd.ErrOrStderr(), ix, float64(st.SourceVectorRows)/float64(max(len(qs), 1)))
 		fmt.Fprintln(cmd.ErrOrStderr(), string(line))
 	}
 	out := cmd.OutOrStdout()
@@ -317,8 +320,10 @@ func checkColumns(ix *query.Index, cols []string) error {
 // searchStats is the --stats line. Seconds covers the searches only: after
 // the index is open and prepared (PrepareSeconds: key map and vectors, when
 // needed), before any output. BytesRead and Requests count every storage
-// read in that time, warehouse and source; the postings_ and source_ fields
-// split them.
+// read in that time, warehouse and source; the postings_, vecfile_ and
+// source_ fields split them (the vectors file is in the warehouse).
+// SourceVectorRows counts the exact vectors read from source pages because
+// neither the vector store nor a vectors file held them (query.Stats).
 type searchStats struct {
 	Queries          int     `json:"queries"`
 	Seconds          float64 `json:"seconds"`
@@ -335,6 +340,9 @@ type searchStats struct {
 	PostingsRequests int64   `json:"postings_requests"`
 	SourceBytes      int64   `json:"source_bytes"`
 	SourceRequests   int64   `json:"source_requests"`
+	VecFileBytes     int64   `json:"vecfile_bytes"`
+	VecFileRequests  int64   `json:"vecfile_requests"`
+	SourceVectorRows int64   `json:"source_vector_rows"`
 	PrepareSeconds   float64 `json:"prepare_seconds"`
 	Kernels          string  `json:"kernels"`
 	// CacheLimit is the process budget of all caches (--cache-size);
@@ -344,6 +352,23 @@ type searchStats struct {
 	filterStats
 	// Recall is the setting --recall chose (absent without --recall).
 	Recall *recallStats `json:"recall,omitempty"`
+}
+
+// vectorsFileHint writes one line to w, before the --stats line (which
+// stays the last), when searches read perQuery > 0 exact vectors per query
+// from source pages and ix has no vectors file: such reads decode whole
+// pages, which a vectors file replaces with ranged reads of the rows. The
+// hint is advisory: a vectors file that cannot be opened (an error the
+// searches would have reported had they read it) prints nothing.
+func vectorsFileHint(ctx context.Context, w io.Writer, ix *query.Index, perQuery float64) {
+	if perQuery <= 0 {
+		return
+	}
+	if _, ok, err := ix.VectorsFileSize(ctx); err != nil || ok {
+		return
+	}
+	fmt.Fprintf(w, "hint: the searches read %.1f exact vectors per query from source pages (the vector store does not hold their lists, and index %q has no vectors file); `parqdb index create %s … --vectors-file` writes one that serves them with small ranged reads (docs/search.md)\n",
+		perQuery, ix.Name(), ix.Name())
 }
 
 func writeJSON(w io.Writer, results []*query.Result) error {
