@@ -134,6 +134,9 @@ type benchRow struct {
 	// read from source pages because neither the vector store nor a
 	// vectors file held them.
 	SourceVectorRows float64 `json:"source_vector_rows_per_query"`
+	// exactPlans counts the one-thread pass's queries answered by a
+	// filter's exact plan (for the --vectors-file hint).
+	exactPlans int64
 }
 
 // parseInts parses the comma-separated integers of --flag, each in
@@ -343,11 +346,15 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 	}
 	// The hint considers the warm passes: the cold index holds no
 	// vector store by design.
+	// Settings answered by a filter's exact plan read source rows that a
+	// vectors file would not serve.
 	var srcRows float64
 	for _, r := range rows {
-		srcRows = max(srcRows, r.SourceVectorRows)
+		if r.exactPlans == 0 {
+			srcRows = max(srcRows, r.SourceVectorRows)
+		}
 	}
-	vectorsFileHint(ctx, stderr, ix, srcRows)
+	vectorsFileHint(ctx, stderr, ix, srcRows, false)
 	if f.plot != "" && sweep > 0 {
 		title := fmt.Sprintf("%s: recall@%d vs QPS (%d queries, nlist %d, %s)", name, f.k, len(qs), ix.NList(), snap.Parameters["posting_encoding"])
 		if err := plotBench(f.plot, title, f.k, rows[:sweep]); err != nil {
@@ -510,6 +517,7 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 	r.Candidates = float64(st.Candidates) / float64(len(qs))
 	r.LeafDistances = float64(st.LeafDistances) / float64(len(qs))
 	r.SourceVectorRows = float64(st.SourceVectorRows) / float64(len(qs))
+	r.exactPlans = st.FilterExact
 	return r, nil
 }
 

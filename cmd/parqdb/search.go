@@ -228,7 +228,7 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 			filterStats: newFilterStats(where, finfo, st),
 			Recall:      rstats,
 		})
-		vectorsFileHint(ctx, cmd.ErrOrStderr(), ix, float64(st.SourceVectorRows)/float64(max(len(qs), 1)))
+		vectorsFileHint(ctx, cmd.ErrOrStderr(), ix, float64(st.SourceVectorRows)/float64(max(len(qs), 1)), st.FilterExact > 0)
 		fmt.Fprintln(cmd.ErrOrStderr(), string(line))
 	}
 	out := cmd.OutOrStdout()
@@ -359,9 +359,12 @@ type searchStats struct {
 // from source pages and ix has no vectors file: such reads decode whole
 // pages, which a vectors file replaces with ranged reads of the rows. The
 // hint is advisory: a vectors file that cannot be opened (an error the
-// searches would have reported had they read it) prints nothing.
-func vectorsFileHint(ctx context.Context, w io.Writer, ix *query.Index, perQuery float64) {
-	if perQuery <= 0 {
+// searches would have reported had they read it) prints nothing, and
+// neither do searches answered by a filter's exact plan (exactPlan): it
+// reads the matching rows by source row, which a vectors file would not
+// serve.
+func vectorsFileHint(ctx context.Context, w io.Writer, ix *query.Index, perQuery float64, exactPlan bool) {
+	if perQuery <= 0 || exactPlan {
 		return
 	}
 	if _, ok, err := ix.VectorsFileSize(ctx); err != nil || ok {

@@ -88,6 +88,25 @@ func TestVectorsFileStatsAndHint(t *testing.T) {
 			st.Refined, st.VecFileRequests, st.SourceVectorRows, errs)
 	}
 
+	// A filtered search answered by the list plan, whose refine a vectors
+	// file would serve, gets the hint too. (The exact plan keeps its rows'
+	// vectors per predicate and reads them by source row: searches it
+	// answered print no hint.)
+	filtered := func(where string) (searchStats, string) {
+		t.Helper()
+		_, errs, code := runSplit(t, "--warehouse", wh, "search", "plain", "--queries", qf, "-k", "5", "--refine", "3",
+			"--where", where, "--format", "csv", "-o", filepath.Join(dir, "out.csv"), "--stats", "--cache-size", "1MiB")
+		errs = strings.TrimSpace(errs)
+		var st searchStats
+		if code != exitOK || json.Unmarshal([]byte(errs[strings.LastIndex(errs, "\n")+1:]), &st) != nil {
+			t.Fatalf("search --where %q: exit %d: %s", where, code, errs)
+		}
+		return st, errs
+	}
+	if st, errs := filtered("word < 'ab'"); st.FilterLists == 0 || st.SourceVectorRows == 0 || strings.Count(errs, "hint:") != 1 {
+		t.Fatalf("list plan without the file: %d list-plan queries, %d source rows: %s", st.FilterLists, st.SourceVectorRows, errs)
+	}
+
 	// bench
 	bench := func(name, format string) (string, string) {
 		t.Helper()
