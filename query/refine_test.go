@@ -10,19 +10,21 @@ import (
 	"github.com/parqdb/parqdb/query"
 )
 
-// TestRefineSkipSameResults: refine with LVQ8 re-scores the k best by code
-// distance and then only the candidates whose lower bound could still beat
-// them; the results (keys and distances, bit for bit) must be those of
-// re-scoring every candidate, and the skipping must actually skip.
-func TestRefineSkipSameResults(t *testing.T) {
+// refineOnOff searches 150 queries (half on the data points, half off
+// them) with each of opts on the fixture of each metric, once with a
+// refine setting off (set(false)) and once on, fails unless the hits (keys
+// and distances, bit for bit) are the same, and passes each pair's stats
+// to check. The setting is left on.
+func refineOnOff(t *testing.T, set func(on bool), what string, opts []query.Options, check func(metric, name string, got, want query.Stats)) {
+	t.Helper()
 	ctx := context.Background()
+	defer set(true)
 	for _, metric := range []string{metadata.MetricCosine, metadata.MetricL2Squared} {
 		f := newFixture(t, metric, metadata.EncodingLVQ8, 40)
 		ix, err := query.Open(ctx, f.env, "words", query.OpenOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var skipped, all int64
 		for qi := 0; qi < 150; qi++ {
 			q := append([]float32(nil), f.vecs[qi*53%len(f.vecs)]...)
 			if qi%2 == 1 { // off the data points
@@ -30,11 +32,11 @@ func TestRefineSkipSameResults(t *testing.T) {
 					q[j] += float32((qi*7+j)%11-5) * 0.03
 				}
 			}
-			for _, o := range []query.Options{{K: 10, NProbe: 4, Refine: 4}, {K: 10, NProbe: 16, Refine: 8}, {K: 3, NProbe: 8, Refine: 2}, {K: 25, NProbe: 40, Refine: 3}} {
+			for _, o := range opts {
 				o.NoRows = true
-				query.SetRefineSkip(false)
+				set(false)
 				want, err := ix.Search(ctx, q, o)
-				query.SetRefineSkip(true)
+				set(true)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -49,22 +51,36 @@ func TestRefineSkipSameResults(t *testing.T) {
 				for i := range got.Hits {
 					g, w := got.Hits[i], want.Hits[i]
 					if !bytes.Equal(g.Key, w.Key) || g.Distance != w.Distance {
-						t.Fatalf("%s: hit %d is %q at %v, without skipping %q at %v", name, i, g.Key, g.Distance, w.Key, w.Distance)
+						t.Fatalf("%s: hit %d is %q at %v, without %s %q at %v", name, i, g.Key, g.Distance, what, w.Key, w.Distance)
 					}
 				}
-				if got.Stats.Refined > want.Stats.Refined {
-					t.Fatalf("%s: refined %d, more than without skipping (%d)", name, got.Stats.Refined, want.Stats.Refined)
-				}
-				skipped += want.Stats.Refined - got.Stats.Refined
-				all += want.Stats.Refined
+				check(metric, name, got.Stats, want.Stats)
 			}
 		}
-		query.SetRefineSkip(true)
 		ix.Close()
-		if skipped == 0 {
-			t.Errorf("%s: refine skipped none of %d candidates", metric, all)
+	}
+}
+
+// TestRefineSkipSameResults: refine with LVQ8 re-scores the k best by code
+// distance and then only the candidates whose lower bound could still beat
+// them; the results (keys and distances, bit for bit) must be those of
+// re-scoring every candidate, and the skipping must actually skip.
+func TestRefineSkipSameResults(t *testing.T) {
+	skipped, all := map[string]int64{}, map[string]int64{}
+	refineOnOff(t, query.SetRefineSkip, "skipping",
+		[]query.Options{{K: 10, NProbe: 4, Refine: 4}, {K: 10, NProbe: 16, Refine: 8}, {K: 3, NProbe: 8, Refine: 2}, {K: 25, NProbe: 40, Refine: 3}},
+		func(metric, name string, got, want query.Stats) {
+			if got.Refined > want.Refined {
+				t.Fatalf("%s: refined %d, more than without skipping (%d)", name, got.Refined, want.Refined)
+			}
+			skipped[metric] += want.Refined - got.Refined
+			all[metric] += want.Refined
+		})
+	for _, metric := range []string{metadata.MetricCosine, metadata.MetricL2Squared} {
+		if skipped[metric] == 0 {
+			t.Errorf("%s: refine skipped none of %d candidates", metric, all[metric])
 		}
-		t.Logf("%s: skipped %d of %d refined candidates", metric, skipped, all)
+		t.Logf("%s: skipped %d of %d refined candidates", metric, skipped[metric], all[metric])
 	}
 }
 
@@ -74,48 +90,11 @@ func TestRefineSkipSameResults(t *testing.T) {
 // the candidates refine re-scores, on points and off them, for both
 // metrics, at several k, nprobe and refine.
 func TestRefineCapSameResults(t *testing.T) {
-	ctx := context.Background()
-	defer query.SetRefineCap(true)
-	for _, metric := range []string{metadata.MetricCosine, metadata.MetricL2Squared} {
-		f := newFixture(t, metric, metadata.EncodingLVQ8, 40)
-		ix, err := query.Open(ctx, f.env, "words", query.OpenOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for qi := 0; qi < 150; qi++ {
-			q := append([]float32(nil), f.vecs[qi*53%len(f.vecs)]...)
-			if qi%2 == 1 {
-				for j := range q {
-					q[j] += float32((qi*7+j)%11-5) * 0.03
-				}
+	refineOnOff(t, query.SetRefineCap, "the cap",
+		[]query.Options{{K: 10, NProbe: 4, Refine: 4}, {K: 10, NProbe: 16, Refine: 8}, {K: 3, NProbe: 8, Refine: 2}, {K: 25, NProbe: 40, Refine: 3}, {K: 1, NProbe: 12, Refine: 16}},
+		func(_, name string, got, want query.Stats) {
+			if got.Refined != want.Refined {
+				t.Fatalf("%s: refined %d candidates, without the cap %d", name, got.Refined, want.Refined)
 			}
-			for _, o := range []query.Options{{K: 10, NProbe: 4, Refine: 4}, {K: 10, NProbe: 16, Refine: 8}, {K: 3, NProbe: 8, Refine: 2}, {K: 25, NProbe: 40, Refine: 3}, {K: 1, NProbe: 12, Refine: 16}} {
-				o.NoRows = true
-				query.SetRefineCap(false)
-				want, err := ix.Search(ctx, q, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				query.SetRefineCap(true)
-				got, err := ix.Search(ctx, q, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				name := fmt.Sprintf("%s query %d k %d nprobe %d refine %d", metric, qi, o.K, o.NProbe, o.Refine)
-				if len(got.Hits) != len(want.Hits) {
-					t.Fatalf("%s: %d hits, want %d", name, len(got.Hits), len(want.Hits))
-				}
-				for i := range got.Hits {
-					g, w := got.Hits[i], want.Hits[i]
-					if !bytes.Equal(g.Key, w.Key) || g.Distance != w.Distance {
-						t.Fatalf("%s: hit %d is %q at %v, without the cap %q at %v", name, i, g.Key, g.Distance, w.Key, w.Distance)
-					}
-				}
-				if got.Stats.Refined != want.Stats.Refined {
-					t.Fatalf("%s: refined %d candidates, without the cap %d", name, got.Stats.Refined, want.Stats.Refined)
-				}
-			}
-		}
-		ix.Close()
-	}
+		})
 }
