@@ -27,12 +27,7 @@ import (
 func TestS3OpenRequestsConstant(t *testing.T) {
 	ctx := context.Background()
 	srv := testenv.S3(t)
-	wh, err := storage.NewS3(ctx, srv.NewBucket(t), "wh",
-		storage.S3Endpoint(srv.Endpoint), storage.S3Region(srv.Region), storage.S3Credentials(srv.AccessKey, srv.SecretKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := catalog.NewWarehouse(wh)
+	wh, cat := s3Warehouse(t, srv)
 	dir := t.TempDir()
 	cases := []struct {
 		name               string
@@ -180,12 +175,7 @@ func TestMissingPostingsFileAtSearch(t *testing.T) {
 func TestS3ColdFirstQueryRounds(t *testing.T) {
 	ctx := context.Background()
 	srv := testenv.S3(t)
-	wh, err := storage.NewS3(ctx, srv.NewBucket(t), "wh",
-		storage.S3Endpoint(srv.Endpoint), storage.S3Region(srv.Region), storage.S3Credentials(srv.AccessKey, srv.SecretKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := catalog.NewWarehouse(wh)
+	wh, cat := s3Warehouse(t, srv)
 	src := filepath.Join(t.TempDir(), "src.parquet")
 	rows := synthRows(3, 0, 5000, 16)
 	writeSynth(t, src, rows)

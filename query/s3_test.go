@@ -28,12 +28,7 @@ func TestS3MatchesLocal(t *testing.T) {
 	writeSynth(t, local, rows)
 
 	lbenv, lenv := localEnv(t)
-	wh, err := storage.NewS3(ctx, srv.NewBucket(t), "wh",
-		storage.S3Endpoint(srv.Endpoint), storage.S3Region(srv.Region), storage.S3Credentials(srv.AccessKey, srv.SecretKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	scat := catalog.NewWarehouse(wh)
+	wh, scat := s3Warehouse(t, srv)
 	senv := query.Env{Warehouse: wh, Catalog: scat}
 	for _, enc := range []string{metadata.EncodingLVQ8, metadata.EncodingSource} {
 		t.Run(enc, func(t *testing.T) {
@@ -109,4 +104,16 @@ func TestS3MatchesLocal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// s3Warehouse returns a warehouse under prefix "wh" of a new bucket of the
+// test S3 server, and the object-store catalog over it.
+func s3Warehouse(t *testing.T, srv *testenv.S3Server) (*storage.S3, *catalog.Warehouse) {
+	t.Helper()
+	wh, err := storage.NewS3(context.Background(), srv.NewBucket(t), "wh",
+		storage.S3Endpoint(srv.Endpoint), storage.S3Region(srv.Region), storage.S3Credentials(srv.AccessKey, srv.SecretKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wh, catalog.NewWarehouse(wh)
 }

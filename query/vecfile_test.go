@@ -216,12 +216,7 @@ func TestS3VectorsFile(t *testing.T) {
 	local := filepath.Join(t.TempDir(), "src.parquet")
 	writeSynth(t, local, rows)
 	lbenv, lenv := localEnv(t)
-	wh, err := storage.NewS3(ctx, srv.NewBucket(t), "wh",
-		storage.S3Endpoint(srv.Endpoint), storage.S3Region(srv.Region), storage.S3Credentials(srv.AccessKey, srv.SecretKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	scat := catalog.NewWarehouse(wh)
+	wh, scat := s3Warehouse(t, srv)
 	senv := query.Env{Warehouse: wh, Catalog: scat}
 	for _, e := range []struct {
 		env indexer.Env
