@@ -76,19 +76,26 @@ func readFvecs(b testing.TB, path string) [][]float32 {
 	return out
 }
 
+// benchNProbe returns PARQDB_BENCH_NPROBE (a positive integer), or def
+// when it is not set.
+func benchNProbe(b *testing.B, def int) int {
+	v := os.Getenv("PARQDB_BENCH_NPROBE")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("PARQDB_BENCH_NPROBE=%q: want a positive integer", v)
+	}
+	return n
+}
+
 // BenchmarkSearch measures one warm query on one goroutine, without the
 // join (NoRows) and with it. PARQDB_BENCH_NPROBE (e.g. "12") sets the
 // nprobe of every case (default 8).
 func BenchmarkSearch(b *testing.B) {
 	ctx := context.Background()
-	nprobe := 8
-	if v := os.Getenv("PARQDB_BENCH_NPROBE"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			b.Fatalf("PARQDB_BENCH_NPROBE=%q: want a positive integer", v)
-		}
-		nprobe = n
-	}
+	nprobe := benchNProbe(b, 8)
 	for _, tc := range []struct {
 		nprobe, refine int
 		join           bool
@@ -142,14 +149,7 @@ func BenchmarkRefineFirstTouch(b *testing.B) {
 		b.Skip("PARQDB_BENCH_WAREHOUSE is not set")
 	}
 	ctx := context.Background()
-	nprobe := 16
-	if v := os.Getenv("PARQDB_BENCH_NPROBE"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			b.Fatalf("PARQDB_BENCH_NPROBE=%q: want a positive integer", v)
-		}
-		nprobe = n
-	}
+	nprobe := benchNProbe(b, 16)
 	limit := int64(256 << 20)
 	if v := os.Getenv("PARQDB_BENCH_CACHE"); v != "" {
 		n, err := membudget.ParseSize(v)
