@@ -97,9 +97,10 @@ type builder struct {
 
 	schema      postings.Schema
 	spill       *spill
-	vspill      *spill    // exact vectors by root bucket, for the vectors file
-	manifestRaw []byte    // manifest.json as written
-	keySpill    *keySpill // key map of a full scan, for the key-rows table
+	vspill      *spill       // exact vectors by root bucket, for the vectors file
+	baseVec     *baseVectors // the base's vectors file, kept rows for the successor's
+	manifestRaw []byte       // manifest.json as written
+	keySpill    *keySpill    // key map of a full scan, for the key-rows table
 	postingsLoc string
 	manifest    *postings.Manifest
 
@@ -195,6 +196,9 @@ func (b *builder) close() {
 	}
 	if b.vspill != nil {
 		b.vspill.remove()
+	}
+	if b.baseVec != nil {
+		b.baseVec.obj.Close()
 	}
 	if b.keySpill != nil {
 		b.keySpill.remove()

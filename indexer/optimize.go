@@ -100,12 +100,20 @@ func Optimize(ctx context.Context, env Env, name string, oo OptimizeOptions) (*O
 			"row-groups-before": strconv.Itoa(len(man.RowGroups)),
 		},
 	}
+	defer b.close()
 	rd := &postingsReader{wh: env.Warehouse, man: man, schema: schema, c: a.Centroids.CIDOffsets}
 	b.readBucket = rd.bucket
-	r, err := b.runSteps(ctx, []step{
-		{StageWrite, b.writePostings},
-		{StageCommit, b.commit},
-	})
+	steps := []step{{StageWrite, b.writePostings}}
+	// Optimize keeps every list's rows in order, so the successor's vectors
+	// file is the base's data under a footer bound to the new manifest.
+	if b.baseVec, err = openBaseVectors(ctx, env.Warehouse, postLoc, data, man); err != nil {
+		return nil, fmt.Errorf("index %q: %w", name, err)
+	}
+	if b.baseVec != nil {
+		b.opts.VectorsFile = true
+		steps = append(steps, step{StageVectors, b.writeVectors})
+	}
+	r, err := b.runSteps(ctx, append(steps, step{StageCommit, b.commit}))
 	if err != nil {
 		b.cleanup()
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/storage"
+	"github.com/parqdb/parqdb/vecfile"
 )
 
 // DefaultMaxGrowth is the drift threshold of an incremental refresh: when
@@ -158,6 +159,17 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 		Seed: ro.Seed, SampleRows: ro.SampleRows, Iterations: ro.Iterations, Workers: ro.Workers,
 		TempDir: ro.TempDir, Progress: ro.Progress, Now: ro.Now, ReuseCentroids: ReuseAuto,
 	}.withDefaults()
+	// A successor of a snapshot with a vectors file gets one too (profile
+	// §4.2), written in this process; a plan's shards write none.
+	if ro.Shards == 0 {
+		_, err := env.Warehouse.Stat(ctx, vecfile.Location(postLoc))
+		switch {
+		case err == nil:
+			opts.VectorsFile = true
+		case !errors.Is(err, storage.ErrNotExist):
+			return nil, fmt.Errorf("index %q: %w", name, err)
+		}
+	}
 	if ro.Retrain {
 		// Reuse would find this index's own artifact when the source is
 		// unchanged: retraining means new centroids.
@@ -211,6 +223,9 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 			{StageCommit, b.commit},
 		}
 	}
+	if opts.VectorsFile {
+		steps = slices.Insert(steps, len(steps)-1, step{StageVectors, b.writeVectors})
+	}
 	if ro.Shards > 0 { // a plan: the preparing steps, not assign, write, commit
 		pr, err := b.planRefresh(ctx, steps[:len(steps)-3], ro.Shards)
 		if err != nil {
@@ -255,6 +270,16 @@ func (b *builder) prepareIncremental(ctx context.Context, added []string) error 
 		return fmt.Errorf("%s%s: %w", postLoc, postings.ManifestName, err)
 	}
 	b.baseFiles = manifestFiles(man)
+	if b.opts.VectorsFile {
+		// The successor's lists keep the base's rows: their exact vectors
+		// come from the base's file, the appended ones from the spill.
+		if b.baseVec, err = openBaseVectors(ctx, b.env.Warehouse, postLoc, data, man); err != nil {
+			return err
+		}
+		if b.baseVec == nil {
+			return fmt.Errorf("base snapshot's vectors file %s: %w (it was there when the refresh began)", vecfile.Location(postLoc), storage.ErrNotExist)
+		}
+	}
 	set := map[string]bool{}
 	for _, k := range added {
 		set[k] = true

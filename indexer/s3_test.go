@@ -20,7 +20,8 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // TestS3SourceAndWarehouse builds from a source folder on the real S3
 // server into an S3 warehouse with the object-store catalog, refreshes it
-// after an append, and searches it; credentials come from the environment.
+// after an append (the successor's vectors file derived from the base's
+// over ranged reads), and searches it; credentials come from the environment.
 func TestS3SourceAndWarehouse(t *testing.T) {
 	ctx := context.Background()
 	srv := testenv.S3(t)
@@ -54,7 +55,7 @@ func TestS3SourceAndWarehouse(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := Env{Warehouse: wh, Catalog: cat}
-	if _, err := Create(ctx, env, Options{Name: "v", Source: "s3://" + srcBucket + "/data/", VectorField: "embedding", KeyFields: []string{"id"}, NList: 12}); err != nil {
+	if _, err := Create(ctx, env, Options{Name: "v", Source: "s3://" + srcBucket + "/data/", VectorField: "embedding", KeyFields: []string{"id"}, NList: 12, VectorsFile: true}); err != nil {
 		t.Fatal(err)
 	}
 	// An appended part that repeats indexed ids is refused; nothing moves.
@@ -87,6 +88,7 @@ func TestS3SourceAndWarehouse(t *testing.T) {
 	if err != nil || r.Action != ActionIncremental {
 		t.Fatalf("refresh: %+v %v", r, err)
 	}
+	vectorsFileChecked(t, env, "v")
 	ix, err := query.Open(ctx, query.Env{Warehouse: wh, Catalog: cat}, "v", query.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/vecfile"
+	"github.com/parqdb/parqdb/verify"
 )
 
 // TestVectorsFile builds with and without the vectors file and checks that
@@ -110,5 +114,95 @@ func TestVectorsFile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// vectorsFileChecked runs verify on index name's current snapshot and
+// fails unless its vectors-file check ran and passed (every row the
+// canonical source vector of its postings row, in postings order) and
+// every other check passed.
+func vectorsFileChecked(t *testing.T, env Env, name string) {
+	t.Helper()
+	rep, err := verify.Run(context.Background(), verify.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, name, verify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Checks {
+		if !c.OK() || c.Name == verify.CheckVectorsFile && c.Status != verify.StatusOK {
+			t.Fatalf("snapshot %d: check %s: %s %s", rep.SnapshotID, c.Name, c.Status, c.Detail)
+		}
+	}
+}
+
+func vectorsFileKey(t *testing.T, env Env, name string) string {
+	t.Helper()
+	m, _ := current(t, env, name)
+	return vecfile.Location(m.CurrentSnapshot().IndexTables[metadata.RolePostings].Properties["location"])
+}
+
+// TestSuccessorVectorsFile: incremental refreshes, optimize and a
+// retraining refresh of an index with a vectors file each give the
+// successor one that verify checks row by row (also with windows of a few
+// rows, so that lists straddle windows); an index without one gets none;
+// a damaged base file fails the refresh with ErrCorrupt naming the file
+// and leaves the catalog where it was.
+func TestSuccessorVectorsFile(t *testing.T) {
+	ctx := context.Background()
+	old := vectorsWindowBytes
+	t.Cleanup(func() { vectorsWindowBytes = old })
+	for _, window := range []int{old, 200} {
+		vectorsWindowBytes = window
+		env, dir := testEnv(t)
+		src := filepath.Join(dir, "src")
+		os.MkdirAll(src, 0o755)
+		writePart(t, filepath.Join(src, "p0.parquet"), 0, 3000, 8, 1)
+		if _, err := Create(ctx, env, Options{Name: "v", Source: src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 16, VectorsFile: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Create(ctx, env, Options{Name: "w", Source: src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 16}); err != nil {
+			t.Fatal(err)
+		}
+		vectorsFileChecked(t, env, "v")
+		for i := 1; i <= 2; i++ {
+			writePart(t, filepath.Join(src, "p"+strconv.Itoa(i)+".parquet"), int64(10000*i), 150, 8, uint64(i+1))
+			for _, name := range []string{"v", "w"} {
+				if r, err := Refresh(ctx, env, name, RefreshOptions{}); err != nil || r.Action != ActionIncremental {
+					t.Fatalf("window %d, refresh %d of %s: %+v %v", window, i, name, r, err)
+				}
+			}
+			vectorsFileChecked(t, env, "v")
+		}
+		if _, err := env.Warehouse.Stat(ctx, vectorsFileKey(t, env, "w")); !errors.Is(err, storage.ErrNotExist) {
+			t.Fatalf("refresh of an index without a vectors file: stat: %v, want not found", err)
+		}
+		if r, err := Optimize(ctx, env, "v", OptimizeOptions{}); err != nil || !r.Done {
+			t.Fatalf("optimize: %+v %v", r, err)
+		}
+		vectorsFileChecked(t, env, "v")
+		if r, err := Refresh(ctx, env, "v", RefreshOptions{Retrain: true}); err != nil || r.Action != ActionRebuild {
+			t.Fatalf("retrain: %+v %v", r, err)
+		}
+		vectorsFileChecked(t, env, "v")
+
+		// A damaged base file: the refresh fails, the catalog stays.
+		key := vectorsFileKey(t, env, "v")
+		path := filepath.Join(dir, "warehouse", filepath.FromSlash(key))
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw[len(raw)-vecfile.FooterSize-1] ^= 0x40
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := current(t, env, "v")
+		writePart(t, filepath.Join(src, "p9.parquet"), 90000, 100, 8, 9)
+		_, err = Refresh(ctx, env, "v", RefreshOptions{})
+		if !errors.Is(err, vecfile.ErrCorrupt) || !strings.Contains(err.Error(), key) {
+			t.Fatalf("refresh over a damaged vectors file: %v, want ErrCorrupt naming %s", err, key)
+		}
+		if after, _ := current(t, env, "v"); after.CurrentSnapshotID != before.CurrentSnapshotID {
+			t.Fatalf("a failed refresh moved the catalog: snapshot %d → %d", before.CurrentSnapshotID, after.CurrentSnapshotID)
+		}
 	}
 }

@@ -13,7 +13,8 @@ import (
 
 // TestGCKeepsVectorsFile: the vectors file of a retained snapshot's
 // postings folder is live (gc leaves it, however old); a refresh writes
-// none; once no retained snapshot uses its folder it is an orphan.
+// its successor's own; once no retained snapshot uses its folder it is an
+// orphan, while the successor's stays.
 func TestGCKeepsVectorsFile(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
@@ -39,10 +40,11 @@ func TestGCKeepsVectorsFile(t *testing.T) {
 		t.Fatalf("gc deleted the current snapshot's vectors file %s: %v", first, err)
 	}
 	f.refreshN(t, "v", 1)
-	if second := current(); second == first {
+	second := current()
+	if second == first {
 		t.Fatalf("the refresh kept the postings folder of %s", first)
-	} else if _, err := f.env.Warehouse.Stat(ctx, second); err == nil {
-		t.Fatalf("a refresh wrote a vectors file %s", second)
+	} else if _, err := f.env.Warehouse.Stat(ctx, second); err != nil {
+		t.Fatalf("the refresh wrote no vectors file %s: %v", second, err)
 	}
 	if _, err := Expire(ctx, f.env, "v", ExpireOptions{RetainLast: 1}); err != nil {
 		t.Fatal(err)
@@ -52,5 +54,8 @@ func TestGCKeepsVectorsFile(t *testing.T) {
 	}
 	if _, err := f.env.Warehouse.Stat(ctx, first); err == nil {
 		t.Fatalf("the expired snapshot's vectors file %s survived gc", first)
+	}
+	if _, err := f.env.Warehouse.Stat(ctx, second); err != nil {
+		t.Fatalf("gc deleted the current snapshot's vectors file %s: %v", second, err)
 	}
 }

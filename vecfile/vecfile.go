@@ -353,3 +353,56 @@ func (f *File) Verify(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Stream reads a file's rows front to back. It is how a successor
+// snapshot's vectors file is derived from its base's without reading the
+// source (indexer): the data section is read once, in order, in chunks.
+type Stream struct {
+	f    *File
+	off  int64  // data bytes fetched so far
+	buf  []byte // fetched, not yet returned: buf[pos:]
+	pos  int
+	crc  hash.Hash32
+	read int64 // rows returned
+}
+
+// Stream returns a reader of f's rows from the first, fetching chunk bytes
+// (rounded to whole rows, at least one) per ranged read.
+func (f *File) Stream(chunk int) *Stream {
+	row := 4 * f.Dim
+	chunk = max(row, chunk/row*row)
+	return &Stream{f: f, buf: make([]byte, 0, chunk), crc: crc32.New(castagnoli)}
+}
+
+// Read fills dst (whole rows) with the next rows. The read that fetches
+// the end of the data section checks the data CRC-32C against the footer
+// first, so that no row of a damaged file is returned past that point and
+// a file whose rows were all read was checked whole.
+func (s *Stream) Read(dst []float32) error {
+	f := s.f
+	if len(dst)%f.Dim != 0 || s.read+int64(len(dst)/f.Dim) > f.Rows {
+		return &Error{Path: f.path, Err: fmt.Errorf("read of %d values at row %d: not whole rows within the file's %d", len(dst), s.read, f.Rows)}
+	}
+	s.read += int64(len(dst) / f.Dim)
+	for len(dst) > 0 {
+		if s.pos == len(s.buf) {
+			n := min(int64(cap(s.buf)), f.DataSize()-s.off)
+			s.buf, s.pos = s.buf[:n], 0
+			if err := f.readAt(s.buf, s.off); err != nil {
+				return err
+			}
+			s.off += n
+			s.crc.Write(s.buf)
+			if s.off == f.DataSize() {
+				if got := s.crc.Sum32(); got != f.DataCRC {
+					return corrupt(f.path, "data checksum %08x, footer says %08x", got, f.DataCRC)
+				}
+			}
+		}
+		k := min(len(dst), (len(s.buf)-s.pos)/4)
+		decode(dst[:k], s.buf[s.pos:])
+		s.pos += 4 * k
+		dst = dst[k:]
+	}
+	return nil
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -191,4 +192,55 @@ func FuzzOpen(f *testing.F) {
 		}
 		_ = file.Verify(context.Background())
 	})
+}
+
+// TestStream reads a file front to back in uneven pieces through chunks of
+// several sizes and compares with the written rows; a flipped data bit
+// fails the read that fetches the end of the data, naming the file.
+func TestStream(t *testing.T) {
+	const dim, rows = 3, 1001
+	vecs := randVecs(rows, dim)
+	data := write(t, dim, rows, ManifestHash(nil), vecs)
+	for _, chunk := range []int{1, 12, 100, 4096, 1 << 20} {
+		f, err := Open(bytes.NewReader(data), int64(len(data)), "s/vectors.f32")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := f.Stream(chunk)
+		r := rand.New(rand.NewPCG(uint64(chunk), 3))
+		for at := 0; at < rows; {
+			n := min(rows-at, r.IntN(40))
+			got := make([]float32, n*dim)
+			if err := s.Read(got); err != nil {
+				t.Fatalf("chunk %d: rows [%d, %d): %v", chunk, at, at+n, err)
+			}
+			if !slices.Equal(got, vecs[at*dim:(at+n)*dim]) {
+				t.Fatalf("chunk %d: rows [%d, %d) differ", chunk, at, at+n)
+			}
+			at += n
+		}
+		if err := s.Read(make([]float32, dim)); err == nil {
+			t.Fatalf("chunk %d: a read past the last row succeeded", chunk)
+		}
+	}
+	for _, at := range []int{0, rows*dim*4 - 1} {
+		bad := slices.Clone(data)
+		bad[at] ^= 0x10
+		f, err := Open(bytes.NewReader(bad), int64(len(bad)), "s/vectors.f32")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := f.Stream(4096)
+		var rerr error
+		for i := 0; i < rows && rerr == nil; i++ {
+			rerr = s.Read(make([]float32, dim))
+		}
+		if !errors.Is(rerr, ErrCorrupt) || !strings.Contains(rerr.Error(), "s/vectors.f32") {
+			t.Fatalf("bit %d flipped: %v, want ErrCorrupt naming the file", at, rerr)
+		}
+	}
+	f, _ := Open(bytes.NewReader(data), int64(len(data)), "s/vectors.f32")
+	if err := f.Stream(64).Read(make([]float32, dim+1)); err == nil {
+		t.Fatal("a read of a partial row succeeded")
+	}
 }
