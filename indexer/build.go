@@ -330,6 +330,9 @@ func samplePositions(n int64, k int, seed uint64) []int64 {
 
 // train reuses a matching centroid artifact or trains a new one.
 func (b *builder) train(ctx context.Context) error {
+	if b.opts.Encoding == metadata.EncodingLVQ4 {
+		b.checkLVQ4()
+	}
 	desc := metadata.Descriptor{
 		VectorField:              b.opts.VectorField,
 		Dimension:                int32(b.layout.Dim),
