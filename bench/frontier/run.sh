@@ -38,11 +38,11 @@ for set in $SETS; do
     [ -f "$d/fashion-q1k.fvecs" ] || head -c 3140000 "$d/fashion-test.fvecs" >"$d/fashion-q1k.fvecs"
     for e in lvq8 source; do index "$work/wh" fashion-$e "$d/fashion-train.parquet" vec id l2_squared 980 $e; done
     "$parqdb" --warehouse "$work/wh" bench fashion-lvq8 --queries "$d/fashion-q1k.fvecs" "${B[@]}" \
-      --nprobe 6,8,10,12,16,20,24,32 --refine 0,2 >"$out/fashion-lvq8.jsonl"
+      --nprobe 6,8,10,12,14,16,18,20,24,32 --refine 0,2 >"$out/fashion-lvq8.jsonl"
     "$parqdb" --warehouse "$work/wh" bench fashion-source --queries "$d/fashion-q1k.fvecs" "${B[@]}" \
-      --nprobe 8,10,12,16,20,24,32 >"$out/fashion-source.jsonl"
+      --nprobe 8,10,12,14,16,18,20,24,32 >"$out/fashion-source.jsonl"
     for kind in sq8 flat; do
-      faiss "$d/fashion-train.fvecs" "$d/fashion-q1k.fvecs" 980 $kind 10 8,10,12,16,20,24,32,48,64 >"$out/fashion-faiss-$kind.txt"
+      faiss "$d/fashion-train.fvecs" "$d/fashion-q1k.fvecs" 980 $kind 10 8,10,12,14,16,18,20,24,32,48,64 >"$out/fashion-faiss-$kind.txt"
     done
     ;;
   glove)

@@ -50,7 +50,7 @@ def main(d):
         if not a or not b:
             return "—"
         x = a[1] / b[1]
-        return f"**{x:.1f}×** {'met' if x >= goal else 'NOT met'}"
+        return f"**{x:.2f}×** {'met' if x >= goal else 'NOT met'}"
 
     for s in sets:
         p = lambda n: os.path.join(d, f"{s}-{n}")
