@@ -11,7 +11,6 @@ import (
 	"slices"
 
 	"github.com/parqdb/parqdb/postings"
-
 	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/vecfile"
 )
@@ -96,7 +95,7 @@ func (b *builder) writeVectors(ctx context.Context) error {
 						a, e := max(first[i]-kept[lo+int32(i)], wlo), min(first[i], whi)
 						if a < e {
 							if err := base.Read(win[(a-wlo)*int64(dim) : (e-wlo)*int64(dim)]); err != nil {
-								return fmt.Errorf("vectors file from the base snapshot's: %w", err)
+								return fmt.Errorf("vectors file: reading the base snapshot's: %w", err)
 							}
 						}
 					}
