@@ -454,7 +454,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(start.Add(s.cfg.Limits.Timeout))
 	var req SearchRequest
-	if err := decodeJSON(w, r, s.cfg.Limits.MaxBodyBytes, &req); err != nil {
+	if err := decodeSearch(w, r, s.cfg.Limits.MaxBodyBytes, &req); err != nil {
 		if time.Since(start) >= s.cfg.Limits.Timeout {
 			ctx, cancel := withTimeLimit(r.Context(), start, s.cfg.Limits.Timeout)
 			defer cancel()
@@ -539,6 +539,7 @@ func (s *Server) runSearch(ctx context.Context, name string, plan *searchPlan) (
 	if err != nil {
 		return nil, err
 	}
+	opts.SharedRows = true // the answer only reads the rows (JSON or Arrow)
 	results, err := s.admit.searchBatch(ctx, ix, qs, opts)
 	if err != nil {
 		return nil, err

@@ -386,6 +386,9 @@ func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst [
 			rest = append(rest, g)
 		}
 	}
+	if len(rest) == 0 { // all cached: no workers (a served near-key lookup)
+		return nil
+	}
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.SetLimit(readWorkers)
 	for _, g := range rest {
