@@ -151,6 +151,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ConnContext:       withHeldConn,
 	}
 	go s.pool.Run(ctx)
 	if s.cfg.Preload {
@@ -162,7 +163,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}()
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(holdListener{ln}) }()
 	s.log.Info("serving HTTP", "addr", ln.Addr().String(), "catalog", s.cfg.Env.Catalog.String(),
 		"warehouse", s.cfg.Env.Warehouse.String(), "token", s.cfg.Token.Set())
 	select {
