@@ -576,7 +576,7 @@ func (s *Server) runSearch(ctx context.Context, name string, plan *searchPlan) (
 		return nil, err
 	}
 	s.metrics.observeSearch(name, results)
-	resp := newSearchResponse(ix, results, s.rowJSON)
+	resp := newSearchResponse(ix, results, s.rowJSON, &l.h.rowEnc)
 	if resp.Columns == nil {
 		resp.Columns = []string{metadata.ReservedField}
 	}

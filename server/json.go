@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/parqdb/parqdb/query"
 )
@@ -45,8 +47,9 @@ type searchStats struct {
 }
 
 // newSearchResponse builds the answer; rows (may be nil) caches the
-// rows' JSON for encodeResponse.
-func newSearchResponse(ix *query.Index, results []*query.Result, rows *rowJSON) *SearchResponse {
+// rows' JSON for encodeResponse, and enc (may be nil) keeps the row
+// encoder last made for ix, reused while the column list is the same.
+func newSearchResponse(ix *query.Index, results []*query.Result, rows *rowJSON, enc *atomic.Pointer[rowEncoder]) *SearchResponse {
 	resp := &SearchResponse{Index: ix.Name(), SnapshotID: ix.Snapshot().SnapshotID, Results: make([][]query.JSONRow, len(results))}
 	var st query.Stats
 	for i, r := range results {
@@ -56,7 +59,15 @@ func newSearchResponse(ix *query.Index, results []*query.Result, rows *rowJSON) 
 		resp.Results[i] = r.JSONRows()
 		st.Add(r.Stats)
 	}
-	resp.rows = newRowEncoder(rows, ix, resp.Columns)
+	var last *rowEncoder
+	if enc != nil {
+		last = enc.Load()
+	}
+	if last != nil && last.cache == rows && slices.Equal(last.cols, resp.Columns) {
+		resp.rows = last
+	} else if resp.rows = newRowEncoder(rows, ix, resp.Columns); enc != nil && resp.rows != nil {
+		enc.Store(resp.rows)
+	}
 	resp.Stats = searchStats{st.Lists, st.Candidates, st.Refined, st.Requests, st.BytesRead,
 		st.FilterRows, st.FilterRejected, st.FilterExact, st.FilterLists, st.FilterWidenings,
 		st.VectorFileRequests, st.VectorFileBytes, st.SourceVectorRows}
