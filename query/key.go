@@ -113,6 +113,9 @@ func KeyTextsJSON(raw []byte) ([]string, error) {
 	if len(t) == 0 {
 		return nil, fmt.Errorf("%w: the key is empty: give a JSON string, number or boolean, or an array of them", ErrBadQuery)
 	}
+	if s, ok := plainJSONString(t); ok { // the common case, decoded without a decoder
+		return []string{s}, nil
+	}
 	if t[0] == '[' {
 		if err := json.Unmarshal(t, &vals); err != nil {
 			return nil, fmt.Errorf("%w: key: %v", ErrBadQuery, err)
@@ -154,6 +157,20 @@ func KeyTextsJSON(raw []byte) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// plainJSONString returns the text of t if t is exactly one JSON string of
+// printable ASCII without escapes (what encoding/json decodes it to).
+func plainJSONString(t []byte) (string, bool) {
+	if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
+		return "", false
+	}
+	for _, c := range t[1 : len(t)-1] {
+		if c == '"' || c == '\\' || c < 0x20 || c >= 0x7f {
+			return "", false
+		}
+	}
+	return string(t[1 : len(t)-1]), true
 }
 
 // VectorOf returns the canonical vector (normalised under cosine) of the

@@ -55,8 +55,9 @@ func newRowCache(limit int, b *membudget.Budget) *rowCache {
 
 func colsKey(cols []string) string { return strings.Join(cols, "\x00") }
 
-// get returns a copy of the cached row, or nil.
-func (c *rowCache) get(k rowKey) map[string]any {
+// get returns a copy of the cached row (the cached map itself when
+// shared: see Options.SharedRows), or nil.
+func (c *rowCache) get(k rowKey, shared bool) map[string]any {
 	if c.limit <= 0 {
 		return nil
 	}
@@ -68,6 +69,9 @@ func (c *rowCache) get(k rowKey) map[string]any {
 		return nil
 	}
 	c.acct.Hit()
+	if shared {
+		return e.row
+	}
 	return maps.Clone(e.row)
 }
 

@@ -65,6 +65,11 @@ type Options struct {
 	// fields and _distance). It is the cheapest form, for benchmarks and
 	// callers that join by key themselves.
 	NoRows bool
+	// SharedRows lets Hit.Row be the index's cached row map itself,
+	// shared with other searches, instead of a copy of it: the caller
+	// reads such rows and never modifies them. It saves a map copy per
+	// cached row for callers that only encode rows (the HTTP server).
+	SharedRows bool
 	// Filter, when set, restricts the search to the source rows for which
 	// the predicate is true (filtered search; see filter.go for the plan).
 	// Parse it once with filter.Parse and reuse it: the matching rows are
@@ -934,7 +939,7 @@ func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (
 			return nil, err
 		}
 		res.Hits[i] = Hit{Key: c.key(), Distance: c.dist}
-		if row := ix.rows.get(rowKey{ords[c.i], ck}); row != nil {
+		if row := ix.rows.get(rowKey{ords[c.i], ck}, opts.SharedRows); row != nil {
 			res.Hits[i].Row = row
 			continue
 		}

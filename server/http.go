@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -63,6 +62,7 @@ type Server struct {
 	metrics *metrics
 	admit   *Admitter
 	rowJSON *rowJSON // encoded answer rows (rowjson.go)
+	routes  routeTable
 	handler http.Handler
 	ready   atomic.Bool
 
@@ -98,6 +98,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, pool: NewPool(env, cfg.Pool), admit: NewAdmitter(cfg.Load),
 		rowJSON: newRowJSON(membudget.Default)}
 	s.metrics = newMetrics(s.pool, st, s.admit)
+	s.routes = s.newRoutes()
 	s.handler = http.HandlerFunc(s.serveHTTP)
 	s.ready.Store(!cfg.Preload)
 	return s, nil
@@ -151,6 +152,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ConnContext:       withHeldConn,
 	}
 	go s.pool.Run(ctx)
 	if s.cfg.Preload {
@@ -162,7 +164,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}()
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(holdListener{ln}) }()
 	s.log.Info("serving HTTP", "addr", ln.Addr().String(), "catalog", s.cfg.Env.Catalog.String(),
 		"warehouse", s.cfg.Env.Warehouse.String(), "token", s.cfg.Token.Set())
 	select {
@@ -193,18 +195,36 @@ type route struct {
 	fn     func(w http.ResponseWriter, r *http.Request, name string) error
 }
 
+// routeTable is a server's routes, made once (a method value made per
+// request would be allocated per request).
+type routeTable struct {
+	health, ready, openapi, metrics, list, describe, search route
+}
+
+func (s *Server) newRoutes() routeTable {
+	return routeTable{
+		health:   route{"/healthz", true, http.MethodGet, s.health},
+		ready:    route{"/readyz", true, http.MethodGet, s.readiness},
+		openapi:  route{"/openapi.yaml", true, http.MethodGet, s.openapi},
+		metrics:  route{"/metrics", false, http.MethodGet, s.promMetrics},
+		list:     route{"/v1/indexes", false, http.MethodGet, s.listIndexes},
+		describe: route{"/v1/indexes/{name}", false, http.MethodGet, s.describe},
+		search:   route{"/v1/indexes/{name}/search", false, http.MethodPost, s.search},
+	}
+}
+
 func (s *Server) match(path string) (route, string, bool) {
 	switch path {
 	case "/healthz":
-		return route{"/healthz", true, http.MethodGet, s.health}, "", true
+		return s.routes.health, "", true
 	case "/readyz":
-		return route{"/readyz", true, http.MethodGet, s.readiness}, "", true
+		return s.routes.ready, "", true
 	case "/openapi.yaml":
-		return route{"/openapi.yaml", true, http.MethodGet, s.openapi}, "", true
+		return s.routes.openapi, "", true
 	case "/metrics":
-		return route{"/metrics", false, http.MethodGet, s.promMetrics}, "", true
+		return s.routes.metrics, "", true
 	case "/v1/indexes", "/v1/indexes/":
-		return route{"/v1/indexes", false, http.MethodGet, s.listIndexes}, "", true
+		return s.routes.list, "", true
 	}
 	rest, ok := strings.CutPrefix(path, "/v1/indexes/")
 	if !ok {
@@ -213,9 +233,9 @@ func (s *Server) match(path string) (route, string, bool) {
 	name, action, _ := strings.Cut(rest, "/")
 	switch action {
 	case "":
-		return route{"/v1/indexes/{name}", false, http.MethodGet, s.describe}, name, true
+		return s.routes.describe, name, true
 	case "search":
-		return route{"/v1/indexes/{name}/search", false, http.MethodPost, s.search}, name, true
+		return s.routes.search, name, true
 	}
 	return route{}, "", false
 }
@@ -284,8 +304,19 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	s.metrics.requests.WithLabelValues(label, r.Method, fmt.Sprint(status)).Inc()
-	s.metrics.latency.WithLabelValues(label).Observe(d.Seconds())
+	s.metrics.observeRequest(label, r.Method, status, d)
+	level := slog.LevelInfo
+	switch {
+	case ae != nil && ae.Status >= 500:
+		level = slog.LevelError
+	case ae == nil && (label == "/healthz" || label == "/readyz" || label == "/metrics"):
+		level = slog.LevelDebug
+	}
+	// The logger drops the record below its level (as Info does, asking
+	// Enabled with a background context): the attributes are not made.
+	if !s.log.Enabled(context.Background(), level) {
+		return
+	}
 	attrs := []any{"id", id, "method", r.Method, "route", label, "status", status,
 		"ms", float64(d.Microseconds()) / 1000, "bytes", sw.bytes, "remote", r.RemoteAddr}
 	if name != "" {
@@ -296,7 +327,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.Error("request", append(attrs, "code", ae.Code, "err", errText(ae))...)
 	case ae != nil:
 		s.log.Info("request", append(attrs, "code", ae.Code, "err", ae.Message)...)
-	case label == "/healthz" || label == "/readyz" || label == "/metrics":
+	case level == slog.LevelDebug:
 		s.log.Debug("request", attrs...)
 	default:
 		s.log.Info("request", attrs...)
@@ -454,7 +485,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(start.Add(s.cfg.Limits.Timeout))
 	var req SearchRequest
-	if err := decodeJSON(w, r, s.cfg.Limits.MaxBodyBytes, &req); err != nil {
+	if err := decodeSearch(w, r, s.cfg.Limits.MaxBodyBytes, &req); err != nil {
 		if time.Since(start) >= s.cfg.Limits.Timeout {
 			ctx, cancel := withTimeLimit(r.Context(), start, s.cfg.Limits.Timeout)
 			defer cancel()
@@ -539,12 +570,13 @@ func (s *Server) runSearch(ctx context.Context, name string, plan *searchPlan) (
 	if err != nil {
 		return nil, err
 	}
+	opts.SharedRows = true // the answer only reads the rows (JSON or Arrow)
 	results, err := s.admit.searchBatch(ctx, ix, qs, opts)
 	if err != nil {
 		return nil, err
 	}
 	s.metrics.observeSearch(name, results)
-	resp := newSearchResponse(ix, results, s.rowJSON)
+	resp := newSearchResponse(ix, results, s.rowJSON, &l.h.rowEnc)
 	if resp.Columns == nil {
 		resp.Columns = []string{metadata.ReservedField}
 	}

@@ -1,7 +1,12 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
+	"slices"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/parqdb/parqdb/query"
 )
@@ -42,8 +47,9 @@ type searchStats struct {
 }
 
 // newSearchResponse builds the answer; rows (may be nil) caches the
-// rows' JSON for encodeResponse.
-func newSearchResponse(ix *query.Index, results []*query.Result, rows *rowJSON) *SearchResponse {
+// rows' JSON for encodeResponse, and enc (may be nil) keeps the row
+// encoder last made for ix, reused while the column list is the same.
+func newSearchResponse(ix *query.Index, results []*query.Result, rows *rowJSON, enc *atomic.Pointer[rowEncoder]) *SearchResponse {
 	resp := &SearchResponse{Index: ix.Name(), SnapshotID: ix.Snapshot().SnapshotID, Results: make([][]query.JSONRow, len(results))}
 	var st query.Stats
 	for i, r := range results {
@@ -53,9 +59,67 @@ func newSearchResponse(ix *query.Index, results []*query.Result, rows *rowJSON) 
 		resp.Results[i] = r.JSONRows()
 		st.Add(r.Stats)
 	}
-	resp.rows = newRowEncoder(rows, ix, resp.Columns)
+	var last *rowEncoder
+	if enc != nil {
+		last = enc.Load()
+	}
+	if last != nil && last.cache == rows && slices.Equal(last.cols, resp.Columns) {
+		resp.rows = last
+	} else if resp.rows = newRowEncoder(rows, ix, resp.Columns); enc != nil && resp.rows != nil {
+		enc.Store(resp.rows)
+	}
 	resp.Stats = searchStats{st.Lists, st.Candidates, st.Refined, st.Requests, st.BytesRead,
 		st.FilterRows, st.FilterRejected, st.FilterExact, st.FilterLists, st.FilterWidenings,
 		st.VectorFileRequests, st.VectorFileBytes, st.SourceVectorRows}
 	return resp
+}
+
+// appendJSON appends st as encoding/json encodes it (members in field
+// order, the omitempty ones only when not zero).
+func (st *searchStats) appendJSON(b []byte) []byte {
+	member := func(b []byte, name string, v int64, always bool) []byte {
+		if v == 0 && !always {
+			return b
+		}
+		if b[len(b)-1] != '{' {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+		return strconv.AppendInt(b, v, 10)
+	}
+	b = append(b, '{')
+	b = member(b, "lists", st.Lists, true)
+	b = member(b, "candidates", st.Candidates, true)
+	b = member(b, "refined", st.Refined, true)
+	b = member(b, "requests", st.Requests, true)
+	b = member(b, "bytes_read", st.BytesRead, true)
+	b = member(b, "filter_rows", st.FilterRows, false)
+	b = member(b, "filter_rejected", st.FilterRejected, false)
+	b = member(b, "filter_exact_plans", st.FilterExact, false)
+	b = member(b, "filter_list_plans", st.FilterLists, false)
+	b = member(b, "filter_widenings", st.FilterWidenings, false)
+	b = member(b, "vectors_file_requests", st.VectorFileRequests, false)
+	b = member(b, "vectors_file_bytes", st.VectorFileBytes, false)
+	b = member(b, "source_vector_rows", st.SourceVectorRows, false)
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json encodes it
+// without HTML escaping (writeJSON's form): printable ASCII other than
+// '"' and '\\' as is, anything else through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(s) // a string always encodes
+			return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -292,24 +291,25 @@ const maxPooledResp = 1 << 20
 // b's bytes.
 func encodeResponseTo(ctx context.Context, b *bytes.Buffer, resp *SearchResponse) ([]byte, error) {
 	b.Reset()
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	field := func(name string, v any, first bool) error {
-		if !first {
-			b.WriteByte(',')
+	out := b.AvailableBuffer()
+	out = append(out, `{"index":`...)
+	out = appendJSONString(out, resp.Index)
+	out = append(out, `,"snapshot_id":`...)
+	out = strconv.AppendInt(out, resp.SnapshotID, 10)
+	out = append(out, `,"columns":`...)
+	if resp.Columns == nil {
+		out = append(out, "null"...)
+	} else {
+		out = append(out, '[')
+		for i, c := range resp.Columns {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = appendJSONString(out, c)
 		}
-		b.WriteString(`"` + name + `":`)
-		if err := enc.Encode(v); err != nil {
-			return err
-		}
-		b.Truncate(b.Len() - 1) // Encode's newline
-		return nil
+		out = append(out, ']')
 	}
-	b.WriteByte('{')
-	if err := errors.Join(field("index", resp.Index, true), field("snapshot_id", resp.SnapshotID, false),
-		field("columns", resp.Columns, false)); err != nil {
-		return nil, err
-	}
+	b.Write(out)
 	b.WriteString(`,"results":[`)
 	n := 0
 	for i, rows := range resp.Results {
@@ -340,10 +340,8 @@ func encodeResponseTo(ctx context.Context, b *bytes.Buffer, resp *SearchResponse
 		b.WriteByte(']')
 		resp.Results[i] = nil
 	}
-	b.WriteByte(']')
-	if err := field("stats", resp.Stats, false); err != nil {
-		return nil, err
-	}
+	b.WriteString(`],"stats":`)
+	b.Write(resp.Stats.appendJSON(b.AvailableBuffer()))
 	b.WriteString("}\n")
 	if ctx.Err() != nil {
 		return nil, timeoutError(ctx, "encoding the answer")
@@ -379,7 +377,26 @@ func writeBody(ctx context.Context, w http.ResponseWriter, rc *http.ResponseCont
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	hc := heldConnOf(ctx)
+	if hc == nil || len(body) <= heldMin || len(body) > maxHeld {
+		w.WriteHeader(http.StatusOK)
+		_, err := w.Write(body)
+		return err
+	}
+	// The header and the body leave in one write call (heldConn).
+	hc.hold()
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(body)
+	if err == nil {
+		err = rc.Flush()
+	}
+	if serr := hc.send(); err == nil {
+		err = serr
+	}
 	return err
 }
+
+// heldMin is the body size above which writeBody holds the answer to
+// send it in one write: net/http's own buffer takes a smaller body with
+// its header.
+const heldMin = 2 << 10

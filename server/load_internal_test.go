@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -107,5 +109,42 @@ func TestEncodeResponseCachedRows(t *testing.T) {
 	}
 	if st.Hits == 0 || st.Bytes == 0 {
 		t.Errorf("http-rows cache: %+v, want hits and bytes held", st)
+	}
+}
+
+// TestEncodeResponseMembers: the members around the rows (index name,
+// columns, stats with and without their omitempty counters) are byte for
+// byte what json.Encoder gives, names that need escaping included.
+func TestEncodeResponseMembers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	names := []string{"words", `a"b`, `back\slash`, "ü\xff", "line\u2028sep", "<&>", "tab\there", "\x00", ""}
+	for i := 0; i < 200; i++ {
+		name := names[i%len(names)]
+		var cols []string
+		if i%5 != 0 {
+			cols = []string{names[(i+1)%len(names)], "_distance"}
+		}
+		st := searchStats{}
+		v := reflect.ValueOf(&st).Elem()
+		for f := 0; f < v.NumField(); f++ {
+			if rng.IntN(2) == 0 {
+				v.Field(f).SetInt(rng.Int64N(1<<40) - 1<<20)
+			}
+		}
+		snap := rng.Int64()
+		resp := func() *SearchResponse {
+			return &SearchResponse{Index: name, SnapshotID: snap, Columns: cols, Results: [][]query.JSONRow{make([]query.JSONRow, 0)}, Stats: st}
+		}
+		got, err := encodeResponse(context.Background(), resp())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		if err := writeJSON(rec, 200, resp()); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, rec.Body.Bytes()) {
+			t.Fatalf("encodeResponse:\n%s\njson.Encoder:\n%s", got, rec.Body.Bytes())
+		}
 	}
 }

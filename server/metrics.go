@@ -1,6 +1,10 @@
 package server
 
 import (
+	"strconv"
+	"sync"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -26,6 +30,31 @@ type metrics struct {
 	cacheHits  *prometheus.CounterVec // result = hit | miss
 	SQL        *prometheus.CounterVec // code
 	SQLLatency prometheus.Histogram
+
+	// The children of requests and latency by label values, looked up
+	// once (WithLabelValues hashes the values and takes a lock per call).
+	reqCounters sync.Map // reqLabels → prometheus.Counter
+	latencies   sync.Map // route → prometheus.Observer
+}
+
+type reqLabels struct {
+	route, method string
+	status        int
+}
+
+// observeRequest counts one HTTP request and its latency.
+func (m *metrics) observeRequest(route, method string, status int, d time.Duration) {
+	k := reqLabels{route, method, status}
+	c, ok := m.reqCounters.Load(k)
+	if !ok {
+		c, _ = m.reqCounters.LoadOrStore(k, m.requests.WithLabelValues(route, method, strconv.Itoa(status)))
+	}
+	c.(prometheus.Counter).Inc()
+	o, ok := m.latencies.Load(route)
+	if !ok {
+		o, _ = m.latencies.LoadOrStore(route, m.latency.WithLabelValues(route))
+	}
+	o.(prometheus.Observer).Observe(d.Seconds())
 }
 
 func newMetrics(pool *Pool, st *storage.Stats, adm *Admitter) *metrics {

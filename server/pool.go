@@ -94,11 +94,12 @@ type pinEntry struct {
 
 // handle is one opened snapshot with a reference count.
 type handle struct {
-	ix   *query.Index
-	pool *Pool
-	mu   sync.Mutex
-	refs int
-	gone bool // retired: close when refs reaches 0
+	ix     *query.Index
+	pool   *Pool
+	rowEnc atomic.Pointer[rowEncoder] // the last answer's (server.newSearchResponse)
+	mu     sync.Mutex
+	refs   int
+	gone   bool // retired: close when refs reaches 0
 }
 
 func (h *handle) acquire() bool {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parqdb/parqdb/filter"
@@ -61,27 +62,64 @@ type searchPlan struct {
 	timeout  time.Duration
 }
 
-// decodeJSON reads one JSON value from r.Body into v, strictly: unknown
-// fields (names match exactly, case included), a field given twice (at
-// any depth), trailing data and bodies over limit are errors.
-func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+// decodeSearch reads a search request from r.Body into req, strictly:
+// unknown fields (names match exactly, case included), a field given
+// twice (at any depth), trailing data and bodies over limit are errors.
+// The common small shape (decodeSearchFast) skips the strict decoder,
+// which gives the same request for it.
+func decodeSearch(w http.ResponseWriter, r *http.Request, limit int64, req *SearchRequest) error {
+	buf, err := readJSONBody(w, r, limit)
+	if err != nil {
+		return err
+	}
+	defer putBodyBuf(buf)
+	if decodeSearchFast(buf.Bytes(), req) {
+		return nil
+	}
+	return decodeStrict(buf.Bytes(), req)
+}
+
+// bodyBufs holds request body buffers for reuse: nothing decoded from a
+// body keeps its bytes (json.RawMessage copies).
+var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBody = 64 << 10
+
+func putBodyBuf(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledBody {
+		bodyBufs.Put(b)
+	}
+}
+
+// readJSONBody checks the Content-Type and reads the body (at most limit
+// bytes, not empty) into a buffer from bodyBufs (putBodyBuf it).
+func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64) (*bytes.Buffer, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
-			return errorf(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "Content-Type %q: send application/json", ct)
+			return nil, errorf(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "Content-Type %q: send application/json", ct)
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
+	buf := bodyBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit)); err != nil {
+		putBodyBuf(buf)
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body exceeds %d bytes", mbe.Limit)
+			return nil, errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body exceeds %d bytes", mbe.Limit)
 		}
-		return errorf(http.StatusBadRequest, CodeMalformedJSON, "read body: %v", err)
+		return nil, errorf(http.StatusBadRequest, CodeMalformedJSON, "read body: %v", err)
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return errorf(http.StatusBadRequest, CodeMalformedJSON, "the body is empty: send a JSON object")
+	if len(bytes.TrimSpace(buf.Bytes())) == 0 {
+		putBodyBuf(buf)
+		return nil, errorf(http.StatusBadRequest, CodeMalformedJSON, "the body is empty: send a JSON object")
 	}
+	return buf, nil
+}
+
+// decodeStrict decodes body into v (a pointer to a struct) as
+// decodeSearch describes.
+func decodeStrict(body []byte, v any) error {
 	if err := checkMembers(body, v); err != nil {
 		return err
 	}
@@ -94,6 +132,133 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 		return errorf(http.StatusBadRequest, CodeMalformedJSON, "unexpected data after the JSON object")
 	}
 	return nil
+}
+
+// decodeSearchFast decodes the common small request shape without the
+// strict decoder: one JSON object whose members are "key" (a string of
+// printable ASCII without escapes), "k", "nprobe" and "refine" (integers
+// 0–999999999 without sign, fraction or exponent), each at most once, in
+// any order, with JSON white space between tokens and after the object.
+// It reports whether body had that shape; if not, req is unchanged and
+// the strict path decides (and words any error). For a body it accepts,
+// the strict path accepts it too and gives the same request
+// (FuzzDecodeSearchFast checks this).
+func decodeSearchFast(body []byte, req *SearchRequest) bool {
+	var out SearchRequest
+	var ints [3]int // k, nprobe, refine
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return false
+	}
+	i = skipSpace(body, i+1)
+	if i < len(body) && body[i] == '}' {
+		return false // {} is an error the strict path words
+	}
+	for {
+		name, next, ok := simpleString(body, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(body, next)
+		if i >= len(body) || body[i] != ':' {
+			return false
+		}
+		i = skipSpace(body, i+1)
+		switch string(name) {
+		case "key":
+			if out.Key != nil {
+				return false
+			}
+			_, next, ok := simpleString(body, i)
+			if !ok {
+				return false
+			}
+			out.Key = json.RawMessage(bytes.Clone(body[i:next]))
+			i = next
+		case "k", "nprobe", "refine":
+			j, dst := 0, &out.K
+			switch string(name) {
+			case "nprobe":
+				j, dst = 1, &out.NProbe
+			case "refine":
+				j, dst = 2, &out.Refine
+			}
+			if *dst != nil {
+				return false
+			}
+			n, next, ok := simpleInt(body, i)
+			if !ok {
+				return false
+			}
+			ints[j] = n
+			*dst = &ints[j]
+			i = next
+		default:
+			return false
+		}
+		i = skipSpace(body, i)
+		if i >= len(body) {
+			return false
+		}
+		if body[i] == '}' {
+			break
+		}
+		if body[i] != ',' {
+			return false
+		}
+		i = skipSpace(body, i+1)
+	}
+	if skipSpace(body, i+1) != len(body) {
+		return false
+	}
+	*req = out
+	return true
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// simpleString returns the contents of the JSON string at b[i] and the
+// index after it, if it holds only printable ASCII and no escape.
+func simpleString(b []byte, i int) ([]byte, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return b[i+1 : j], j + 1, true
+		case c == '\\' || c < 0x20 || c >= 0x7f:
+			return nil, 0, false
+		}
+	}
+	return nil, 0, false
+}
+
+// simpleInt returns the JSON integer at b[i] (at most 9 digits, no sign)
+// and the index after it; a fraction or exponent after the digits is not
+// simple.
+func simpleInt(b []byte, i int) (int, int, bool) {
+	j, n := i, 0
+	for j < len(b) && j-i < 10 && b[j] >= '0' && b[j] <= '9' {
+		n = n*10 + int(b[j]-'0')
+		j++
+	}
+	switch {
+	case j == i || j-i > 9:
+		return 0, 0, false
+	case b[i] == '0' && j-i > 1: // a leading zero is not JSON
+		return 0, 0, false
+	case j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E'):
+		return 0, 0, false
+	}
+	return n, j, true
 }
 
 // jsonError turns a decoding error into an API error that says where.

@@ -127,7 +127,8 @@ func (c *rowJSON) put(s *rowSet, k []byte, v []byte) {
 // the source columns' part from a rowJSON cache.
 type rowEncoder struct {
 	cache *rowJSON
-	set   *rowSet // this answer's UUID, snapshot and columns
+	set   *rowSet  // this answer's UUID, snapshot and columns
+	cols  []string // the columns (read-only)
 }
 
 // newRowEncoder returns an encoder for rows of columns cols (_distance
@@ -150,7 +151,7 @@ func newRowEncoderFor(c *rowJSON, state []byte, cols []string) *rowEncoder {
 		p = append(p, 0)
 		p = append(p, col...)
 	}
-	return &rowEncoder{cache: c, set: c.set(p)}
+	return &rowEncoder{cache: c, set: c.set(p), cols: slices.Clone(cols)}
 }
 
 // appendRow appends row's JSON (row.AppendJSON's bytes) to b.

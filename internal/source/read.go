@@ -367,6 +367,17 @@ func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst [
 	if err != nil {
 		return err
 	}
+	if len(locs) == 1 { // one row (a near-key search's query): no grouping
+		file, row := int(locs[0].File), locs[0].Row
+		rg := t.files[file].locate(row)
+		if oi, ok := t.vecOffsets(l, file, rg); ok {
+			if vp, i, ok := t.cachedVector(l, file, rg, oi, row); ok {
+				copy(dst, vp.v[i*D:(i+1)*D])
+				decodedPages.countHits(1)
+				return nil
+			}
+		}
+	}
 	groups, err := t.groupLocs(locs)
 	if err != nil {
 		return err
@@ -385,6 +396,9 @@ func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst [
 		if !t.readVectorsCached(l, g, where, dst) {
 			rest = append(rest, g)
 		}
+	}
+	if len(rest) == 0 { // all cached: no workers (a served near-key lookup)
+		return nil
 	}
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.SetLimit(readWorkers)
@@ -442,33 +456,19 @@ func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst [
 // holding them is in the decoded-page cache (and none of them is a row that
 // breaks the contract); it reports whether it did. It does no I/O.
 func (t *Table) readVectorsCached(l *Layout, g rgGroup, where map[RowLoc][]int, dst []float32) bool {
-	f := t.files[g.file]
-	fc, ok := f.pf.RowGroups()[g.rg].ColumnChunks()[l.files[g.file].vec.col].(*parquet.FileColumnChunk)
-	if !ok {
-		return false
-	}
-	var oi parquet.OffsetIndex
-	if err := safely(func() error { var err error; oi, err = fc.OffsetIndex(); return err }); err != nil || oi == nil || oi.NumPages() == 0 {
-		return false
-	}
-	D, start, np := l.Dim, f.rgStart[g.rg], oi.NumPages()
+	D := l.Dim
 	type hit struct {
 		vp  *vecPage
 		row int
 	}
+	oi, ok := t.vecOffsets(l, g.file, g.rg)
+	if !ok {
+		return false
+	}
 	hits := make([]hit, 0, len(g.rows))
 	for _, row := range g.rows {
-		rel := row - start
-		pi := sort.Search(np, func(i int) bool { return oi.FirstRowIndex(i) > rel }) - 1
-		if pi < 0 {
-			return false
-		}
-		vp, ok := decodedPages.peekVec(pageKey{f: f, rg: g.rg, leaf: vecLeaf(l.cosine), page: pi})
+		vp, i, ok := t.cachedVector(l, g.file, g.rg, oi, row)
 		if !ok {
-			return false
-		}
-		i := int(rel - oi.FirstRowIndex(pi))
-		if _, bad := vp.faults[i]; bad || (i+1)*D > len(vp.v) {
 			return false
 		}
 		hits = append(hits, hit{vp, i})
@@ -481,6 +481,42 @@ func (t *Table) readVectorsCached(l *Layout, g rgGroup, where map[RowLoc][]int, 
 	}
 	decodedPages.countHits(len(hits))
 	return true
+}
+
+// vecOffsets returns the offset index of the vector column chunk of row
+// group rg of file file, if it has one with pages.
+func (t *Table) vecOffsets(l *Layout, file, rg int) (parquet.OffsetIndex, bool) {
+	fc, ok := t.files[file].pf.RowGroups()[rg].ColumnChunks()[l.files[file].vec.col].(*parquet.FileColumnChunk)
+	if !ok {
+		return nil, false
+	}
+	var oi parquet.OffsetIndex
+	if err := safely(func() error { var err error; oi, err = fc.OffsetIndex(); return err }); err != nil || oi == nil || oi.NumPages() == 0 {
+		return nil, false
+	}
+	return oi, true
+}
+
+// cachedVector finds the vector of physical row row (in row group rg of
+// file file, whose vector offsets are oi) in the decoded-page cache: its
+// page and index in the page, if the page is there and the row does not
+// break the contract. It does no I/O and counts no hit.
+func (t *Table) cachedVector(l *Layout, file, rg int, oi parquet.OffsetIndex, row int64) (*vecPage, int, bool) {
+	f := t.files[file]
+	rel := row - f.rgStart[rg]
+	pi := sort.Search(oi.NumPages(), func(i int) bool { return oi.FirstRowIndex(i) > rel }) - 1
+	if pi < 0 {
+		return nil, 0, false
+	}
+	vp, ok := decodedPages.peekVec(pageKey{f: f, rg: rg, leaf: vecLeaf(l.cosine), page: pi})
+	if !ok {
+		return nil, 0, false
+	}
+	i := int(rel - oi.FirstRowIndex(pi))
+	if _, bad := vp.faults[i]; bad || (i+1)*l.Dim > len(vp.v) {
+		return nil, 0, false
+	}
+	return vp, i, true
 }
 
 // readVectorsPaged is ReadVectors for the rows of one row group whose

@@ -196,8 +196,31 @@ func TestReadVectors(t *testing.T) {
 					t.Errorf("cosine vector norm² %v", ss)
 				}
 			}
+			// One row at a time, now that its page is decoded: the
+			// single-row path copies it from the page cache.
+			for _, loc := range locs {
+				decodedPages.mu.Lock()
+				h0 := decodedPages.mu.hits
+				decodedPages.mu.Unlock()
+				one := make([]float32, 6)
+				if err := st.ReadVectors(context.Background(), l, []RowLoc{loc}, one); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(one, byLoc[loc]) {
+					t.Fatalf("loc %v alone: %v, want %v", loc, one, byLoc[loc])
+				}
+				decodedPages.mu.Lock()
+				h1 := decodedPages.mu.hits
+				decodedPages.mu.Unlock()
+				if h1 <= h0 {
+					t.Fatalf("loc %v alone: not served from the decoded-page cache", loc)
+				}
+			}
 			if err := st.ReadVectors(context.Background(), l, locs, dst[:5]); !errors.Is(err, ErrBinding) {
 				t.Errorf("short dst: %v", err)
+			}
+			if err := st.ReadVectors(context.Background(), l, locs[:1], dst[:5]); !errors.Is(err, ErrBinding) {
+				t.Errorf("short dst, one row: %v", err)
 			}
 		})
 	}
