@@ -196,6 +196,12 @@ func (ix *Index) vectorsFromFile(ctx context.Context, opts Options) (bool, error
 	return vf != nil, err
 }
 
+// VectorsFileLocation returns the warehouse key at which the snapshot's
+// vectors file is, or would be (profile §4.2).
+func (ix *Index) VectorsFileLocation() string {
+	return vecfile.Location(ix.snap.IndexTables[metadata.RolePostings].Properties["location"])
+}
+
 // VectorsFileSize returns the size in bytes of the snapshot's vectors file
 // (profile §4.2), opening it if no search has yet (on S3 a HEAD and a
 // footer read; never a read of its vectors), and false when the snapshot

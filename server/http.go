@@ -439,6 +439,19 @@ type IndexDescription struct {
 	Columns           []string          `json:"columns"`
 	Source            map[string]string `json:"source"`
 	Snapshots         []SnapshotSummary `json:"snapshots"`
+	// VectorsFile is the served snapshot's vectors file (profile §4.2),
+	// absent when it has none.
+	VectorsFile *VectorsFileDescription `json:"vectors_file,omitempty"`
+}
+
+// VectorsFileDescription describes a snapshot's vectors file.
+type VectorsFileDescription struct {
+	Location  string `json:"location"`
+	SizeBytes int64  `json:"size_bytes,omitempty"`
+	// Error says why the file cannot be used (damaged, foreign, or
+	// unreadable): searches that need it fail until it is deleted or
+	// repaired (parqdb index verify).
+	Error string `json:"error,omitempty"`
 }
 
 // SnapshotSummary describes one retained snapshot.
@@ -449,7 +462,9 @@ type SnapshotSummary struct {
 }
 
 // Describe returns the description of the served snapshot of an index.
-func Describe(ix *query.Index) IndexDescription {
+// Describing its vectors file opens the file if no search has (a HEAD and
+// a footer read on S3).
+func Describe(ctx context.Context, ix *query.Index) IndexDescription {
 	m, loc := ix.Metadata()
 	snap := ix.Snapshot()
 	d := IndexDescription{
@@ -464,6 +479,13 @@ func Describe(ix *query.Index) IndexDescription {
 	for _, sn := range m.Snapshots {
 		d.Snapshots = append(d.Snapshots, SnapshotSummary{sn.SnapshotID, sn.TimestampMs, sn.IndexedRows})
 	}
+	size, ok, err := ix.VectorsFileSize(ctx)
+	switch {
+	case err != nil:
+		d.VectorsFile = &VectorsFileDescription{Location: ix.VectorsFileLocation(), Error: err.Error()}
+	case ok:
+		d.VectorsFile = &VectorsFileDescription{Location: ix.VectorsFileLocation(), SizeBytes: size}
+	}
 	return d
 }
 
@@ -473,7 +495,7 @@ func (s *Server) describe(w http.ResponseWriter, r *http.Request, name string) e
 		return err
 	}
 	defer l.Release()
-	return writeJSON(w, http.StatusOK, Describe(l.Index()))
+	return writeJSON(w, http.StatusOK, Describe(r.Context(), l.Index()))
 }
 
 // search answers POST /v1/indexes/{name}/search. Its time limit runs

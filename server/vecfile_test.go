@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/storage"
 )
 
 // TestSearchStatsVectorsFile: with the vector store off, a refined
@@ -95,5 +97,70 @@ func TestSearchStatsVectorsFile(t *testing.T) {
 	}
 	if metric("parqdb_search_vectors_file_requests_total") == 0 {
 		t.Error("parqdb_search_vectors_file_requests_total is 0")
+	}
+}
+
+// TestDescribeVectorsFile: GET /v1/indexes/{name} names the served
+// snapshot's vectors file and its size; an index without one has no
+// vectors_file member; a damaged file is described with an error naming
+// it rather than failing the description.
+func TestDescribeVectorsFile(t *testing.T) {
+	env := newLocalEnv(t)
+	abs, err := filepath.Abs(glove)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locs := map[string]string{}
+	for _, name := range []string{"plain", "withfile", "damaged"} {
+		res, err := indexer.Create(context.Background(), indexer.Env{Warehouse: env.Warehouse, Catalog: env.Catalog}, indexer.Options{
+			Name: name, Source: abs, VectorField: "embedding", KeyFields: []string{"word"},
+			Metric: metadata.MetricCosine, NList: 64, VectorsFile: name != "plain",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		locs[name] = res.Metadata.CurrentSnapshot().IndexTables[metadata.RolePostings].Properties["location"] + "vectors.f32"
+	}
+	// Damage the footer's magic: the file no longer opens.
+	o, err := env.Warehouse.Open(context.Background(), locs["damaged"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := o.Size()
+	data := make([]byte, size)
+	if _, err := o.ReadAt(data, 0); err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	o.Close()
+	data[size-64] ^= 0xff
+	if err := env.Warehouse.Delete(context.Background(), locs["damaged"]); err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.WriteAll(context.Background(), env.Warehouse, locs["damaged"], data); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{env: env}
+	f.srv, f.url = startServer(t, env, server.Config{})
+	for name, want := range map[string]string{"plain": "", "withfile": "size", "damaged": "error"} {
+		code, m := f.get(t, "/v1/indexes/"+name)
+		if code != 200 {
+			t.Fatalf("%s: %d %v", name, code, m)
+		}
+		vf, has := m["vectors_file"].(map[string]any)
+		switch want {
+		case "":
+			if has {
+				t.Fatalf("%s: vectors_file %v, want none", name, vf)
+			}
+		case "size":
+			if !has || vf["location"] != locs[name] || vf["size_bytes"] != json.Number(strconv.Itoa(10000*50*4+64)) || vf["error"] != nil {
+				t.Fatalf("%s: vectors_file %v, want %s of %d bytes", name, vf, locs[name], 10000*50*4+64)
+			}
+		case "error":
+			e, _ := vf["error"].(string)
+			if !has || vf["location"] != locs[name] || !strings.Contains(e, locs[name]) || vf["size_bytes"] != nil {
+				t.Fatalf("%s: vectors_file %v, want an error naming %s", name, vf, locs[name])
+			}
+		}
 	}
 }

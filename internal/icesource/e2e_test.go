@@ -58,7 +58,7 @@ func checkSearch(t *testing.T, env indexer.Env, name string, live map[int64][]fl
 		t.Fatalf("open %s: %v", name, err)
 	}
 	defer ix.Close()
-	if d := server.Describe(ix); d.Source["provider"] != "iceberg" || !strings.HasPrefix(d.Source["location"], "iceberg://") {
+	if d := server.Describe(context.Background(), ix); d.Source["provider"] != "iceberg" || !strings.HasPrefix(d.Source["location"], "iceberg://") {
 		t.Fatalf("describe: source %v", d.Source)
 	}
 	if _, src := ix.StorageStats(); src.Requests == 0 || src.BytesRead == 0 {
