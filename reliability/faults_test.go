@@ -233,7 +233,10 @@ func recordNth(b storage.Bucket, op string, nth int64) (storage.Bucket, func() s
 			After: func(_ context.Context, o, k string, err error) {
 				mu.Lock()
 				defer mu.Unlock()
-				if op != "" && o == op && err != nil && key == "" {
+				// A missing object is an answer, not a fault: optional
+				// files (a vectors file, a calibration) are probed by
+				// opening them.
+				if op != "" && o == op && err != nil && !errors.Is(err, storage.ErrNotExist) && key == "" {
 					key = k
 				}
 			},
