@@ -1058,7 +1058,6 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 	switch ix.schema.Encoding {
 	case metadata.EncodingLVQ8:
 		q := newLVQ8Terms(s.q, half)
-		norm2, sumq2 := q.norm2, q.sumq2
 		w := len(s.qp)
 		for li, l := range s.lists {
 			if l != nil && l.rows != nil {
@@ -1072,8 +1071,7 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 			offs, scs, base := l.batch.Offsets, l.batch.Scales, l.base
 			thr := t.threshold()
 			dist := func(i int32, dot float32) {
-				r := norm2 + base[i] - (float64(offs[i])*sumq2 + float64(scs[i])*2*float64(dot))
-				if d := float32(max(r, 0)) * mul; d <= thr {
+				if d := q.Dist(offs[i], scs[i], base[i], dot); d <= thr {
 					t.push(cand{dist: d, i: i, l: l})
 					thr = t.threshold()
 				}

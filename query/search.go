@@ -194,6 +194,7 @@ type scratch struct {
 	lists   []*list
 	missing []int
 	dists   []float32
+	admit   []int32   // scoreList: rows within the admission bound
 	approx  []float64 // the exact plan's code distances (scoreExactCodes)
 	top     topK
 	route   routeScratch
@@ -466,8 +467,7 @@ func (ix *Index) scoreLVQ8(s *scratch, half bool, st *Stats) {
 
 // lvq8Terms are the query's terms of the LVQ8 distance (scoreLVQ8).
 type lvq8Terms struct {
-	norm2, sumq2 float64 // ‖q‖², 2·Σq
-	mul          float32 // 0.5 for cosine's _distance, else 1
+	vecmath.LVQ8Terms // ‖q‖², 2·Σq; Mul 0.5 for cosine's _distance, else 1
 }
 
 func newLVQ8Terms(q []float32, half bool) lvq8Terms {
@@ -477,14 +477,18 @@ func newLVQ8Terms(q []float32, half bool) lvq8Terms {
 		sumq += f
 		norm2 += f * f
 	}
-	t := lvq8Terms{norm2: norm2, sumq2: 2 * sumq, mul: 1}
+	t := lvq8Terms{vecmath.LVQ8Terms{Norm2: norm2, SumQ2: 2 * sumq, Mul: 1}}
 	if half {
-		t.mul = 0.5
+		t.Mul = 0.5
 	}
 	return t
 }
 
-// scoreList scores every row of l with the batch kernel into s.top.
+// scoreList scores every row of l with the batch kernels into s.top: the
+// code dot products, then the distances (vecmath.LVQ8Terms.Dists), which
+// also lists the rows within the admission bound at the list's start.
+// Since the bound only falls, only those can be admitted; each is checked
+// against the current bound as it is offered.
 func (q lvq8Terms) scoreList(s *scratch, l *list, st *Stats) {
 	n := l.len()
 	if n == 0 {
@@ -493,17 +497,15 @@ func (q lvq8Terms) scoreList(s *scratch, l *list, st *Stats) {
 	s.dists = slices.Grow(s.dists[:0], n)[:n]
 	vecmath.DotU8Batch(s.qp, l.codes, len(s.qp), s.dists)
 	st.Candidates += int64(n)
-	offs, scs, base := l.batch.Offsets[:n], l.batch.Scales[:n], l.base[:n]
-	norm2, sumq2, mul := q.norm2, q.sumq2, q.mul
 	t := &s.top
 	thr := t.threshold()
-	for i, dot := range s.dists {
-		r := norm2 + base[i] - (float64(offs[i])*sumq2 + float64(scs[i])*2*float64(dot))
-		d := float32(max(r, 0)) * mul
+	s.admit = q.Dists(s.dists, l.batch.Offsets[:n], l.batch.Scales[:n], l.base[:n], thr, s.admit[:0])
+	for _, i := range s.admit {
+		d := s.dists[i]
 		if d > thr {
 			continue
 		}
-		t.push(cand{dist: d, i: int32(i), l: l})
+		t.push(cand{dist: d, i: i, l: l})
 		thr = t.threshold()
 	}
 }

@@ -1659,3 +1659,87 @@ l2v_rowdone:
 l2v_end:
 	VZEROUPPER
 	RET
+
+DATA lvq8Lanes<>+0(SB)/8, $0x0000000100000000
+DATA lvq8Lanes<>+8(SB)/8, $0x0000000300000002
+DATA lvq8Lanes<>+16(SB)/8, $0x0000000500000004
+DATA lvq8Lanes<>+24(SB)/8, $0x0000000700000006
+DATA lvq8Lanes<>+32(SB)/8, $0x0000000900000008
+DATA lvq8Lanes<>+40(SB)/8, $0x0000000b0000000a
+DATA lvq8Lanes<>+48(SB)/8, $0x0000000d0000000c
+DATA lvq8Lanes<>+56(SB)/8, $0x0000000f0000000e
+GLOBL lvq8Lanes<>(SB), RODATA|NOPTR, $64
+
+// func lvq8DistsAVX512(dots, offs, scs *float32, base *float64, n int, norm2, sumq2 float64, mul, thr float32, idx *int32) int
+//
+// 16 rows per step, in two halves of 8 float64 lanes, each lane doing
+// LVQ8Terms.Dist's operations in its order: a = norm2 + base,
+// b = off·sumq2, c = (sc·2)·dot, r = a − (b + c), max(r, +0), to float32,
+// ×mul. Rows with d ≤ thr are compacted (VPCOMPRESSD in a register, then a
+// full 64-byte store: the memory form is slow on some CPUs).
+TEXT ·lvq8DistsAVX512(SB), NOSPLIT, $0-80
+	MOVQ         dots+0(FP), SI
+	MOVQ         offs+8(FP), R8
+	MOVQ         scs+16(FP), R9
+	MOVQ         base+24(FP), R10
+	MOVQ         n+32(FP), CX
+	VBROADCASTSD norm2+40(FP), Z20
+	VBROADCASTSD sumq2+48(FP), Z21
+	VBROADCASTSS mul+56(FP), Z22
+	VBROADCASTSS thr+60(FP), Z23
+	MOVQ         idx+64(FP), DI
+	MOVQ         DI, R11
+	VPXORQ       Z24, Z24, Z24
+	// Z25 = row numbers 0…15 of the block, Z26 = 16 in every lane
+	VMOVDQU32    lvq8Lanes<>(SB), Z25
+	MOVL         $16, AX
+	VPBROADCASTD AX, Z26
+
+lvq8d_16:
+	CMPQ      CX, $16
+	JL        lvq8d_done
+	VCVTPS2PD (SI), Z0
+	VCVTPS2PD 32(SI), Z5
+	VCVTPS2PD (R8), Z1
+	VCVTPS2PD 32(R8), Z6
+	VCVTPS2PD (R9), Z2
+	VCVTPS2PD 32(R9), Z7
+	VMULPD    Z21, Z1, Z1
+	VMULPD    Z21, Z6, Z6
+	VADDPD    Z2, Z2, Z2
+	VADDPD    Z7, Z7, Z7
+	VMULPD    Z0, Z2, Z2
+	VMULPD    Z5, Z7, Z7
+	VADDPD    Z2, Z1, Z1
+	VADDPD    Z7, Z6, Z6
+	VADDPD    (R10), Z20, Z3
+	VADDPD    64(R10), Z20, Z8
+	VSUBPD    Z1, Z3, Z3
+	VSUBPD    Z6, Z8, Z8
+	VMAXPD    Z24, Z3, Z3
+	VMAXPD    Z24, Z8, Z8
+	VCVTPD2PS Z3, Y3
+	VCVTPD2PS Z8, Y8
+	VINSERTF64X4 $1, Y8, Z3, Z3
+	VMULPS    Z22, Z3, Z3
+	VMOVUPS   Z3, (SI)
+	VCMPPS    $2, Z23, Z3, K1
+	VPCOMPRESSD Z25, K1, Z4
+	VMOVDQU32 Z4, (DI)
+	KMOVW     K1, AX
+	POPCNTL   AX, AX
+	LEAQ      (DI)(AX*4), DI
+	VPADDD    Z26, Z25, Z25
+	ADDQ      $64, SI
+	ADDQ      $64, R8
+	ADDQ      $64, R9
+	ADDQ      $128, R10
+	SUBQ      $16, CX
+	JMP       lvq8d_16
+
+lvq8d_done:
+	SUBQ       R11, DI
+	SHRQ       $2, DI
+	MOVQ       DI, ret+72(FP)
+	VZEROUPPER
+	RET
