@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -52,7 +53,18 @@ type router struct {
 	// exactNList: indexes with at most this many lists are routed over all
 	// roots (no budget), exactly.
 	exactNList int
+	// flat: below codeRouteDim with at most flatNList lists, every leaf's
+	// distance is computed in one batch call, without the roots (routeFlat).
+	flat bool
 }
+
+// flatNList is the nlist up to which small-D routing (below codeRouteDim)
+// computes every leaf distance in one batch call instead of ranking the
+// roots and pruning: at the GloVe sample's 100 × 50 the roots, their sort
+// and the per-leaf heap cost more than the 100 distances (docs/search.md,
+// Routing). The result is the same: the nprobe nearest leaves of all C by
+// the same kernel's distances, ties to the smaller CID.
+const flatNList = 256
 
 // defaultExactNList is the nlist up to which routing ignores the descent
 // budget and returns the exact nprobe nearest leaves (docs/search.md,
@@ -82,6 +94,7 @@ func newRouter(c *ivf.Centroids, opt ivf.RouteOptions) *router {
 		r.w = stride(d)
 		r.padLeaf = padRows(r.leaves, d, r.w)
 		r.padRoot = padRows(c.Roots, d, r.w)
+		r.flat = c.NList <= flatNList
 	}
 	r.rootR = make([]float32, nr)
 	for root := range nr {
@@ -134,6 +147,7 @@ type routeScratch struct {
 	roots []rootDist
 	dists []float32
 	heap  []leafDist
+	sel   []float32 // routeFlat: a copy of the distances to select in
 }
 
 // pruned reports whether a leaf at distance at least dq − r from q (the
@@ -171,7 +185,8 @@ func (rt *router) leafDistance(q []float32, qn2, qsum float64, cid int, out []fl
 }
 
 // route appends the nprobe nearest leaves to dst[:0], nearest first, and
-// returns them with the number of leaf distances computed.
+// returns them with the number of routing distances computed (roots and
+// leaves).
 func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) ([]int32, int) {
 	c, d := rt.c, rt.c.Dim
 	dst = dst[:0]
@@ -182,6 +197,9 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 	want := max(nprobe, rt.opt.Factor*nprobe)
 	if c.NList <= rt.exactNList {
 		want = math.MaxInt
+		if rt.flat {
+			return rt.routeFlat(q, nprobe, s, dst), c.NList
+		}
 	}
 	nr := c.NumRoots()
 	s.rootD = slices.Grow(s.rootD[:0], nr)[:nr]
@@ -275,7 +293,52 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 		dst = append(dst, l.cid)
 	}
 	s.heap = h
-	return dst, computed
+	return dst, computed + nr
+}
+
+// routeFlat appends the nprobe (1 ≤ nprobe ≤ NList) nearest leaves of all
+// C to dst, nearest first (ties: smaller CID), from one batch call over the
+// padded reconstructions: the nprobe-th smallest distance t by selection,
+// then the leaves below t and, in CID order, those at t.
+func (rt *router) routeFlat(q []float32, nprobe int, s *routeScratch, dst []int32) []int32 {
+	n, w := rt.c.NList, rt.w
+	s.qp = slices.Grow(s.qp[:0], w)[:w]
+	copy(s.qp, q)
+	clear(s.qp[len(q):])
+	s.dists = slices.Grow(s.dists[:0], n)[:n]
+	vecmath.L2SqBatch(s.qp, rt.padLeaf, w, s.dists)
+	s.sel = append(s.sel[:0], s.dists...)
+	t := kthFloat(s.sel, nprobe)
+	h := s.heap[:0]
+	for cid, dist := range s.dists {
+		if dist < t {
+			h = append(h, leafDist{dist, int32(cid)})
+		}
+	}
+	for cid, dist := range s.dists {
+		if len(h) == nprobe {
+			break
+		}
+		if dist == t {
+			h = append(h, leafDist{dist, int32(cid)})
+		}
+	}
+	if len(h) <= 32 {
+		for i := 1; i < len(h); i++ { // insertion sort: no call per comparison
+			for j := i; j > 0 && lessLeaf(h[j], h[j-1]); j-- {
+				h[j], h[j-1] = h[j-1], h[j]
+			}
+		}
+	} else {
+		slices.SortFunc(h, func(a, b leafDist) int {
+			return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.cid, b.cid))
+		})
+	}
+	for _, l := range h {
+		dst = append(dst, l.cid)
+	}
+	s.heap = h
+	return dst
 }
 
 func siftUpLeaf(h []leafDist, i int) {

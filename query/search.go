@@ -316,7 +316,7 @@ func (ix *Index) prepareQuery(s *scratch, q []float32) error {
 func (ix *Index) route(s *scratch, nprobe int, st *Stats) {
 	var n int
 	s.cids, n = ix.router.route(s.q, nprobe, &s.route, s.cids)
-	st.LeafDistances += int64(n + ix.art.Centroids.NumRoots())
+	st.LeafDistances += int64(n)
 	st.Lists += int64(len(s.cids))
 }
 
