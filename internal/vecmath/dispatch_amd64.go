@@ -20,6 +20,11 @@ var (
 	// pairKernel selects the two-rows-at-a-time LVQ8 and LVQ4 scan kernels (a
 	// variable so that benchmarks can compare it with the one-row kernel).
 	pairKernel = true
+
+	// batch16 selects the 16-rows-at-a-time reduction of the LVQ8 dot
+	// batch kernel (a variable so that tests and benchmarks can compare
+	// it with the row-by-row one).
+	batch16 = true
 )
 
 func implName() string {
@@ -227,7 +232,16 @@ func dotU8Batch(q []float32, codes []byte, out []float32) {
 	case useAVX512 && d%16 == 0:
 		if len(out) > 0 {
 			_ = codes[len(out)*d-1]
-			dotU8BatchAVX512(&q[0], &codes[0], d, len(out), &out[0])
+			m := 0
+			if batch16 {
+				m = len(out) &^ 15
+			}
+			if m > 0 {
+				dotU8Batch16AVX512(&q[0], &codes[0], d, m, &out[0])
+			}
+			if m < len(out) {
+				dotU8BatchAVX512(&q[0], &codes[m*d], d, len(out)-m, &out[m])
+			}
 		}
 	case useAVX2 && d%8 == 0:
 		for i := range out {
