@@ -1,7 +1,6 @@
 package query
 
 import (
-	"cmp"
 	"math"
 	"slices"
 
@@ -147,7 +146,6 @@ type routeScratch struct {
 	roots []rootDist
 	dists []float32
 	heap  []leafDist
-	sel   []float32 // routeFlat: a copy of the distances to select in
 }
 
 // pruned reports whether a leaf at distance at least dq − r from q (the
@@ -298,8 +296,9 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 
 // routeFlat appends the nprobe (1 ≤ nprobe ≤ NList) nearest leaves of all
 // C to dst, nearest first (ties: smaller CID), from one batch call over the
-// padded reconstructions: the nprobe-th smallest distance t by selection,
-// then the leaves below t and, in CID order, those at t.
+// padded reconstructions, kept by insertion into a sorted buffer of nprobe:
+// leaves come in CID order, so a leaf at a distance equal to the worst kept
+// one loses, and one equal to a kept one goes after it.
 func (rt *router) routeFlat(q []float32, nprobe int, s *routeScratch, dst []int32) []int32 {
 	n, w := rt.c.NList, rt.w
 	s.qp = slices.Grow(s.qp[:0], w)[:w]
@@ -307,32 +306,20 @@ func (rt *router) routeFlat(q []float32, nprobe int, s *routeScratch, dst []int3
 	clear(s.qp[len(q):])
 	s.dists = slices.Grow(s.dists[:0], n)[:n]
 	vecmath.L2SqBatch(s.qp, rt.padLeaf, w, s.dists)
-	s.sel = append(s.sel[:0], s.dists...)
-	t := kthFloat(s.sel, nprobe)
-	h := s.heap[:0]
-	for cid, dist := range s.dists {
-		if dist < t {
-			h = append(h, leafDist{dist, int32(cid)})
-		}
-	}
+	h := slices.Grow(s.heap[:0], nprobe)
 	for cid, dist := range s.dists {
 		if len(h) == nprobe {
-			break
-		}
-		if dist == t {
-			h = append(h, leafDist{dist, int32(cid)})
-		}
-	}
-	if len(h) <= 32 {
-		for i := 1; i < len(h); i++ { // insertion sort: no call per comparison
-			for j := i; j > 0 && lessLeaf(h[j], h[j-1]); j-- {
-				h[j], h[j-1] = h[j-1], h[j]
+			if !(dist < h[nprobe-1].d) {
+				continue
 			}
+			h = h[:nprobe-1]
 		}
-	} else {
-		slices.SortFunc(h, func(a, b leafDist) int {
-			return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.cid, b.cid))
-		})
+		j := len(h)
+		h = h[:j+1]
+		for ; j > 0 && h[j-1].d > dist; j-- {
+			h[j] = h[j-1]
+		}
+		h[j] = leafDist{dist, int32(cid)}
 	}
 	for _, l := range h {
 		dst = append(dst, l.cid)

@@ -19,15 +19,19 @@ func TestDotU8Batch16(t *testing.T) {
 	}
 	defer func(b bool) { batch16 = b }(batch16)
 	r := rand.New(rand.NewPCG(16, 16))
-	for _, d := range []int{1, 15, 16, 17, 32, 48, 50, 64, 80, 112, 128, 144, 192, 784} {
+	// {w, real}: rows of w codes, the query's values past real ±0 (the
+	// padded scan layout, e.g. D = 50 in 64).
+	for _, dims := range [][2]int{{1, 1}, {15, 15}, {16, 16}, {17, 17}, {32, 32}, {48, 48}, {64, 50}, {64, 52}, {64, 53},
+		{64, 56}, {64, 60}, {64, 64}, {80, 80}, {112, 112}, {128, 116}, {128, 128}, {144, 144}, {192, 184}, {784, 784}} {
+		w, real := dims[0], dims[1]
+		d := real
 		for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 33, 47, 100} {
-			w, real := d, d
-			if d == 50 {
-				w = 64 // the scan layout: 50 values zero padded to 64
-			}
 			q := make([]float32, w)
 			for i := range real {
 				q[i] = float32(r.NormFloat64())
+			}
+			if real < w && n%2 == 1 {
+				q[w-1] = float32(math.Copysign(0, -1)) // a −0 in the zero tail
 			}
 			codes := make([]byte, n*w)
 			for i := range n {
@@ -53,5 +57,34 @@ func TestDotU8Batch16(t *testing.T) {
 				check(t, "DotU8Batch", got[i], want, abs, w)
 			}
 		}
+	}
+}
+
+// BenchmarkDotU8BatchRows measures the LVQ8 dot batch kernel on a
+// GloVe-sized list (112 rows of 50 codes padded to 64), per row, with the
+// 16-row reduction and without.
+func BenchmarkDotU8BatchRows(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const n, w = 112, 64
+	q := make([]float32, w)
+	for i := range 50 {
+		q[i] = float32(r.NormFloat64())
+	}
+	codes := make([]byte, n*w)
+	for i := range n {
+		for j := range 50 {
+			codes[i*w+j] = byte(r.Uint32())
+		}
+	}
+	out := make([]float32, n)
+	defer func(v bool) { batch16 = v }(batch16)
+	for _, on := range []bool{true, false} {
+		batch16 = on
+		b.Run(map[bool]string{true: "batch16", false: "rows"}[on], func(b *testing.B) {
+			for b.Loop() {
+				DotU8Batch(q, codes, w, out)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
+		})
 	}
 }

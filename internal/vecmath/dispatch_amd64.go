@@ -380,31 +380,19 @@ func dotSumsU4SplitBatch(qs []float32, dim int, codes []byte, dots []float32, su
 	}
 }
 
-// lvq8Dists runs whole blocks of 16 rows through the AVX-512 kernel, which
-// stores its compacted row numbers 16 at a time (idx gets that much room),
-// and the rest in Go.
+// lvq8Dists runs the rows through the AVX-512 kernel, which stores its
+// compacted row numbers 16 at a time (idx gets that much room).
 func lvq8Dists(t LVQ8Terms, dots, offs, scs []float32, base []float64, thr float32, idx []int32) []int32 {
 	n := len(dots)
-	m := 0
-	if useAVX512 {
-		m = n &^ 15
+	if !useAVX512 || n == 0 {
+		return lvq8DistsGeneric(t, dots, offs, scs, base, thr, idx)
 	}
-	if m > 0 {
-		k := len(idx)
-		if cap(idx)-k < m+16 {
-			idx = append(idx[:cap(idx)], make([]int32, m+16-(cap(idx)-k))...)
-		}
-		idx = idx[:cap(idx)]
-		_, _, _ = offs[m-1], scs[m-1], base[m-1]
-		got := lvq8DistsAVX512(&dots[0], &offs[0], &scs[0], &base[0], m, t.Norm2, t.SumQ2, t.Mul, thr, &idx[k])
-		idx = idx[:k+got]
+	k := len(idx)
+	if cap(idx)-k < n+16 {
+		idx = append(idx[:cap(idx)], make([]int32, n+16-(cap(idx)-k))...)
 	}
-	if m < n {
-		k := len(idx)
-		idx = lvq8DistsGeneric(t, dots[m:], offs[m:n], scs[m:n], base[m:n], thr, idx)
-		for j := k; j < len(idx); j++ {
-			idx[j] += int32(m)
-		}
-	}
-	return idx
+	idx = idx[:cap(idx)]
+	_, _, _ = offs[n-1], scs[n-1], base[n-1]
+	got := lvq8DistsAVX512(&dots[0], &offs[0], &scs[0], &base[0], n, t.Norm2, t.SumQ2, t.Mul, thr, &idx[k])
+	return idx[:k+got]
 }

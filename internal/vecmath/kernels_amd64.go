@@ -81,10 +81,11 @@ func dotU8BatchAVX512(q *float32, codes *byte, d, n int, out *float32)
 //go:noescape
 func l2SqViewsAVX512(q *float32, views unsafe.Pointer, d, n int, out *float32)
 
-// lvq8DistsAVX512 is LVQ8Terms.Dists over n rows (n a multiple of 16): it
-// overwrites dots with the distances and writes the numbers of the rows
-// within thr to idx, storing 16 values per block of rows (idx must hold
-// the count returned plus 16), and returns how many it wrote.
+// lvq8DistsAVX512 is LVQ8Terms.Dists over n rows: it overwrites dots with
+// the distances and writes the numbers of the rows within thr to idx,
+// storing 16 values per block of 16 rows (idx must hold the count returned
+// plus 16), and returns how many it wrote. The last n mod 16 rows are read
+// and written with masks: nothing past the n values is touched.
 //
 //go:noescape
 func lvq8DistsAVX512(dots, offs, scs *float32, base *float64, n int, norm2, sumq2 float64, mul, thr float32, idx *int32) int

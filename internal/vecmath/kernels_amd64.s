@@ -1738,6 +1738,57 @@ lvq8d_16:
 	JMP       lvq8d_16
 
 lvq8d_done:
+	// the last 1–15 rows: the same with masked loads and store (K3: the
+	// rows' float32 lanes and the first half's float64 lanes; K5: the
+	// second half's)
+	TESTQ     CX, CX
+	JZ        lvq8d_end
+	MOVL      $1, AX
+	SHLL      CX, AX
+	DECL      AX
+	KMOVW     AX, K3
+	KSHIFTRW  $8, K3, K5
+	VMOVUPS.Z (SI), K3, Z10
+	VMOVUPS.Z (R8), K3, Z11
+	VMOVUPS.Z (R9), K3, Z12
+	VCVTPS2PD Y10, Z0
+	VEXTRACTF64X4 $1, Z10, Y10
+	VCVTPS2PD Y10, Z5
+	VCVTPS2PD Y11, Z1
+	VEXTRACTF64X4 $1, Z11, Y11
+	VCVTPS2PD Y11, Z6
+	VCVTPS2PD Y12, Z2
+	VEXTRACTF64X4 $1, Z12, Y12
+	VCVTPS2PD Y12, Z7
+	VMOVUPD.Z (R10), K3, Z3
+	VMOVUPD.Z 64(R10), K5, Z8
+	VMULPD    Z21, Z1, Z1
+	VMULPD    Z21, Z6, Z6
+	VADDPD    Z2, Z2, Z2
+	VADDPD    Z7, Z7, Z7
+	VMULPD    Z0, Z2, Z2
+	VMULPD    Z5, Z7, Z7
+	VADDPD    Z2, Z1, Z1
+	VADDPD    Z7, Z6, Z6
+	VADDPD    Z3, Z20, Z3
+	VADDPD    Z8, Z20, Z8
+	VSUBPD    Z1, Z3, Z3
+	VSUBPD    Z6, Z8, Z8
+	VMAXPD    Z24, Z3, Z3
+	VMAXPD    Z24, Z8, Z8
+	VCVTPD2PS Z3, Y3
+	VCVTPD2PS Z8, Y8
+	VINSERTF64X4 $1, Y8, Z3, Z3
+	VMULPS    Z22, Z3, Z3
+	VMOVUPS   Z3, K3, (SI)
+	VCMPPS    $2, Z23, Z3, K3, K1
+	VPCOMPRESSD Z25, K1, Z4
+	VMOVDQU32 Z4, (DI)
+	KMOVW     K1, AX
+	POPCNTL   AX, AX
+	LEAQ      (DI)(AX*4), DI
+
+lvq8d_end:
 	SUBQ       R11, DI
 	SHRQ       $2, DI
 	MOVQ       DI, ret+72(FP)
