@@ -70,3 +70,6 @@ func FilterCacheBytes(ix *Index) int64 {
 // SetRefineCap turns the scan-time cap of refine's candidates (refineCap)
 // on or off (on by default).
 func SetRefineCap(on bool) { noRefineCap.Store(!on) }
+
+// SetFirstListBound turns the scan's bound on the first list on or off.
+func SetFirstListBound(on bool) { noFirstListBound.Store(!on) }

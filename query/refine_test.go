@@ -98,3 +98,17 @@ func TestRefineCapSameResults(t *testing.T) {
 			}
 		})
 }
+
+// TestFirstListBoundSameResults: bounding the first list's admissions by
+// its own k-th distance changes no result, with and without refine (its
+// cap), at k below, near and above the lists' lengths (k ≥ a list's
+// length takes the ordinary path).
+func TestFirstListBoundSameResults(t *testing.T) {
+	refineOnOff(t, query.SetFirstListBound, "the first list's bound",
+		[]query.Options{{K: 10, NProbe: 4}, {K: 1, NProbe: 8}, {K: 3, NProbe: 8, Refine: 2}, {K: 10, NProbe: 16, Refine: 4}, {K: 40, NProbe: 12}, {K: 200, NProbe: 40, Refine: 2}},
+		func(_, name string, got, want query.Stats) {
+			if got.Candidates != want.Candidates {
+				t.Fatalf("%s: scored %d candidates, without the bound %d", name, got.Candidates, want.Candidates)
+			}
+		})
+}

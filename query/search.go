@@ -499,7 +499,23 @@ func (q lvq8Terms) scoreList(s *scratch, l *list, st *Stats) {
 	st.Candidates += int64(n)
 	t := &s.top
 	thr := t.threshold()
-	s.admit = q.Dists(s.dists, l.batch.Offsets[:n], l.batch.Scales[:n], l.base[:n], thr, s.admit[:0])
+	offs, scs, base := l.batch.Offsets[:n], l.batch.Scales[:n], l.base[:n]
+	if t.len() == 0 && n > t.k && !noFirstListBound.Load() {
+		// The first list (nearest first) would admit every row until the
+		// buffer fills: bound it by its own k-th distance instead, which
+		// no row past it can beat (topK.lower).
+		s.admit = q.Dists(s.dists, offs, scs, base, -1, s.admit[:0])
+		s.kd = append(s.kd[:0], s.dists...)
+		t.lower(kthFloat(s.kd, t.k))
+		thr = t.threshold()
+		for i, d := range s.dists {
+			if d <= thr {
+				s.admit = append(s.admit, int32(i))
+			}
+		}
+	} else {
+		s.admit = q.Dists(s.dists, offs, scs, base, thr, s.admit[:0])
+	}
 	for _, i := range s.admit {
 		d := s.dists[i]
 		if d > thr {
@@ -648,6 +664,10 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, k int, st
 	s.vsFor = len(cands)
 	return cands, nil
 }
+
+// noFirstListBound turns scoreList's bound on the first list off (tests
+// compare both ways).
+var noFirstListBound atomic.Bool
 
 // noRefineSkip turns the skipping off (tests compare both ways).
 var noRefineSkip atomic.Bool
