@@ -306,20 +306,26 @@ func (rt *router) routeFlat(q []float32, nprobe int, s *routeScratch, dst []int3
 	clear(s.qp[len(q):])
 	s.dists = slices.Grow(s.dists[:0], n)[:n]
 	vecmath.L2SqBatch(s.qp, rt.padLeaf, w, s.dists)
-	h := slices.Grow(s.heap[:0], nprobe)
-	for cid, dist := range s.dists {
-		if len(h) == nprobe {
-			if !(dist < h[nprobe-1].d) {
-				continue
-			}
-			h = h[:nprobe-1]
-		}
-		j := len(h)
-		h = h[:j+1]
+	h := slices.Grow(s.heap[:0], nprobe)[:nprobe]
+	for cid, dist := range s.dists[:nprobe] {
+		j := cid
 		for ; j > 0 && h[j-1].d > dist; j-- {
 			h[j] = h[j-1]
 		}
 		h[j] = leafDist{dist, int32(cid)}
+	}
+	worst := h[nprobe-1].d
+	for cid := nprobe; cid < n; cid++ {
+		dist := s.dists[cid]
+		if !(dist < worst) {
+			continue
+		}
+		j := nprobe - 1
+		for ; j > 0 && h[j-1].d > dist; j-- {
+			h[j] = h[j-1]
+		}
+		h[j] = leafDist{dist, int32(cid)}
+		worst = h[nprobe-1].d
 	}
 	for _, l := range h {
 		dst = append(dst, l.cid)

@@ -219,3 +219,30 @@ func TestRouteFlat(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRouteFlat routes queries over 100 leaves of 50 dimensions (the
+// GloVe sample's shape) at nprobe 12, flat and by the descent.
+func BenchmarkRouteFlat(b *testing.B) {
+	c := testCentroids(&testing.T{}, 50, 50, 10, 100)
+	r := rand.New(rand.NewPCG(1, 2))
+	qs := make([][]float32, 64)
+	for i := range qs {
+		qs[i] = make([]float32, 50)
+		for j := range qs[i] {
+			qs[i][j] = float32(r.NormFloat64() * 3)
+		}
+	}
+	for _, flat := range []bool{true, false} {
+		rt := newRouter(c, routeOptions)
+		rt.flat = flat
+		b.Run(map[bool]string{true: "flat", false: "descent"}[flat], func(b *testing.B) {
+			var s routeScratch
+			var dst []int32
+			i := 0
+			for b.Loop() {
+				dst, _ = rt.route(qs[i%len(qs)], 12, &s, dst)
+				i++
+			}
+		})
+	}
+}
