@@ -903,7 +903,8 @@ func (ix *Index) rowLoc(ord int64) source.RowLoc {
 func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (*Result, error) {
 	res := &Result{Stats: st, Hits: make([]Hit, len(top))}
 	if opts.NoRows || opts.KeysOnly {
-		res.Columns = append(slices.Clone(ix.snap.SourceKeyFields), metadata.ReservedField)
+		keys := ix.snap.SourceKeyFields
+		res.Columns = append(append(make([]string, 0, len(keys)+1), keys...), metadata.ReservedField)
 		for i, c := range top {
 			res.Hits[i] = Hit{Key: c.key(), Distance: c.dist}
 			if opts.NoRows {

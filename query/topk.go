@@ -175,7 +175,15 @@ func (t *topK) best() []cand {
 // sorted returns the k best candidates best first; the buffer is spent.
 func (t *topK) sorted() []cand {
 	h := t.best()
-	slices.SortFunc(h, compareCand)
+	if len(h) > 32 {
+		slices.SortFunc(h, compareCand)
+		return h
+	}
+	for i := 1; i < len(h); i++ { // insertion sort: lessCand inlines
+		for j := i; j > 0 && lessCand(h[j], h[j-1]); j-- {
+			h[j], h[j-1] = h[j-1], h[j]
+		}
+	}
 	return h
 }
 
