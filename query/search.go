@@ -361,7 +361,7 @@ func (ix *Index) readLists(ctx context.Context, s *scratch, st *Stats) error {
 				return fmt.Errorf("postings %s row group %d: %w", ix.manifest.Files[rg.File].Path, rg.RowGroup, err)
 			}
 		}
-		s.lists[i] = ix.cache.put(newList(s.cids[i], b, ix.schema.Encoding, ix.Dim()))
+		s.lists[i] = ix.cache.put(newList(s.cids[i], b, ix.schema.Encoding, ix.Dim(), ix.blocked))
 	}
 	return nil
 }
@@ -494,8 +494,7 @@ func (q lvq8Terms) scoreList(s *scratch, l *list, st *Stats) {
 	if n == 0 {
 		return
 	}
-	s.dists = slices.Grow(s.dists[:0], n)[:n]
-	vecmath.DotU8Batch(s.qp, l.codes, len(s.qp), s.dists)
+	l.dots(s)
 	st.Candidates += int64(n)
 	t := &s.top
 	thr := t.threshold()

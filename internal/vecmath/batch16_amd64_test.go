@@ -88,3 +88,25 @@ func BenchmarkDotU8BatchRows(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDotU8BlockedRows is BenchmarkDotU8BatchRows's list in the
+// dimension-major layout (BlockU8: 50 codes per row, no padding).
+func BenchmarkDotU8BlockedRows(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const n, d = 112, 50
+	q := make([]float32, d)
+	for i := range q {
+		q[i] = float32(r.NormFloat64())
+	}
+	codes := make([]byte, n*d)
+	for i := range codes {
+		codes[i] = byte(r.Uint32())
+	}
+	blk := make([]byte, n*d)
+	BlockU8(blk, codes, d)
+	out := make([]float32, n)
+	for b.Loop() {
+		DotU8Blocked(q, blk, out)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
+}

@@ -396,3 +396,16 @@ func lvq8Dists(t LVQ8Terms, dots, offs, scs []float32, base []float64, thr float
 	got := lvq8DistsAVX512(&dots[0], &offs[0], &scs[0], &base[0], n, t.Norm2, t.SumQ2, t.Mul, thr, &idx[k])
 	return idx[:k+got]
 }
+
+func dotU8Blocked(q []float32, codes []byte, out []float32) {
+	if !useAVX512 || len(out) == 0 {
+		dotU8BlockedGeneric(q, codes, out)
+		return
+	}
+	dotU8BlockedAVX512(&q[0], &codes[0], len(q), len(out)/U8BlockRows, &out[0])
+}
+
+// FastBlockedU8 reports whether DotU8Blocked has a SIMD kernel on this
+// CPU (AVX-512); without one a caller should keep the row layout, whose
+// kernels are faster than the portable blocked code.
+func FastBlockedU8() bool { return useAVX512 }

@@ -41,3 +41,9 @@ func dotSumsU4SplitBatch(qs []float32, dim int, codes []byte, dots []float32, su
 func lvq8Dists(t LVQ8Terms, dots, offs, scs []float32, base []float64, thr float32, idx []int32) []int32 {
 	return lvq8DistsGeneric(t, dots, offs, scs, base, thr, idx)
 }
+
+func dotU8Blocked(q []float32, codes []byte, out []float32) { dotU8BlockedGeneric(q, codes, out) }
+
+// FastBlockedU8 reports whether DotU8Blocked has a SIMD kernel (never in
+// this build).
+func FastBlockedU8() bool { return false }
