@@ -848,7 +848,7 @@ func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int, st
 		c.dist = float32(d)
 	}
 	clear(s.vs)
-	slices.SortFunc(cands[:m], compareCand)
+	sortCands(cands[:m])
 	return cands[:m], nil
 }
 

@@ -175,16 +175,22 @@ func (t *topK) best() []cand {
 // sorted returns the k best candidates best first; the buffer is spent.
 func (t *topK) sorted() []cand {
 	h := t.best()
+	sortCands(h)
+	return h
+}
+
+// sortCands sorts h by lessCand: by insertion up to 32 candidates (no
+// call per comparison: lessCand inlines), else slices.SortFunc.
+func sortCands(h []cand) {
 	if len(h) > 32 {
 		slices.SortFunc(h, compareCand)
-		return h
+		return
 	}
-	for i := 1; i < len(h); i++ { // insertion sort: lessCand inlines
+	for i := 1; i < len(h); i++ {
 		for j := i; j > 0 && lessCand(h[j], h[j-1]); j-- {
 			h[j], h[j-1] = h[j-1], h[j]
 		}
 	}
-	return h
 }
 
 // selectCands reorders h so that h[:n] holds its n best candidates (by
