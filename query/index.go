@@ -503,7 +503,7 @@ func blockedCodes(dim int) bool {
 	case 2:
 		return false
 	}
-	return dim < codeRouteDim && vecmath.FastBlockedU8()
+	return dim < codeRouteDim && vecmath.FastBlocked()
 }
 
 // forceBlocked: 0 lets blockedCodes decide, 1 forces the blocked layout, 2

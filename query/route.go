@@ -55,6 +55,10 @@ type router struct {
 	// flat: below codeRouteDim with at most flatNList lists, every leaf's
 	// distance is computed in one batch call, without the roots (routeFlat).
 	flat bool
+	// blkLeaf: with flat and the blocked kernels (vecmath.FastBlocked), the
+	// reconstructions in vecmath.BlockF32's layout, which routeFlat scores
+	// instead of padLeaf.
+	blkLeaf []float32
 }
 
 // flatNList is the nlist up to which small-D routing (below codeRouteDim)
@@ -94,6 +98,10 @@ func newRouter(c *ivf.Centroids, opt ivf.RouteOptions) *router {
 		r.padLeaf = padRows(r.leaves, d, r.w)
 		r.padRoot = padRows(c.Roots, d, r.w)
 		r.flat = c.NList <= flatNList
+		if r.flat && vecmath.FastBlocked() {
+			r.blkLeaf = make([]float32, blockRows(c.NList)*d)
+			vecmath.BlockF32(r.blkLeaf, r.leaves, d)
+		}
 	}
 	r.rootR = make([]float32, nr)
 	for root := range nr {
@@ -301,11 +309,18 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 // one loses, and one equal to a kept one goes after it.
 func (rt *router) routeFlat(q []float32, nprobe int, s *routeScratch, dst []int32) []int32 {
 	n, w := rt.c.NList, rt.w
-	s.qp = slices.Grow(s.qp[:0], w)[:w]
-	copy(s.qp, q)
-	clear(s.qp[len(q):])
-	s.dists = slices.Grow(s.dists[:0], n)[:n]
-	vecmath.L2SqBatch(s.qp, rt.padLeaf, w, s.dists)
+	if rt.blkLeaf != nil {
+		m := blockRows(n)
+		s.dists = slices.Grow(s.dists[:0], m)[:m]
+		vecmath.L2SqBlocked(q, rt.blkLeaf, s.dists)
+		s.dists = s.dists[:n]
+	} else {
+		s.qp = slices.Grow(s.qp[:0], w)[:w]
+		copy(s.qp, q)
+		clear(s.qp[len(q):])
+		s.dists = slices.Grow(s.dists[:0], n)[:n]
+		vecmath.L2SqBatch(s.qp, rt.padLeaf, w, s.dists)
+	}
 	h := slices.Grow(s.heap[:0], nprobe)[:nprobe]
 	for cid, dist := range s.dists[:nprobe] {
 		j := cid

@@ -405,7 +405,15 @@ func dotU8Blocked(q []float32, codes []byte, out []float32) {
 	dotU8BlockedAVX512(&q[0], &codes[0], len(q), len(out)/U8BlockRows, &out[0])
 }
 
-// FastBlockedU8 reports whether DotU8Blocked has a SIMD kernel on this
-// CPU (AVX-512); without one a caller should keep the row layout, whose
-// kernels are faster than the portable blocked code.
-func FastBlockedU8() bool { return useAVX512 }
+// FastBlocked reports whether DotU8Blocked and L2SqBlocked have SIMD
+// kernels on this CPU (AVX-512); without them a caller should keep the
+// row layout, whose kernels are faster than the portable blocked code.
+func FastBlocked() bool { return useAVX512 }
+
+func l2SqBlocked(q, rows, out []float32) {
+	if !useAVX512 || len(out) == 0 {
+		l2SqBlockedGeneric(q, rows, out)
+		return
+	}
+	l2SqBlockedAVX512(&q[0], &rows[0], len(q), len(out)/U8BlockRows, &out[0])
+}

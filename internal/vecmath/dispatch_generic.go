@@ -44,6 +44,8 @@ func lvq8Dists(t LVQ8Terms, dots, offs, scs []float32, base []float64, thr float
 
 func dotU8Blocked(q []float32, codes []byte, out []float32) { dotU8BlockedGeneric(q, codes, out) }
 
-// FastBlockedU8 reports whether DotU8Blocked has a SIMD kernel (never in
-// this build).
-func FastBlockedU8() bool { return false }
+// FastBlocked reports whether DotU8Blocked and L2SqBlocked have SIMD
+// kernels (never in this build).
+func FastBlocked() bool { return false }
+
+func l2SqBlocked(q, rows, out []float32) { l2SqBlockedGeneric(q, rows, out) }

@@ -101,3 +101,8 @@ func dotU8Batch16AVX512(q *float32, codes *byte, d, n int, out *float32)
 //
 //go:noescape
 func dotU8BlockedAVX512(q *float32, codes *byte, d, nb int, out *float32)
+
+// l2SqBlockedAVX512 is L2SqBlocked over nb blocks of 16 rows of d values.
+//
+//go:noescape
+func l2SqBlockedAVX512(q, rows *float32, d, nb int, out *float32)

@@ -1863,6 +1863,72 @@ du8bl_end:
 	VZEROUPPER
 	RET
 
+// func l2SqBlockedAVX512(q, rows *float32, d, nb int, out *float32)
+//
+// dotU8BlockedAVX512's loop for float32 rows in BlockF32's layout: per
+// dimension j the 16 rows' values minus q[j] broadcast, squared into the
+// accumulator of j mod 4 (FMA).
+TEXT ·l2SqBlockedAVX512(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), R9
+	MOVQ rows+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ nb+24(FP), BX
+	MOVQ out+32(FP), R8
+
+l2bl_block:
+	TESTQ  BX, BX
+	JZ     l2bl_end
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+l2bl_4:
+	CMPQ        CX, $4
+	JL          l2bl_1
+	VMOVUPS     (DI), Z4
+	VMOVUPS     64(DI), Z5
+	VMOVUPS     128(DI), Z6
+	VMOVUPS     192(DI), Z7
+	VSUBPS.BCST (SI), Z4, Z4
+	VSUBPS.BCST 4(SI), Z5, Z5
+	VSUBPS.BCST 8(SI), Z6, Z6
+	VSUBPS.BCST 12(SI), Z7, Z7
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	ADDQ        $16, SI
+	ADDQ        $256, DI
+	SUBQ        $4, CX
+	JMP         l2bl_4
+
+l2bl_1:
+	TESTQ       CX, CX
+	JZ          l2bl_sum
+	VMOVUPS     (DI), Z4
+	VSUBPS.BCST (SI), Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $4, SI
+	ADDQ        $64, DI
+	DECQ        CX
+	JMP         l2bl_1
+
+l2bl_sum:
+	VADDPS  Z1, Z0, Z0
+	VADDPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS Z0, (R8)
+	ADDQ    $64, R8
+	DECQ    BX
+	JMP     l2bl_block
+
+l2bl_end:
+	VZEROUPPER
+	RET
+
 // func dotU8Batch16AVX512(q *float32, codes *byte, d, n int, out *float32)
 //
 // dotU8BatchAVX512 for n a multiple of 16, bit for bit, 16 rows at a time:
