@@ -1,4 +1,6 @@
-# Generates dotU8Batch16AVX512 (see the comment it emits).
+# Generates dotU8Batch16AVX512 in kernels_amd64.s (see the comment it
+# emits): python3 internal/vecmath/gen_dotu8x16.py prints the function,
+# which replaces the one in kernels_amd64.s (TestDotU8Batch16 checks it).
 # Simulate the reduction tree to find which slot lands in which lane.
 def tree():
     # each vector: list of 16 lanes, each lane = (slot, partial) — track only slot per lane after level 1 etc.
