@@ -502,10 +502,17 @@ func (q lvq8Terms) scoreList(s *scratch, l *list, st *Stats) {
 	if t.len() == 0 && n > t.k && !noFirstListBound.Load() {
 		// The first list (nearest first) would admit every row until the
 		// buffer fills: bound it by its own k-th distance instead, which
-		// no row past it can beat (topK.lower).
+		// no row past it can beat (topK.lower), and by refine's cap of its
+		// capK-th.
 		s.admit = q.Dists(s.dists, offs, scs, base, -1, s.admit[:0])
 		s.kd = append(s.kd[:0], s.dists...)
-		t.lower(kthFloat(s.kd, t.k))
+		bound := kthFloat(s.kd, t.k)
+		if t.capK > 0 && t.capK < t.k {
+			// refine's cap at once, as trim applies it (kthFloat left the
+			// k smallest first: their capK-th is the list's capK-th).
+			bound = min(bound, t.capAt.of(kthFloat(s.kd[:t.k], t.capK)))
+		}
+		t.lower(bound)
 		thr = t.threshold()
 		for i, d := range s.dists {
 			if d <= thr {
