@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -23,7 +24,12 @@ type list struct {
 	// base[i] = D·o² + 2·o·s·Σc + s²·Σc², the part of ‖q − x̂‖² that does
 	// not depend on q (lvq.Query.L2Sq8 expands the distance the same way).
 	codes []byte
-	base  []float64
+	// blocked: codes are in vecmath.BlockU8's dimension-major layout
+	// instead (blocks of 16 rows, D codes per row, no stride padding),
+	// which vecmath.DotU8Blocked scores without horizontal sums: small-D
+	// indexes with the AVX-512 kernel (Index.blocked).
+	blocked bool
+	base    []float64
 	// maxBase and maxScale bound base[i] and batch.Scales[i] over the rows
 	// (refineCap's bound; a packed list keeps its list's, which bound its
 	// rows too).
@@ -66,31 +72,70 @@ func (l *list) bytes() int64 {
 // a multiple of 16, the AVX-512 block (AVX2's 8 divides it).
 func stride(d int) int { return (d + 15) &^ 15 }
 
-// newList turns a decoded batch into scan layout.
-func newList(cid int32, b postings.Batch, enc string, dim int) *list {
+// blockRows rounds n up to whole blocks of vecmath.U8BlockRows rows.
+func blockRows(n int) int {
+	return (n + vecmath.U8BlockRows - 1) / vecmath.U8BlockRows * vecmath.U8BlockRows
+}
+
+// newList turns a decoded batch into scan layout: LVQ8 codes at stride,
+// or in the blocked layout when blocked.
+func newList(cid int32, b postings.Batch, enc string, dim int, blocked bool) *list {
 	l := &list{cid: cid, batch: b}
 	if enc != metadata.EncodingLVQ8 {
 		return l
 	}
 	n, w := b.Len(), stride(dim)
-	if w == dim {
+	l.base = make([]float64, n)
+	for i := 0; i < n; i++ {
+		sc, sc2 := vecmath.SumU8(b.Codes[i*dim : (i+1)*dim])
+		o, s := float64(b.Offsets[i]), float64(b.Scales[i])
+		l.base[i] = float64(dim)*o*o + 2*o*s*float64(sc) + s*s*float64(sc2)
+		l.maxBase = max(l.maxBase, l.base[i])
+		l.maxScale = max(l.maxScale, b.Scales[i])
+	}
+	switch {
+	case blocked:
+		l.codes = make([]byte, blockRows(n)*dim)
+		vecmath.BlockU8(l.codes, b.Codes[:n*dim], dim)
+		l.blocked = true
+	case w == dim:
 		l.codes = b.Codes
-	} else {
+	default:
 		l.codes = make([]byte, n*w)
 		for i := 0; i < n; i++ {
 			copy(l.codes[i*w:], b.Codes[i*dim:(i+1)*dim])
 		}
 	}
 	l.batch.Codes = nil
-	l.base = make([]float64, n)
-	for i := 0; i < n; i++ {
-		sc, sc2 := vecmath.SumU8(l.codes[i*w : i*w+dim])
-		o, s := float64(b.Offsets[i]), float64(b.Scales[i])
-		l.base[i] = float64(dim)*o*o + 2*o*s*float64(sc) + s*s*float64(sc2)
-		l.maxBase = max(l.maxBase, l.base[i])
-		l.maxScale = max(l.maxScale, b.Scales[i])
-	}
 	return l
+}
+
+// dots sets s.dists to the code dot products q·c of l's n rows (LVQ8):
+// s.qp over the rows at stride, or s.q over the blocked layout.
+func (l *list) dots(s *scratch) {
+	n := l.len()
+	if l.blocked {
+		m := blockRows(n)
+		s.dists = slices.Grow(s.dists[:0], m)[:m]
+		vecmath.DotU8Blocked(s.q, l.codes, s.dists)
+		s.dists = s.dists[:n]
+		return
+	}
+	s.dists = slices.Grow(s.dists[:0], n)[:n]
+	vecmath.DotU8Batch(s.qp, l.codes, len(s.qp), s.dists)
+}
+
+// code appends row i's dim codes to dst.
+func (l *list) code(dst []byte, i, dim int) []byte {
+	if !l.blocked {
+		w := len(l.codes) / max(l.len(), 1)
+		return append(dst, l.codes[i*w:i*w+dim]...)
+	}
+	blk := l.codes[i/vecmath.U8BlockRows*vecmath.U8BlockRows*dim:]
+	for j := range dim {
+		dst = append(dst, blk[vecmath.U8BlockRows*j+i%vecmath.U8BlockRows])
+	}
+	return dst
 }
 
 // sourceOrds returns the source row ordinal of every row of l, looking

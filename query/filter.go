@@ -422,6 +422,10 @@ func (ix *Index) packList(e *filterEntry, l *list, pos []int32) *packedList {
 		return nil
 	}
 	w := stride(ix.Dim())
+	codeBytes := len(pos) * w
+	if l.blocked {
+		codeBytes = blockRows(len(pos)) * ix.Dim()
+	}
 	keyBytes := 0
 	ends := l.batch.KeyEnds
 	for _, i := range pos {
@@ -431,7 +435,7 @@ func (ix *Index) packList(e *filterEntry, l *list, pos []int32) *packedList {
 		}
 		keyBytes += ends[i] - start
 	}
-	size := packedSize(len(pos), w, keyBytes)
+	size := packedSize(len(pos), codeBytes, keyBytes)
 	if e.packedBytes.Add(size) > maxPackedBytes {
 		e.packedBytes.Add(-size)
 		return nil
@@ -440,7 +444,7 @@ func (ix *Index) packList(e *filterEntry, l *list, pos []int32) *packedList {
 		e.packedBytes.Add(-size)
 		return nil
 	}
-	p := &packedList{l: packRows(l, pos, w, keyBytes), rejected: l.len() - len(pos)}
+	p := &packedList{l: packRows(l, pos, w, ix.Dim(), keyBytes), rejected: l.len() - len(pos)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.m[e.key] != e || !e.packed[l.cid].CompareAndSwap(nil, p) {
@@ -462,21 +466,33 @@ func (ix *Index) packList(e *filterEntry, l *list, pos []int32) *packedList {
 	return p
 }
 
-// packedSize is the memory of a packed list of n rows at code stride w
-// with keyBytes bytes of keys (packRows).
-func packedSize(n, w, keyBytes int) int64 {
+// packedSize is the memory of a packed list of n rows with codeBytes bytes
+// of codes and keyBytes bytes of keys (packRows).
+func packedSize(n, codeBytes, keyBytes int) int64 {
 	// codes, keys; key ends, base, ords; CIDs, offsets, scales, rows
-	return int64(n*w+keyBytes) + 8*3*int64(n) + 4*4*int64(n) + 256
+	return int64(codeBytes+keyBytes) + 8*3*int64(n) + 4*4*int64(n) + 256
 }
 
 // packRows copies rows pos of l (its ords resolved) into a list of their
-// own, in scan layout: codes at stride w, per-row terms, keys and source
-// ordinals, with rows mapping them back to l's rows.
-func packRows(l *list, pos []int32, w, keyBytes int) *list {
+// own, in l's scan layout (codes at stride w, or blocked with dim codes
+// per row), per-row terms, keys and source ordinals, with rows mapping
+// them back to l's rows.
+func packRows(l *list, pos []int32, w, dim, keyBytes int) *list {
 	n := len(pos)
 	b := &l.batch
-	p := &list{cid: l.cid, rows: pos, codes: make([]byte, n*w), base: make([]float64, n), ords: make([]int64, n),
+	p := &list{cid: l.cid, rows: pos, base: make([]float64, n), ords: make([]int64, n),
 		maxBase: l.maxBase, maxScale: l.maxScale}
+	if l.blocked {
+		rows := make([]byte, 0, n*dim)
+		for _, i := range pos {
+			rows = l.code(rows, int(i), dim)
+		}
+		p.codes = make([]byte, blockRows(n)*dim)
+		vecmath.BlockU8(p.codes, rows, dim)
+		p.blocked = true
+	} else {
+		p.codes = make([]byte, n*w)
+	}
 	pb := &p.batch
 	pb.CIDs = make([]int32, n)
 	pb.Offsets = make([]float32, n)
@@ -485,7 +501,9 @@ func packRows(l *list, pos []int32, w, keyBytes int) *list {
 	pb.KeyEnds = make([]int, n)
 	pb.CodeLen = b.CodeLen
 	for j, i := range pos {
-		copy(p.codes[j*w:(j+1)*w], l.codes[int(i)*w:(int(i)+1)*w])
+		if !l.blocked {
+			copy(p.codes[j*w:(j+1)*w], l.codes[int(i)*w:(int(i)+1)*w])
+		}
 		p.base[j] = l.base[i]
 		p.ords[j] = l.ords[i]
 		pb.CIDs[j] = b.CIDs[i]
@@ -1058,7 +1076,6 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 	switch ix.schema.Encoding {
 	case metadata.EncodingLVQ8:
 		q := newLVQ8Terms(s.q, half)
-		norm2, sumq2 := q.norm2, q.sumq2
 		w := len(s.qp)
 		for li, l := range s.lists {
 			if l != nil && l.rows != nil {
@@ -1072,15 +1089,13 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 			offs, scs, base := l.batch.Offsets, l.batch.Scales, l.base
 			thr := t.threshold()
 			dist := func(i int32, dot float32) {
-				r := norm2 + base[i] - (float64(offs[i])*sumq2 + float64(scs[i])*2*float64(dot))
-				if d := float32(max(r, 0)) * mul; d <= thr {
+				if d := q.Dist(offs[i], scs[i], base[i], dot); d <= thr {
 					t.push(cand{dist: d, i: i, l: l})
 					thr = t.threshold()
 				}
 			}
-			if n := l.len(); 4*len(pos) >= n {
-				s.dists = slices.Grow(s.dists[:0], n)[:n]
-				vecmath.DotU8Batch(s.qp, l.codes, w, s.dists)
+			if n := l.len(); 4*len(pos) >= n || l.blocked {
+				l.dots(s) // the blocked layout scores whole blocks only
 				for _, i := range pos {
 					dist(i, s.dists[i])
 				}

@@ -70,3 +70,10 @@ func FilterCacheBytes(ix *Index) int64 {
 // SetRefineCap turns the scan-time cap of refine's candidates (refineCap)
 // on or off (on by default).
 func SetRefineCap(on bool) { noRefineCap.Store(!on) }
+
+// SetFirstListBound turns the scan's bound on the first list on or off.
+func SetFirstListBound(on bool) { noFirstListBound.Store(!on) }
+
+// SetBlockedCodes forces the LVQ8 code layout of indexes opened next: 1
+// blocked, 2 at stride, 0 the default (blockedCodes).
+func SetBlockedCodes(v int32) { forceBlocked.Store(v) }

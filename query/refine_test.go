@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"testing"
 
+	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 )
@@ -97,4 +99,76 @@ func TestRefineCapSameResults(t *testing.T) {
 				t.Fatalf("%s: refined %d candidates, without the cap %d", name, got.Refined, want.Refined)
 			}
 		})
+}
+
+// TestFirstListBoundSameResults: bounding the first list's admissions by
+// its own k-th distance changes no result, with and without refine (its
+// cap), at k below, near and above the lists' lengths (k ≥ a list's
+// length takes the ordinary path).
+func TestFirstListBoundSameResults(t *testing.T) {
+	refineOnOff(t, query.SetFirstListBound, "the first list's bound",
+		[]query.Options{{K: 10, NProbe: 4}, {K: 1, NProbe: 8}, {K: 3, NProbe: 8, Refine: 2}, {K: 10, NProbe: 16, Refine: 4}, {K: 40, NProbe: 12}, {K: 200, NProbe: 40, Refine: 2}},
+		func(_, name string, got, want query.Stats) {
+			if got.Candidates != want.Candidates {
+				t.Fatalf("%s: scored %d candidates, without the bound %d", name, got.Candidates, want.Candidates)
+			}
+		})
+}
+
+// TestBlockedCodesAgree opens the GloVe fixture with its LVQ8 codes at
+// stride and in the blocked layout (their dot kernels sum in different
+// orders) and checks that every query's results agree: the same distance
+// at every rank up to float32 rounding (1e-5 relative), the same keys
+// except where two distances are that close, with refine, filters and
+// packed lists too.
+func TestBlockedCodesAgree(t *testing.T) {
+	ctx := context.Background()
+	defer query.SetBlockedCodes(0)
+	f := newFixture(t, metadata.MetricCosine, metadata.EncodingLVQ8, 40)
+	pred, err := filter.Parse("word >= 'm'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(layout int32) *query.Index {
+		query.SetBlockedCodes(layout)
+		ix, err := query.Open(ctx, f.env, "words", query.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		return ix
+	}
+	rowIx, blkIx := open(2), open(1)
+	near := func(a, b float32) bool {
+		return math.Abs(float64(a-b)) <= 1e-5*math.Max(1, math.Abs(float64(b)))
+	}
+	for qi := 0; qi < 200; qi++ {
+		q := f.vecs[qi*37%len(f.vecs)]
+		for _, o := range []query.Options{{K: 10, NProbe: 8}, {K: 10, NProbe: 16, Refine: 2}, {K: 5, NProbe: 8, Filter: pred}, {K: 50, NProbe: 40}} {
+			o.NoRows = true
+			want, err := rowIx.Search(ctx, q, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := blkIx.Search(ctx, q, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Hits) != len(want.Hits) {
+				t.Fatalf("query %d %+v: %d hits blocked, %d at stride", qi, o, len(got.Hits), len(want.Hits))
+			}
+			for i, h := range got.Hits {
+				w := want.Hits[i]
+				if !near(h.Distance, w.Distance) {
+					t.Fatalf("query %d %+v hit %d: distance %v blocked, %v at stride", qi, o, i, h.Distance, w.Distance)
+				}
+				if !bytes.Equal(h.Key, w.Key) {
+					tied := (i > 0 && near(want.Hits[i-1].Distance, w.Distance)) || (i+1 < len(want.Hits) && near(want.Hits[i+1].Distance, w.Distance)) || i == len(want.Hits)-1
+					if !tied {
+						t.Fatalf("query %d %+v hit %d: key %q blocked, %q at stride (distance %v)", qi, o, i, h.Key, w.Key, w.Distance)
+					}
+				}
+			}
+		}
+	}
 }

@@ -52,7 +52,22 @@ type router struct {
 	// exactNList: indexes with at most this many lists are routed over all
 	// roots (no budget), exactly.
 	exactNList int
+	// flat: below codeRouteDim with at most flatNList lists, every leaf's
+	// distance is computed in one batch call, without the roots (routeFlat).
+	flat bool
+	// blkLeaf: with flat and the blocked kernels (vecmath.FastBlocked), the
+	// reconstructions in vecmath.BlockF32's layout, which routeFlat scores
+	// instead of padLeaf.
+	blkLeaf []float32
 }
+
+// flatNList is the nlist up to which small-D routing (below codeRouteDim)
+// computes every leaf distance in one batch call instead of ranking the
+// roots and pruning: at the GloVe sample's 100 × 50 the roots, their sort
+// and the per-leaf heap cost more than the 100 distances (docs/search.md,
+// Routing). The result is the same: the nprobe nearest leaves of all C by
+// the same kernel's distances, ties to the smaller CID.
+const flatNList = 256
 
 // defaultExactNList is the nlist up to which routing ignores the descent
 // budget and returns the exact nprobe nearest leaves (docs/search.md,
@@ -82,6 +97,11 @@ func newRouter(c *ivf.Centroids, opt ivf.RouteOptions) *router {
 		r.w = stride(d)
 		r.padLeaf = padRows(r.leaves, d, r.w)
 		r.padRoot = padRows(c.Roots, d, r.w)
+		r.flat = c.NList <= flatNList
+		if r.flat && vecmath.FastBlocked() {
+			r.blkLeaf = make([]float32, blockRows(c.NList)*d)
+			vecmath.BlockF32(r.blkLeaf, r.leaves, d)
+		}
 	}
 	r.rootR = make([]float32, nr)
 	for root := range nr {
@@ -171,7 +191,8 @@ func (rt *router) leafDistance(q []float32, qn2, qsum float64, cid int, out []fl
 }
 
 // route appends the nprobe nearest leaves to dst[:0], nearest first, and
-// returns them with the number of leaf distances computed.
+// returns them with the number of routing distances computed (roots and
+// leaves).
 func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) ([]int32, int) {
 	c, d := rt.c, rt.c.Dim
 	dst = dst[:0]
@@ -182,6 +203,9 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 	want := max(nprobe, rt.opt.Factor*nprobe)
 	if c.NList <= rt.exactNList {
 		want = math.MaxInt
+		if rt.flat {
+			return rt.routeFlat(q, nprobe, s, dst), c.NList
+		}
 	}
 	nr := c.NumRoots()
 	s.rootD = slices.Grow(s.rootD[:0], nr)[:nr]
@@ -275,7 +299,54 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 		dst = append(dst, l.cid)
 	}
 	s.heap = h
-	return dst, computed
+	return dst, computed + nr
+}
+
+// routeFlat appends the nprobe (1 ≤ nprobe ≤ NList) nearest leaves of all
+// C to dst, nearest first (ties: smaller CID), from one batch call over the
+// padded reconstructions, kept by insertion into a sorted buffer of nprobe:
+// leaves come in CID order, so a leaf at a distance equal to the worst kept
+// one loses, and one equal to a kept one goes after it.
+func (rt *router) routeFlat(q []float32, nprobe int, s *routeScratch, dst []int32) []int32 {
+	n, w := rt.c.NList, rt.w
+	if rt.blkLeaf != nil {
+		m := blockRows(n)
+		s.dists = slices.Grow(s.dists[:0], m)[:m]
+		vecmath.L2SqBlocked(q, rt.blkLeaf, s.dists)
+		s.dists = s.dists[:n]
+	} else {
+		s.qp = slices.Grow(s.qp[:0], w)[:w]
+		copy(s.qp, q)
+		clear(s.qp[len(q):])
+		s.dists = slices.Grow(s.dists[:0], n)[:n]
+		vecmath.L2SqBatch(s.qp, rt.padLeaf, w, s.dists)
+	}
+	h := slices.Grow(s.heap[:0], nprobe)[:nprobe]
+	for cid, dist := range s.dists[:nprobe] {
+		j := cid
+		for ; j > 0 && h[j-1].d > dist; j-- {
+			h[j] = h[j-1]
+		}
+		h[j] = leafDist{dist, int32(cid)}
+	}
+	worst := h[nprobe-1].d
+	for cid := nprobe; cid < n; cid++ {
+		dist := s.dists[cid]
+		if !(dist < worst) {
+			continue
+		}
+		j := nprobe - 1
+		for ; j > 0 && h[j-1].d > dist; j-- {
+			h[j] = h[j-1]
+		}
+		h[j] = leafDist{dist, int32(cid)}
+		worst = h[nprobe-1].d
+	}
+	for _, l := range h {
+		dst = append(dst, l.cid)
+	}
+	s.heap = h
+	return dst
 }
 
 func siftUpLeaf(h []leafDist, i int) {

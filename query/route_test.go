@@ -90,6 +90,7 @@ func TestRouterExact(t *testing.T) {
 		r := rand.New(rand.NewPCG(5, 5))
 		for _, exact := range []bool{true, false} {
 			rt := newRouter(c, routeOptions)
+			rt.flat = false // TestRouteFlat compares the flat routing with this
 			if exact {
 				rt.exactNList = tc.nlist
 			} else {
@@ -144,7 +145,7 @@ func TestRouterExact(t *testing.T) {
 					}
 				}
 			}
-			if exact && computed >= calls*tc.nlist {
+			if exact && !rt.flat && computed >= calls*tc.nlist {
 				t.Errorf("nlist %d: %d distances in %d routings: no leaf pruned", tc.nlist, computed, calls)
 			}
 		}
@@ -171,5 +172,100 @@ func TestPruneBound(t *testing.T) {
 	}
 	if pruned(10, 2, 63, 1) {
 		t.Error("pruned(10, 2, 63, tol 1): the absolute tolerance is ignored")
+	}
+}
+
+// TestRouteFlat: small-D routing over every leaf in one call (routeFlat)
+// with the row kernel over the padded leaves returns the same leaves in
+// the same order as the pruned descent over the roots, including exact
+// ties (duplicated leaves, queries on a leaf), at every nprobe up to past
+// nlist, and counts nlist distances; with the blocked kernel (another sum
+// order) its i-th leaf is at the descent's i-th distance up to rounding.
+func TestRouteFlat(t *testing.T) {
+	for _, tc := range []struct{ d, roots, nlist int }{{16, 5, 60}, {50, 10, 100}, {33, 16, 256}, {127, 3, 7}, {1, 2, 40}} {
+		c := testCentroids(t, uint64(tc.d)+7, tc.d, tc.roots, tc.nlist)
+		// Exact ties: every fifth leaf copies its predecessor's code.
+		for cid := 5; cid < tc.nlist; cid += 5 {
+			copy(c.Codes[cid*tc.d:(cid+1)*tc.d], c.Codes[(cid-1)*tc.d:cid*tc.d])
+			c.Offsets[cid], c.Scales[cid] = c.Offsets[cid-1], c.Scales[cid-1]
+		}
+		for _, blocked := range []bool{false, true} {
+			flat := newRouter(c, routeOptions)
+			if !flat.flat {
+				t.Fatalf("d %d nlist %d: not routed flat", tc.d, tc.nlist)
+			}
+			if blocked && flat.blkLeaf == nil {
+				flat.blkLeaf = make([]float32, blockRows(tc.nlist)*tc.d)
+				vecmath.BlockF32(flat.blkLeaf, flat.leaves, tc.d)
+			} else if !blocked {
+				flat.blkLeaf = nil
+			}
+			tree := newRouter(c, routeOptions)
+			tree.flat = false
+			r := rand.New(rand.NewPCG(9, uint64(tc.nlist)))
+			var s1, s2 routeScratch
+			for qi := range 150 {
+				q := make([]float32, tc.d)
+				for j := range q {
+					q[j] = float32(r.NormFloat64() * 3)
+				}
+				if qi%4 == 0 {
+					copy(q, c.Leaf(int32(r.IntN(tc.nlist))))
+				}
+				for _, np := range []int{1, 2, 5, 12, 33, tc.nlist - 1, tc.nlist, tc.nlist + 3} {
+					if np < 1 {
+						continue
+					}
+					got, n := flat.route(q, np, &s1, nil)
+					want, _ := tree.route(q, np, &s2, nil)
+					if n != tc.nlist {
+						t.Fatalf("flat routing counted %d distances, want %d", n, tc.nlist)
+					}
+					if !blocked {
+						if !slices.Equal(got, want) {
+							t.Fatalf("d %d nlist %d query %d nprobe %d: flat %v, descent %v", tc.d, tc.nlist, qi, np, got, want)
+						}
+						continue
+					}
+					if len(got) != len(want) || len(slices.Compact(slices.Sorted(slices.Values(got)))) != len(got) {
+						t.Fatalf("d %d nlist %d query %d nprobe %d: blocked flat %v, descent %v", tc.d, tc.nlist, qi, np, got, want)
+					}
+					gd, wd := leafDists(c, q, got), leafDists(c, q, want)
+					tol := rounding(flat, q)
+					for i := range gd {
+						if math.Abs(float64(gd[i])-float64(wd[i])) > tol {
+							t.Fatalf("d %d nlist %d query %d nprobe %d: leaf %d is %d at %g, descent's %d at %g", tc.d, tc.nlist, qi, np, i, got[i], gd[i], want[i], wd[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkRouteFlat routes queries over 100 leaves of 50 dimensions (the
+// GloVe sample's shape) at nprobe 12, flat and by the descent.
+func BenchmarkRouteFlat(b *testing.B) {
+	c := testCentroids(&testing.T{}, 50, 50, 10, 100)
+	r := rand.New(rand.NewPCG(1, 2))
+	qs := make([][]float32, 64)
+	for i := range qs {
+		qs[i] = make([]float32, 50)
+		for j := range qs[i] {
+			qs[i][j] = float32(r.NormFloat64() * 3)
+		}
+	}
+	for _, flat := range []bool{true, false} {
+		rt := newRouter(c, routeOptions)
+		rt.flat = flat
+		b.Run(map[bool]string{true: "flat", false: "descent"}[flat], func(b *testing.B) {
+			var s routeScratch
+			var dst []int32
+			i := 0
+			for b.Loop() {
+				dst, _ = rt.route(qs[i%len(qs)], 12, &s, dst)
+				i++
+			}
+		})
 	}
 }

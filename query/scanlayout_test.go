@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/parqdb/parqdb/internal/vecmath"
@@ -28,46 +29,70 @@ func lvq8Batch(r *rand.Rand, n, dim int) postings.Batch {
 	return b
 }
 
-// TestLVQ8ScanLayout checks the LVQ8 scan layout at dimensions that are and
-// are not multiples of the kernel block: each row's code, then zeros up to
-// the stride, and scoreLVQ8 over it gives the lvq package's distance for
-// every row.
+// TestLVQ8ScanLayout checks the LVQ8 scan layouts at dimensions that are
+// and are not multiples of the kernel block: at stride, each row's code,
+// then zeros up to the stride; blocked, each row's code in
+// vecmath.BlockU8's place and list.code's rows; and scoreLVQ8 over either
+// gives the lvq package's distance for every row.
 func TestLVQ8ScanLayout(t *testing.T) {
-	for _, dim := range []int{1, 7, 16, 50, 129} {
-		r := rand.New(rand.NewPCG(uint64(dim), 1))
-		const n = 37
-		b := lvq8Batch(r, n, dim)
-		codes := b.Codes
-		l := newList(3, b, metadata.EncodingLVQ8, dim)
-		w := stride(dim)
-		if len(l.codes) != n*w {
-			t.Fatalf("dim %d: %d code bytes, want %d rows of %d", dim, len(l.codes), n, w)
-		}
-		for i := range n {
-			row := l.codes[i*w : (i+1)*w]
-			for j, c := range row {
-				if j < dim && c != codes[i*dim+j] || j >= dim && c != 0 {
-					t.Fatalf("dim %d row %d byte %d: %d", dim, i, j, c)
+	for _, blocked := range []bool{false, true} {
+		for _, dim := range []int{1, 7, 16, 50, 129} {
+			r := rand.New(rand.NewPCG(uint64(dim), 1))
+			const n = 37
+			b := lvq8Batch(r, n, dim)
+			codes := b.Codes
+			l := newList(3, b, metadata.EncodingLVQ8, dim, blocked)
+			w := stride(dim)
+			if blocked {
+				if len(l.codes) != 48*dim || !l.blocked {
+					t.Fatalf("dim %d: %d code bytes, want 3 blocks of 16 rows of %d", dim, len(l.codes), dim)
+				}
+				for i := range 48 {
+					for j := range dim {
+						want := byte(0)
+						if i < n {
+							want = codes[i*dim+j]
+						}
+						if c := l.codes[i/16*16*dim+16*j+i%16]; c != want {
+							t.Fatalf("dim %d row %d dim %d: %d, want %d", dim, i, j, c, want)
+						}
+					}
+				}
+			} else if len(l.codes) != n*w {
+				t.Fatalf("dim %d: %d code bytes, want %d rows of %d", dim, len(l.codes), n, w)
+			}
+			for i := range n {
+				if got := l.code(nil, i, dim); !slices.Equal(got, codes[i*dim:(i+1)*dim]) {
+					t.Fatalf("dim %d blocked %v: code(%d) = %v, want %v", dim, blocked, i, got, codes[i*dim:(i+1)*dim])
+				}
+				if blocked {
+					continue
+				}
+				row := l.codes[i*w : (i+1)*w]
+				for j, c := range row {
+					if j < dim && c != codes[i*dim+j] || j >= dim && c != 0 {
+						t.Fatalf("dim %d row %d byte %d: %d", dim, i, j, c)
+					}
 				}
 			}
-		}
-		q := make([]float32, dim)
-		for j := range q {
-			q[j] = float32(r.NormFloat64())
-		}
-		// as prepareQuery leaves it: q, and q zero-padded to the stride
-		s := &scratch{q: q, qp: append(append([]float32(nil), q...), make([]float32, w-dim)...), lists: []*list{l}}
-		s.top.reset(n)
-		(&Index{}).scoreLVQ8(s, false, &Stats{})
-		if got := s.top.best(); len(got) != n {
-			t.Fatalf("dim %d: %d candidates, want %d", dim, len(got), n)
-		}
-		lq := lvq.NewQuery(q)
-		for _, c := range s.top.h {
-			i := int(c.i)
-			want := lq.L2Sq8(codes[i*dim:(i+1)*dim], l.batch.Offsets[i], l.batch.Scales[i])
-			if math.Abs(float64(c.dist-want)) > 1e-5*math.Max(1, float64(want)) {
-				t.Errorf("dim %d row %d: distance %v, lvq says %v", dim, i, c.dist, want)
+			q := make([]float32, dim)
+			for j := range q {
+				q[j] = float32(r.NormFloat64())
+			}
+			// as prepareQuery leaves it: q, and q zero-padded to the stride
+			s := &scratch{q: q, qp: append(append([]float32(nil), q...), make([]float32, w-dim)...), lists: []*list{l}}
+			s.top.reset(n)
+			(&Index{}).scoreLVQ8(s, false, &Stats{})
+			if got := s.top.best(); len(got) != n {
+				t.Fatalf("dim %d: %d candidates, want %d", dim, len(got), n)
+			}
+			lq := lvq.NewQuery(q)
+			for _, c := range s.top.h {
+				i := int(c.i)
+				want := lq.L2Sq8(codes[i*dim:(i+1)*dim], l.batch.Offsets[i], l.batch.Scales[i])
+				if math.Abs(float64(c.dist-want)) > 1e-5*math.Max(1, float64(want)) {
+					t.Errorf("dim %d blocked %v row %d: distance %v, lvq says %v", dim, blocked, i, c.dist, want)
+				}
 			}
 		}
 	}

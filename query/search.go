@@ -199,6 +199,7 @@ type scratch struct {
 	lists   []*list
 	missing []int
 	dists   []float32
+	admit   []int32   // scoreList: rows within the admission bound
 	approx  []float64 // the exact plan's code distances (scoreExactCodes)
 	top     topK
 	route   routeScratch
@@ -320,7 +321,7 @@ func (ix *Index) prepareQuery(s *scratch, q []float32) error {
 func (ix *Index) route(s *scratch, nprobe int, st *Stats) {
 	var n int
 	s.cids, n = ix.router.route(s.q, nprobe, &s.route, s.cids)
-	st.LeafDistances += int64(n + ix.art.Centroids.NumRoots())
+	st.LeafDistances += int64(n)
 	st.Lists += int64(len(s.cids))
 }
 
@@ -365,7 +366,7 @@ func (ix *Index) readLists(ctx context.Context, s *scratch, st *Stats) error {
 				return fmt.Errorf("postings %s row group %d: %w", ix.manifest.Files[rg.File].Path, rg.RowGroup, err)
 			}
 		}
-		s.lists[i] = ix.cache.put(newList(s.cids[i], b, ix.schema.Encoding, ix.Dim()))
+		s.lists[i] = ix.cache.put(newList(s.cids[i], b, ix.schema.Encoding, ix.Dim(), ix.blocked))
 	}
 	return nil
 }
@@ -471,8 +472,7 @@ func (ix *Index) scoreLVQ8(s *scratch, half bool, st *Stats) {
 
 // lvq8Terms are the query's terms of the LVQ8 distance (scoreLVQ8).
 type lvq8Terms struct {
-	norm2, sumq2 float64 // ‖q‖², 2·Σq
-	mul          float32 // 0.5 for cosine's _distance, else 1
+	vecmath.LVQ8Terms // ‖q‖², 2·Σq; Mul 0.5 for cosine's _distance, else 1
 }
 
 func newLVQ8Terms(q []float32, half bool) lvq8Terms {
@@ -482,33 +482,57 @@ func newLVQ8Terms(q []float32, half bool) lvq8Terms {
 		sumq += f
 		norm2 += f * f
 	}
-	t := lvq8Terms{norm2: norm2, sumq2: 2 * sumq, mul: 1}
+	t := lvq8Terms{vecmath.LVQ8Terms{Norm2: norm2, SumQ2: 2 * sumq, Mul: 1}}
 	if half {
-		t.mul = 0.5
+		t.Mul = 0.5
 	}
 	return t
 }
 
-// scoreList scores every row of l with the batch kernel into s.top.
+// scoreList scores every row of l with the batch kernels into s.top: the
+// code dot products, then the distances (vecmath.LVQ8Terms.Dists), which
+// also lists the rows within the admission bound at the list's start.
+// Since the bound only falls, only those can be admitted; each is checked
+// against the current bound as it is offered.
 func (q lvq8Terms) scoreList(s *scratch, l *list, st *Stats) {
 	n := l.len()
 	if n == 0 {
 		return
 	}
-	s.dists = slices.Grow(s.dists[:0], n)[:n]
-	vecmath.DotU8Batch(s.qp, l.codes, len(s.qp), s.dists)
+	l.dots(s)
 	st.Candidates += int64(n)
-	offs, scs, base := l.batch.Offsets[:n], l.batch.Scales[:n], l.base[:n]
-	norm2, sumq2, mul := q.norm2, q.sumq2, q.mul
 	t := &s.top
 	thr := t.threshold()
-	for i, dot := range s.dists {
-		r := norm2 + base[i] - (float64(offs[i])*sumq2 + float64(scs[i])*2*float64(dot))
-		d := float32(max(r, 0)) * mul
+	offs, scs, base := l.batch.Offsets[:n], l.batch.Scales[:n], l.base[:n]
+	if t.len() == 0 && n > t.k && !noFirstListBound.Load() {
+		// The first list (nearest first) would admit every row until the
+		// buffer fills: bound it by its own k-th distance instead, which
+		// no row past it can beat (topK.lower), and by refine's cap of its
+		// capK-th.
+		s.admit = q.Dists(s.dists, offs, scs, base, -1, s.admit[:0])
+		s.kd = append(s.kd[:0], s.dists...)
+		bound := kthFloat(s.kd, t.k)
+		if t.capK > 0 && t.capK < t.k {
+			// refine's cap at once, as trim applies it (kthFloat left the
+			// k smallest first: their capK-th is the list's capK-th).
+			bound = min(bound, t.capAt.of(kthFloat(s.kd[:t.k], t.capK)))
+		}
+		t.lower(bound)
+		thr = t.threshold()
+		for i, d := range s.dists {
+			if d <= thr {
+				s.admit = append(s.admit, int32(i))
+			}
+		}
+	} else {
+		s.admit = q.Dists(s.dists, offs, scs, base, thr, s.admit[:0])
+	}
+	for _, i := range s.admit {
+		d := s.dists[i]
 		if d > thr {
 			continue
 		}
-		t.push(cand{dist: d, i: int32(i), l: l})
+		t.push(cand{dist: d, i: i, l: l})
 		thr = t.threshold()
 	}
 }
@@ -651,6 +675,10 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, k int, st
 	s.vsFor = len(cands)
 	return cands, nil
 }
+
+// noFirstListBound turns scoreList's bound on the first list off (tests
+// compare both ways).
+var noFirstListBound atomic.Bool
 
 // noRefineSkip turns the skipping off (tests compare both ways).
 var noRefineSkip atomic.Bool
@@ -832,7 +860,7 @@ func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int, st
 		c.dist = float32(d)
 	}
 	clear(s.vs)
-	slices.SortFunc(cands[:m], compareCand)
+	sortCands(cands[:m])
 	return cands[:m], nil
 }
 
@@ -886,7 +914,8 @@ func (ix *Index) rowLoc(ord int64) source.RowLoc {
 func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (*Result, error) {
 	res := &Result{Stats: st, Hits: make([]Hit, len(top))}
 	if opts.NoRows || opts.KeysOnly {
-		res.Columns = append(slices.Clone(ix.snap.SourceKeyFields), metadata.ReservedField)
+		keys := ix.snap.SourceKeyFields
+		res.Columns = append(append(make([]string, 0, len(keys)+1), keys...), metadata.ReservedField)
 		for i, c := range top {
 			res.Hits[i] = Hit{Key: c.key(), Distance: c.dist}
 			if opts.NoRows {

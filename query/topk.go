@@ -81,6 +81,16 @@ func (t *topK) reset(k int) {
 // best distance at the last selection.
 func (t *topK) threshold() float32 { return t.thr }
 
+// lower lowers the admission bound to thr, which must be at least the
+// k-th best distance of the candidates offered so far or about to be
+// offered before the next selection (e.g. the k-th of a list's distances
+// that are all offered next): candidates farther than it could not be
+// among the k best.
+func (t *topK) lower(thr float32) { t.thr = min(t.thr, thr) }
+
+// len is the number of candidates in the buffer.
+func (t *topK) len() int { return len(t.h) }
+
 // full reports whether at least k candidates were kept.
 func (t *topK) full() bool { return len(t.h) >= t.k }
 
@@ -165,8 +175,22 @@ func (t *topK) best() []cand {
 // sorted returns the k best candidates best first; the buffer is spent.
 func (t *topK) sorted() []cand {
 	h := t.best()
-	slices.SortFunc(h, compareCand)
+	sortCands(h)
 	return h
+}
+
+// sortCands sorts h by lessCand: by insertion up to 32 candidates (no
+// call per comparison: lessCand inlines), else slices.SortFunc.
+func sortCands(h []cand) {
+	if len(h) > 32 {
+		slices.SortFunc(h, compareCand)
+		return
+	}
+	for i := 1; i < len(h); i++ {
+		for j := i; j > 0 && lessCand(h[j], h[j-1]); j-- {
+			h[j], h[j-1] = h[j-1], h[j]
+		}
+	}
 }
 
 // selectCands reorders h so that h[:n] holds its n best candidates (by

@@ -20,6 +20,11 @@ var (
 	// pairKernel selects the two-rows-at-a-time LVQ8 and LVQ4 scan kernels (a
 	// variable so that benchmarks can compare it with the one-row kernel).
 	pairKernel = true
+
+	// batch16 selects the 16-rows-at-a-time reduction of the LVQ8 dot
+	// batch kernel (a variable so that tests and benchmarks can compare
+	// it with the row-by-row one).
+	batch16 = true
 )
 
 func implName() string {
@@ -227,7 +232,16 @@ func dotU8Batch(q []float32, codes []byte, out []float32) {
 	case useAVX512 && d%16 == 0:
 		if len(out) > 0 {
 			_ = codes[len(out)*d-1]
-			dotU8BatchAVX512(&q[0], &codes[0], d, len(out), &out[0])
+			m := 0
+			if batch16 {
+				m = len(out) &^ 15
+			}
+			if m > 0 {
+				dotU8Batch16AVX512(&q[0], &codes[0], d, m, &out[0])
+			}
+			if m < len(out) {
+				dotU8BatchAVX512(&q[0], &codes[m*d], d, len(out)-m, &out[m])
+			}
 		}
 	case useAVX2 && d%8 == 0:
 		for i := range out {
@@ -364,4 +378,42 @@ func dotSumsU4SplitBatch(qs []float32, dim int, codes []byte, dots []float32, su
 			sumSqs[i] += sq2
 		}
 	}
+}
+
+// lvq8Dists runs the rows through the AVX-512 kernel, which stores its
+// compacted row numbers 16 at a time (idx gets that much room).
+func lvq8Dists(t LVQ8Terms, dots, offs, scs []float32, base []float64, thr float32, idx []int32) []int32 {
+	n := len(dots)
+	if !useAVX512 || n == 0 {
+		return lvq8DistsGeneric(t, dots, offs, scs, base, thr, idx)
+	}
+	k := len(idx)
+	if cap(idx)-k < n+16 {
+		idx = append(idx[:cap(idx)], make([]int32, n+16-(cap(idx)-k))...)
+	}
+	idx = idx[:cap(idx)]
+	_, _, _ = offs[n-1], scs[n-1], base[n-1]
+	got := lvq8DistsAVX512(&dots[0], &offs[0], &scs[0], &base[0], n, t.Norm2, t.SumQ2, t.Mul, thr, &idx[k])
+	return idx[:k+got]
+}
+
+func dotU8Blocked(q []float32, codes []byte, out []float32) {
+	if !useAVX512 || len(out) == 0 {
+		dotU8BlockedGeneric(q, codes, out)
+		return
+	}
+	dotU8BlockedAVX512(&q[0], &codes[0], len(q), len(out)/U8BlockRows, &out[0])
+}
+
+// FastBlocked reports whether DotU8Blocked and L2SqBlocked have SIMD
+// kernels on this CPU (AVX-512); without them a caller should keep the
+// row layout, whose kernels are faster than the portable blocked code.
+func FastBlocked() bool { return useAVX512 }
+
+func l2SqBlocked(q, rows, out []float32) {
+	if !useAVX512 || len(out) == 0 {
+		l2SqBlockedGeneric(q, rows, out)
+		return
+	}
+	l2SqBlockedAVX512(&q[0], &rows[0], len(q), len(out)/U8BlockRows, &out[0])
 }

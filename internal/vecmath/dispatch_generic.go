@@ -37,3 +37,15 @@ func dotSumsU4Split(qs []float32, code []byte, dim int) (float32, uint32, uint32
 func dotSumsU4SplitBatch(qs []float32, dim int, codes []byte, dots []float32, sums, sumSqs []uint32) {
 	dotSumsU4SplitBatchGeneric(qs, dim, codes, dots, sums, sumSqs)
 }
+
+func lvq8Dists(t LVQ8Terms, dots, offs, scs []float32, base []float64, thr float32, idx []int32) []int32 {
+	return lvq8DistsGeneric(t, dots, offs, scs, base, thr, idx)
+}
+
+func dotU8Blocked(q []float32, codes []byte, out []float32) { dotU8BlockedGeneric(q, codes, out) }
+
+// FastBlocked reports whether DotU8Blocked and L2SqBlocked have SIMD
+// kernels (never in this build).
+func FastBlocked() bool { return false }
+
+func l2SqBlocked(q, rows, out []float32) { l2SqBlockedGeneric(q, rows, out) }

@@ -60,3 +60,42 @@ func TestU4TailNoOverread(t *testing.T) {
 		}
 	}
 }
+
+// TestLVQ8DistsNoOverread runs LVQ8Terms.Dists on rows whose values end at
+// an inaccessible page: the kernel's masked tail must not read or write
+// past them, and the results must equal Dist's bit for bit.
+func TestLVQ8DistsNoOverread(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	for _, n := range []int{1, 5, 15, 16, 17, 33, 47} {
+		f32 := func() []float32 {
+			return unsafe.Slice((*float32)(unsafe.Pointer(&guarded(t, 4*n)[0])), n)
+		}
+		dots, offs, scs := f32(), f32(), f32()
+		base := unsafe.Slice((*float64)(unsafe.Pointer(&guarded(t, 8*n)[0])), n)
+		q := LVQ8Terms{Norm2: 1, SumQ2: r.NormFloat64(), Mul: 0.5}
+		want := make([]float32, n)
+		for i := range n {
+			dots[i] = float32(r.NormFloat64() * 50)
+			offs[i] = float32(r.NormFloat64() * 0.1)
+			scs[i] = float32(r.Float64() * 0.01)
+			base[i] = 0.5 + r.Float64()
+			want[i] = q.Dist(offs[i], scs[i], base[i], dots[i])
+		}
+		idx := q.Dists(dots, offs, scs, base, want[n/2], nil)
+		j := 0
+		for i := range n {
+			if math.Float32bits(dots[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d row %d: %v, want %v", n, i, dots[i], want[i])
+			}
+			if want[i] <= want[n/2] {
+				if j >= len(idx) || idx[j] != int32(i) {
+					t.Fatalf("n=%d: idx %v lacks row %d", n, idx, i)
+				}
+				j++
+			}
+		}
+		if j != len(idx) {
+			t.Fatalf("n=%d: idx %v has extra rows", n, idx)
+		}
+	}
+}

@@ -1659,3 +1659,1023 @@ l2v_rowdone:
 l2v_end:
 	VZEROUPPER
 	RET
+
+DATA lvq8Lanes<>+0(SB)/8, $0x0000000100000000
+DATA lvq8Lanes<>+8(SB)/8, $0x0000000300000002
+DATA lvq8Lanes<>+16(SB)/8, $0x0000000500000004
+DATA lvq8Lanes<>+24(SB)/8, $0x0000000700000006
+DATA lvq8Lanes<>+32(SB)/8, $0x0000000900000008
+DATA lvq8Lanes<>+40(SB)/8, $0x0000000b0000000a
+DATA lvq8Lanes<>+48(SB)/8, $0x0000000d0000000c
+DATA lvq8Lanes<>+56(SB)/8, $0x0000000f0000000e
+GLOBL lvq8Lanes<>(SB), RODATA|NOPTR, $64
+
+// func lvq8DistsAVX512(dots, offs, scs *float32, base *float64, n int, norm2, sumq2 float64, mul, thr float32, idx *int32) int
+//
+// 16 rows per step, in two halves of 8 float64 lanes, each lane doing
+// LVQ8Terms.Dist's operations in its order: a = norm2 + base,
+// b = off·sumq2, c = (sc·2)·dot, r = a − (b + c), max(r, +0), to float32,
+// ×mul. Rows with d ≤ thr are compacted (VPCOMPRESSD in a register, then a
+// full 64-byte store: the memory form is slow on some CPUs).
+TEXT ·lvq8DistsAVX512(SB), NOSPLIT, $0-80
+	MOVQ         dots+0(FP), SI
+	MOVQ         offs+8(FP), R8
+	MOVQ         scs+16(FP), R9
+	MOVQ         base+24(FP), R10
+	MOVQ         n+32(FP), CX
+	VBROADCASTSD norm2+40(FP), Z20
+	VBROADCASTSD sumq2+48(FP), Z21
+	VBROADCASTSS mul+56(FP), Z22
+	VBROADCASTSS thr+60(FP), Z23
+	MOVQ         idx+64(FP), DI
+	MOVQ         DI, R11
+	VPXORQ       Z24, Z24, Z24
+	// Z25 = row numbers 0…15 of the block, Z26 = 16 in every lane
+	VMOVDQU32    lvq8Lanes<>(SB), Z25
+	MOVL         $16, AX
+	VPBROADCASTD AX, Z26
+
+lvq8d_16:
+	CMPQ      CX, $16
+	JL        lvq8d_done
+	VCVTPS2PD (SI), Z0
+	VCVTPS2PD 32(SI), Z5
+	VCVTPS2PD (R8), Z1
+	VCVTPS2PD 32(R8), Z6
+	VCVTPS2PD (R9), Z2
+	VCVTPS2PD 32(R9), Z7
+	VMULPD    Z21, Z1, Z1
+	VMULPD    Z21, Z6, Z6
+	VADDPD    Z2, Z2, Z2
+	VADDPD    Z7, Z7, Z7
+	VMULPD    Z0, Z2, Z2
+	VMULPD    Z5, Z7, Z7
+	VADDPD    Z2, Z1, Z1
+	VADDPD    Z7, Z6, Z6
+	VADDPD    (R10), Z20, Z3
+	VADDPD    64(R10), Z20, Z8
+	VSUBPD    Z1, Z3, Z3
+	VSUBPD    Z6, Z8, Z8
+	VMAXPD    Z24, Z3, Z3
+	VMAXPD    Z24, Z8, Z8
+	VCVTPD2PS Z3, Y3
+	VCVTPD2PS Z8, Y8
+	VINSERTF64X4 $1, Y8, Z3, Z3
+	VMULPS    Z22, Z3, Z3
+	VMOVUPS   Z3, (SI)
+	VCMPPS    $2, Z23, Z3, K1
+	VPCOMPRESSD Z25, K1, Z4
+	VMOVDQU32 Z4, (DI)
+	KMOVW     K1, AX
+	POPCNTL   AX, AX
+	LEAQ      (DI)(AX*4), DI
+	VPADDD    Z26, Z25, Z25
+	ADDQ      $64, SI
+	ADDQ      $64, R8
+	ADDQ      $64, R9
+	ADDQ      $128, R10
+	SUBQ      $16, CX
+	JMP       lvq8d_16
+
+lvq8d_done:
+	// the last 1–15 rows: the same with masked loads and store (K3: the
+	// rows' float32 lanes and the first half's float64 lanes; K5: the
+	// second half's)
+	TESTQ     CX, CX
+	JZ        lvq8d_end
+	MOVL      $1, AX
+	SHLL      CX, AX
+	DECL      AX
+	KMOVW     AX, K3
+	KSHIFTRW  $8, K3, K5
+	VMOVUPS.Z (SI), K3, Z10
+	VMOVUPS.Z (R8), K3, Z11
+	VMOVUPS.Z (R9), K3, Z12
+	VCVTPS2PD Y10, Z0
+	VEXTRACTF64X4 $1, Z10, Y10
+	VCVTPS2PD Y10, Z5
+	VCVTPS2PD Y11, Z1
+	VEXTRACTF64X4 $1, Z11, Y11
+	VCVTPS2PD Y11, Z6
+	VCVTPS2PD Y12, Z2
+	VEXTRACTF64X4 $1, Z12, Y12
+	VCVTPS2PD Y12, Z7
+	VMOVUPD.Z (R10), K3, Z3
+	VMOVUPD.Z 64(R10), K5, Z8
+	VMULPD    Z21, Z1, Z1
+	VMULPD    Z21, Z6, Z6
+	VADDPD    Z2, Z2, Z2
+	VADDPD    Z7, Z7, Z7
+	VMULPD    Z0, Z2, Z2
+	VMULPD    Z5, Z7, Z7
+	VADDPD    Z2, Z1, Z1
+	VADDPD    Z7, Z6, Z6
+	VADDPD    Z3, Z20, Z3
+	VADDPD    Z8, Z20, Z8
+	VSUBPD    Z1, Z3, Z3
+	VSUBPD    Z6, Z8, Z8
+	VMAXPD    Z24, Z3, Z3
+	VMAXPD    Z24, Z8, Z8
+	VCVTPD2PS Z3, Y3
+	VCVTPD2PS Z8, Y8
+	VINSERTF64X4 $1, Y8, Z3, Z3
+	VMULPS    Z22, Z3, Z3
+	VMOVUPS   Z3, K3, (SI)
+	VCMPPS    $2, Z23, Z3, K3, K1
+	VPCOMPRESSD Z25, K1, Z4
+	VMOVDQU32 Z4, (DI)
+	KMOVW     K1, AX
+	POPCNTL   AX, AX
+	LEAQ      (DI)(AX*4), DI
+
+lvq8d_end:
+	SUBQ       R11, DI
+	SHRQ       $2, DI
+	MOVQ       DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func dotU8BlockedAVX512(q *float32, codes *byte, d, nb int, out *float32)
+//
+// 16 rows per block in the dimension-major layout (BlockU8): per dimension
+// j one widening of the rows' 16 codes, one conversion and one FMA with
+// q[j] broadcast, into the accumulator of j mod 4 (the last d mod 4 into
+// the first), then (Z0+Z1)+(Z2+Z3): row r's dot in lane r, no horizontal
+// sums.
+TEXT ·dotU8BlockedAVX512(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), R9
+	MOVQ codes+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ nb+24(FP), BX
+	MOVQ out+32(FP), R8
+
+du8bl_block:
+	TESTQ  BX, BX
+	JZ     du8bl_end
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8bl_4:
+	CMPQ             CX, $4
+	JL               du8bl_1
+	VPMOVZXBD        (DI), Z4
+	VPMOVZXBD        16(DI), Z5
+	VPMOVZXBD        32(DI), Z6
+	VPMOVZXBD        48(DI), Z7
+	VCVTDQ2PS        Z4, Z4
+	VCVTDQ2PS        Z5, Z5
+	VCVTDQ2PS        Z6, Z6
+	VCVTDQ2PS        Z7, Z7
+	VFMADD231PS.BCST (SI), Z4, Z0
+	VFMADD231PS.BCST 4(SI), Z5, Z1
+	VFMADD231PS.BCST 8(SI), Z6, Z2
+	VFMADD231PS.BCST 12(SI), Z7, Z3
+	ADDQ             $16, SI
+	ADDQ             $64, DI
+	SUBQ             $4, CX
+	JMP              du8bl_4
+
+du8bl_1:
+	TESTQ            CX, CX
+	JZ               du8bl_sum
+	VPMOVZXBD        (DI), Z4
+	VCVTDQ2PS        Z4, Z4
+	VFMADD231PS.BCST (SI), Z4, Z0
+	ADDQ             $4, SI
+	ADDQ             $16, DI
+	DECQ             CX
+	JMP              du8bl_1
+
+du8bl_sum:
+	VADDPS  Z1, Z0, Z0
+	VADDPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS Z0, (R8)
+	ADDQ    $64, R8
+	DECQ    BX
+	JMP     du8bl_block
+
+du8bl_end:
+	VZEROUPPER
+	RET
+
+// func l2SqBlockedAVX512(q, rows *float32, d, nb int, out *float32)
+//
+// dotU8BlockedAVX512's loop for float32 rows in BlockF32's layout: per
+// dimension j the 16 rows' values minus q[j] broadcast, squared into the
+// accumulator of j mod 4 (FMA).
+TEXT ·l2SqBlockedAVX512(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), R9
+	MOVQ rows+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ nb+24(FP), BX
+	MOVQ out+32(FP), R8
+
+l2bl_block:
+	TESTQ  BX, BX
+	JZ     l2bl_end
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+l2bl_4:
+	CMPQ        CX, $4
+	JL          l2bl_1
+	VMOVUPS     (DI), Z4
+	VMOVUPS     64(DI), Z5
+	VMOVUPS     128(DI), Z6
+	VMOVUPS     192(DI), Z7
+	VSUBPS.BCST (SI), Z4, Z4
+	VSUBPS.BCST 4(SI), Z5, Z5
+	VSUBPS.BCST 8(SI), Z6, Z6
+	VSUBPS.BCST 12(SI), Z7, Z7
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	ADDQ        $16, SI
+	ADDQ        $256, DI
+	SUBQ        $4, CX
+	JMP         l2bl_4
+
+l2bl_1:
+	TESTQ       CX, CX
+	JZ          l2bl_sum
+	VMOVUPS     (DI), Z4
+	VSUBPS.BCST (SI), Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $4, SI
+	ADDQ        $64, DI
+	DECQ        CX
+	JMP         l2bl_1
+
+l2bl_sum:
+	VADDPS  Z1, Z0, Z0
+	VADDPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS Z0, (R8)
+	ADDQ    $64, R8
+	DECQ    BX
+	JMP     l2bl_block
+
+l2bl_end:
+	VZEROUPPER
+	RET
+
+// func dotU8Batch16AVX512(q *float32, codes *byte, d, n int, out *float32)
+//
+// dotU8BatchAVX512 for n a multiple of 16, bit for bit, 16 rows at a time:
+// each row's four accumulators are summed lane-wise as there, into one of
+// Z16–Z31, and the 16 horizontal sums are done together by a transposing
+// tree (VSHUFF64X2, VSHUFPS) whose additions are REDUCE_PS_Z0's, in its
+// order (lanes i + i+8, i + i+4, i + i+2, i + i+1), for 30 shuffles and
+// 15 additions per 16 rows instead of 4 and 4 per row. Generated by a
+// script (the slot of each row is chosen so that the tree leaves row j in
+// lane j); do not edit by hand.
+TEXT ·dotU8Batch16AVX512(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), R9
+	MOVQ codes+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ n+24(FP), BX
+	MOVQ out+32(FP), R8
+
+du8x_block:
+	CMPQ BX, $16
+	JL   du8x_end
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r0_64:
+	CMPQ        CX, $64
+	JL          du8x_r0_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r0_64
+
+du8x_r0_16:
+	CMPQ        CX, $16
+	JL          du8x_r0_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r0_16
+
+du8x_r0_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z16
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r1_64:
+	CMPQ        CX, $64
+	JL          du8x_r1_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r1_64
+
+du8x_r1_16:
+	CMPQ        CX, $16
+	JL          du8x_r1_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r1_16
+
+du8x_r1_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z20
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r2_64:
+	CMPQ        CX, $64
+	JL          du8x_r2_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r2_64
+
+du8x_r2_16:
+	CMPQ        CX, $16
+	JL          du8x_r2_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r2_16
+
+du8x_r2_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z24
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r3_64:
+	CMPQ        CX, $64
+	JL          du8x_r3_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r3_64
+
+du8x_r3_16:
+	CMPQ        CX, $16
+	JL          du8x_r3_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r3_16
+
+du8x_r3_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z28
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r4_64:
+	CMPQ        CX, $64
+	JL          du8x_r4_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r4_64
+
+du8x_r4_16:
+	CMPQ        CX, $16
+	JL          du8x_r4_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r4_16
+
+du8x_r4_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z17
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r5_64:
+	CMPQ        CX, $64
+	JL          du8x_r5_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r5_64
+
+du8x_r5_16:
+	CMPQ        CX, $16
+	JL          du8x_r5_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r5_16
+
+du8x_r5_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z21
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r6_64:
+	CMPQ        CX, $64
+	JL          du8x_r6_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r6_64
+
+du8x_r6_16:
+	CMPQ        CX, $16
+	JL          du8x_r6_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r6_16
+
+du8x_r6_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z25
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r7_64:
+	CMPQ        CX, $64
+	JL          du8x_r7_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r7_64
+
+du8x_r7_16:
+	CMPQ        CX, $16
+	JL          du8x_r7_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r7_16
+
+du8x_r7_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z29
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r8_64:
+	CMPQ        CX, $64
+	JL          du8x_r8_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r8_64
+
+du8x_r8_16:
+	CMPQ        CX, $16
+	JL          du8x_r8_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r8_16
+
+du8x_r8_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z18
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r9_64:
+	CMPQ        CX, $64
+	JL          du8x_r9_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r9_64
+
+du8x_r9_16:
+	CMPQ        CX, $16
+	JL          du8x_r9_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r9_16
+
+du8x_r9_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z22
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r10_64:
+	CMPQ        CX, $64
+	JL          du8x_r10_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r10_64
+
+du8x_r10_16:
+	CMPQ        CX, $16
+	JL          du8x_r10_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r10_16
+
+du8x_r10_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z26
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r11_64:
+	CMPQ        CX, $64
+	JL          du8x_r11_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r11_64
+
+du8x_r11_16:
+	CMPQ        CX, $16
+	JL          du8x_r11_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r11_16
+
+du8x_r11_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z30
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r12_64:
+	CMPQ        CX, $64
+	JL          du8x_r12_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r12_64
+
+du8x_r12_16:
+	CMPQ        CX, $16
+	JL          du8x_r12_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r12_16
+
+du8x_r12_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z19
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r13_64:
+	CMPQ        CX, $64
+	JL          du8x_r13_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r13_64
+
+du8x_r13_16:
+	CMPQ        CX, $16
+	JL          du8x_r13_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r13_16
+
+du8x_r13_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z23
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r14_64:
+	CMPQ        CX, $64
+	JL          du8x_r14_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r14_64
+
+du8x_r14_16:
+	CMPQ        CX, $16
+	JL          du8x_r14_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r14_16
+
+du8x_r14_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z27
+	MOVQ   R9, SI
+	MOVQ   DX, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+du8x_r15_64:
+	CMPQ        CX, $64
+	JL          du8x_r15_16
+	VPMOVZXBD   (DI), Z4
+	VPMOVZXBD   16(DI), Z5
+	VPMOVZXBD   32(DI), Z6
+	VPMOVZXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $64, DI
+	SUBQ        $64, CX
+	JMP         du8x_r15_64
+
+du8x_r15_16:
+	CMPQ        CX, $16
+	JL          du8x_r15_done
+	VPMOVZXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         du8x_r15_16
+
+du8x_r15_done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z31
+
+	// level 1: lanes i + i+8 of slots 2k, 2k+1 → Z8+k
+	VSHUFF64X2 $0x44, Z17, Z16, Z0
+	VSHUFF64X2 $0xee, Z17, Z16, Z1
+	VADDPS     Z1, Z0, Z8
+	VSHUFF64X2 $0x44, Z19, Z18, Z0
+	VSHUFF64X2 $0xee, Z19, Z18, Z1
+	VADDPS     Z1, Z0, Z9
+	VSHUFF64X2 $0x44, Z21, Z20, Z0
+	VSHUFF64X2 $0xee, Z21, Z20, Z1
+	VADDPS     Z1, Z0, Z10
+	VSHUFF64X2 $0x44, Z23, Z22, Z0
+	VSHUFF64X2 $0xee, Z23, Z22, Z1
+	VADDPS     Z1, Z0, Z11
+	VSHUFF64X2 $0x44, Z25, Z24, Z0
+	VSHUFF64X2 $0xee, Z25, Z24, Z1
+	VADDPS     Z1, Z0, Z12
+	VSHUFF64X2 $0x44, Z27, Z26, Z0
+	VSHUFF64X2 $0xee, Z27, Z26, Z1
+	VADDPS     Z1, Z0, Z13
+	VSHUFF64X2 $0x44, Z29, Z28, Z0
+	VSHUFF64X2 $0xee, Z29, Z28, Z1
+	VADDPS     Z1, Z0, Z14
+	VSHUFF64X2 $0x44, Z31, Z30, Z0
+	VSHUFF64X2 $0xee, Z31, Z30, Z1
+	VADDPS     Z1, Z0, Z15
+	// level 2: lanes i + i+4 (128-bit quarters 0+1, 2+3) → Z16+k
+	VSHUFF64X2 $0x88, Z9, Z8, Z0
+	VSHUFF64X2 $0xdd, Z9, Z8, Z1
+	VADDPS     Z1, Z0, Z16
+	VSHUFF64X2 $0x88, Z11, Z10, Z0
+	VSHUFF64X2 $0xdd, Z11, Z10, Z1
+	VADDPS     Z1, Z0, Z17
+	VSHUFF64X2 $0x88, Z13, Z12, Z0
+	VSHUFF64X2 $0xdd, Z13, Z12, Z1
+	VADDPS     Z1, Z0, Z18
+	VSHUFF64X2 $0x88, Z15, Z14, Z0
+	VSHUFF64X2 $0xdd, Z15, Z14, Z1
+	VADDPS     Z1, Z0, Z19
+	// level 3: lanes i + i+2 within each quarter → Z20, Z21
+	VSHUFPS $0x44, Z17, Z16, Z0
+	VSHUFPS $0xee, Z17, Z16, Z1
+	VADDPS  Z1, Z0, Z20
+	VSHUFPS $0x44, Z19, Z18, Z0
+	VSHUFPS $0xee, Z19, Z18, Z1
+	VADDPS  Z1, Z0, Z21
+	// level 4: lanes i + i+1 → row j in lane j
+	VSHUFPS $0x88, Z21, Z20, Z0
+	VSHUFPS $0xdd, Z21, Z20, Z1
+	VADDPS  Z1, Z0, Z22
+	VMOVUPS Z22, (R8)
+	ADDQ    $64, R8
+	SUBQ    $16, BX
+	JMP     du8x_block
+
+du8x_end:
+	VZEROUPPER
+	RET

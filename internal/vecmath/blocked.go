@@ -1,0 +1,134 @@
+package vecmath
+
+// U8BlockRows is the number of rows in a block of the dimension-major
+// LVQ8 code layout of BlockU8 and DotU8Blocked.
+const U8BlockRows = 16
+
+// BlockU8 writes the n = len(codes)/dim rows of dim 8-bit codes
+// (row-major: row i at codes[i*dim:(i+1)*dim]) into dst in the
+// dimension-major block layout: rows in blocks of 16, and in block b the
+// code of row 16b+r, dimension j at dst[b*16*dim + 16*j + r]; rows past n
+// in the last block are zero. It panics unless len(codes) is a multiple of
+// dim and len(dst) == ⌈n/16⌉·16·dim.
+func BlockU8(dst, codes []byte, dim int) {
+	if dim <= 0 || len(codes)%dim != 0 {
+		panic("vecmath: BlockU8 length mismatch")
+	}
+	n := len(codes) / dim
+	nb := (n + U8BlockRows - 1) / U8BlockRows
+	if len(dst) != nb*U8BlockRows*dim {
+		panic("vecmath: BlockU8 length mismatch")
+	}
+	clear(dst[n/U8BlockRows*U8BlockRows*dim:])
+	for i := range n {
+		blk := dst[i/U8BlockRows*U8BlockRows*dim:]
+		r := i % U8BlockRows
+		for j, c := range codes[i*dim : (i+1)*dim] {
+			blk[U8BlockRows*j+r] = c
+		}
+	}
+}
+
+// DotU8Blocked sets out[i] = Σ_j q_j·float32(c_ij) for the len(out) rows
+// (a multiple of 16) of codes in BlockU8's layout, len(q) dimensions. Each
+// row is summed in dotU8Generic's order (four partial sums by j mod 4, the
+// last len(q) mod 4 terms into the first, then (s0+s1)+(s2+s3)); with
+// AVX-512 each term is fused into its partial sum (FMA), so the kernels
+// agree to rounding, not bit for bit. It panics unless len(out) is a
+// multiple of 16 and len(codes) == len(out)·len(q).
+func DotU8Blocked(q []float32, codes []byte, out []float32) {
+	if len(out)%U8BlockRows != 0 || len(codes) != len(out)*len(q) {
+		panic("vecmath: DotU8Blocked length mismatch")
+	}
+	if len(q) == 0 {
+		clear(out)
+		return
+	}
+	dotU8Blocked(q, codes, out)
+}
+
+func dotU8BlockedGeneric(q []float32, codes []byte, out []float32) {
+	d := len(q)
+	for b := 0; b < len(out); b += U8BlockRows {
+		blk := codes[b*d : (b+U8BlockRows)*d]
+		for r := range U8BlockRows {
+			var s0, s1, s2, s3 float32
+			j := 0
+			for ; j+4 <= d; j += 4 {
+				s0 += q[j] * float32(blk[U8BlockRows*j+r])
+				s1 += q[j+1] * float32(blk[U8BlockRows*(j+1)+r])
+				s2 += q[j+2] * float32(blk[U8BlockRows*(j+2)+r])
+				s3 += q[j+3] * float32(blk[U8BlockRows*(j+3)+r])
+			}
+			for ; j < d; j++ {
+				s0 += q[j] * float32(blk[U8BlockRows*j+r])
+			}
+			out[b+r] = (s0 + s1) + (s2 + s3)
+		}
+	}
+}
+
+// BlockF32 is BlockU8 for float32 rows: the n = len(rows)/dim rows into
+// dst dimension-major in blocks of 16 (row 16b+r, dimension j at
+// dst[b*16*dim + 16*j + r]), rows past n zero. It panics unless len(rows)
+// is a multiple of dim and len(dst) == ⌈n/16⌉·16·dim.
+func BlockF32(dst, rows []float32, dim int) {
+	if dim <= 0 || len(rows)%dim != 0 {
+		panic("vecmath: BlockF32 length mismatch")
+	}
+	n := len(rows) / dim
+	if len(dst) != (n+U8BlockRows-1)/U8BlockRows*U8BlockRows*dim {
+		panic("vecmath: BlockF32 length mismatch")
+	}
+	clear(dst[n/U8BlockRows*U8BlockRows*dim:])
+	for i := range n {
+		blk := dst[i/U8BlockRows*U8BlockRows*dim:]
+		r := i % U8BlockRows
+		for j, v := range rows[i*dim : (i+1)*dim] {
+			blk[U8BlockRows*j+r] = v
+		}
+	}
+}
+
+// L2SqBlocked sets out[i] = Σ_j (q_j − x_ij)² for the len(out) rows (a
+// multiple of 16) of rows in BlockF32's layout, len(q) dimensions, summed
+// in DotU8Blocked's order (four partial sums by j mod 4, the last len(q)
+// mod 4 terms into the first, then (s0+s1)+(s2+s3); fused with AVX-512).
+// It panics unless len(out) is a multiple of 16 and len(rows) ==
+// len(out)·len(q).
+func L2SqBlocked(q, rows, out []float32) {
+	if len(out)%U8BlockRows != 0 || len(rows) != len(out)*len(q) {
+		panic("vecmath: L2SqBlocked length mismatch")
+	}
+	if len(q) == 0 {
+		clear(out)
+		return
+	}
+	l2SqBlocked(q, rows, out)
+}
+
+func l2SqBlockedGeneric(q, rows, out []float32) {
+	d := len(q)
+	for b := 0; b < len(out); b += U8BlockRows {
+		blk := rows[b*d : (b+U8BlockRows)*d]
+		for r := range U8BlockRows {
+			var s0, s1, s2, s3 float32
+			j := 0
+			for ; j+4 <= d; j += 4 {
+				t0 := blk[U8BlockRows*j+r] - q[j]
+				t1 := blk[U8BlockRows*(j+1)+r] - q[j+1]
+				t2 := blk[U8BlockRows*(j+2)+r] - q[j+2]
+				t3 := blk[U8BlockRows*(j+3)+r] - q[j+3]
+				s0 += t0 * t0
+				s1 += t1 * t1
+				s2 += t2 * t2
+				s3 += t3 * t3
+			}
+			for ; j < d; j++ {
+				t := blk[U8BlockRows*j+r] - q[j]
+				s0 += t * t
+			}
+			out[b+r] = (s0 + s1) + (s2 + s3)
+		}
+	}
+}
