@@ -57,11 +57,11 @@ for set in $SETS; do
     fi
     for e in lvq8 source; do index "$work/wh" glove-$e "$repo/examples/glove/glove-10k.parquet" embedding word cosine 100 $e; done
     "$parqdb" --warehouse "$work/wh" bench glove-lvq8 --queries "$d/glove-q5k.fvecs" "${B[@]}" \
-      --nprobe 8,10,12,14,16,20,24,32,40 --refine 0,2,4 >"$out/glove-lvq8.jsonl"
+      --nprobe 8,10,12,14,16,20,24,28,32,40 --refine 0,2,4 >"$out/glove-lvq8.jsonl"
     "$parqdb" --warehouse "$work/wh" bench glove-source --queries "$d/glove-q5k.fvecs" "${B[@]}" \
-      --nprobe 8,10,12,14,16,20,24,32,40 >"$out/glove-source.jsonl"
+      --nprobe 8,10,12,14,16,20,24,28,32,40 >"$out/glove-source.jsonl"
     for kind in sq8 flat; do
-      faiss "$d/glove-base.fvecs" "$d/glove-q5k.fvecs" 100 $kind 10 8,10,12,14,16,20,24,32,40,48 >"$out/glove-faiss-$kind.txt"
+      faiss "$d/glove-base.fvecs" "$d/glove-q5k.fvecs" 100 $kind 10 8,10,12,14,16,20,24,28,32,40,48 >"$out/glove-faiss-$kind.txt"
     done
     ;;
   text)
