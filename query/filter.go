@@ -1075,7 +1075,7 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 	t := &s.top
 	switch ix.schema.Encoding {
 	case metadata.EncodingLVQ8:
-		q := newLVQ8Terms(s.q, half)
+		q := newLVQ8Terms(s, half)
 		w := len(s.qp)
 		for li, l := range s.lists {
 			if l != nil && l.rows != nil {

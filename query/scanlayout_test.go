@@ -81,6 +81,7 @@ func TestLVQ8ScanLayout(t *testing.T) {
 			}
 			// as prepareQuery leaves it: q, and q zero-padded to the stride
 			s := &scratch{q: q, qp: append(append([]float32(nil), q...), make([]float32, w-dim)...), lists: []*list{l}}
+			s.sumQuery()
 			s.top.reset(n)
 			(&Index{}).scoreLVQ8(s, false, &Stats{})
 			if got := s.top.best(); len(got) != n {

@@ -208,6 +208,8 @@ type scratch struct {
 	vs2     [][]float32   // refine: the vectors of its second batch
 	vsFor   int           // len of the candidates refine left s.vs for; -1 none
 	kd      []float32     // rerank: the candidates' distances, for selection
+	norm2   float64       // ‖q‖² of s.q in float64 (prepareQuery)
+	sumq    float64       // Σq of s.q in float64 (prepareQuery)
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{vsFor: -1} }}
@@ -313,7 +315,19 @@ func (ix *Index) prepareQuery(s *scratch, q []float32) error {
 	s.qp = slices.Grow(s.qp[:0], w)[:w]
 	copy(s.qp, s.q)
 	clear(s.qp[d:])
+	s.sumQuery()
 	return nil
+}
+
+// sumQuery sets s.sumq and s.norm2 from s.q: computed once per query for
+// the LVQ8 distance terms, refine's cap and its lower bound.
+func (s *scratch) sumQuery() {
+	s.sumq, s.norm2 = 0, 0
+	for _, v := range s.q {
+		f := float64(v)
+		s.sumq += f
+		s.norm2 += f * f
+	}
 }
 
 // route selects the nprobe nearest leaves (router: the rule of
@@ -446,7 +460,7 @@ func (ix *Index) score(ctx context.Context, s *scratch, keep int, refineK int, s
 		return ix.scoreSource(ctx, s, half, st)
 	case metadata.EncodingLVQ8:
 		if refineK > 0 && refineK < keep && !noRefineSkip.Load() && !noRefineCap.Load() {
-			s.top.capK, s.top.capAt = refineK, ix.newRefineCap(s.q, s.lists, half)
+			s.top.capK, s.top.capAt = refineK, ix.newRefineCap(s.norm2, s.lists, half)
 		}
 		ix.scoreLVQ8(s, half, st)
 	default:
@@ -462,7 +476,7 @@ func (ix *Index) score(ctx context.Context, s *scratch, keep int, refineK int, s
 // with q·c from the SIMD kernel over the cached, padded codes and base
 // precomputed per row when the list was cached.
 func (ix *Index) scoreLVQ8(s *scratch, half bool, st *Stats) {
-	q := newLVQ8Terms(s.q, half)
+	q := newLVQ8Terms(s, half)
 	for _, l := range s.lists {
 		if l != nil {
 			q.scoreList(s, l, st)
@@ -475,14 +489,10 @@ type lvq8Terms struct {
 	vecmath.LVQ8Terms // ‖q‖², 2·Σq; Mul 0.5 for cosine's _distance, else 1
 }
 
-func newLVQ8Terms(q []float32, half bool) lvq8Terms {
-	var sumq, norm2 float64
-	for _, v := range q {
-		f := float64(v)
-		sumq += f
-		norm2 += f * f
-	}
-	t := lvq8Terms{vecmath.LVQ8Terms{Norm2: norm2, SumQ2: 2 * sumq, Mul: 1}}
+// newLVQ8Terms returns the terms of s.q (s.norm2 and s.sumq, set by
+// prepareQuery).
+func newLVQ8Terms(s *scratch, half bool) lvq8Terms {
+	t := lvq8Terms{vecmath.LVQ8Terms{Norm2: s.norm2, SumQ2: 2 * s.sumq, Mul: 1}}
 	if half {
 		t.Mul = 0.5
 	}
@@ -652,7 +662,7 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, k int, st
 		// times that, at any D.
 		margin := rerankMargin + max(refineSkipMargin, 4*float64(ix.Dim()+2)*0x1p-24)
 		bound := float64(worst)*(1+margin) + 1e-30
-		lb := ix.newLVQ8LowerBound(s.q, half)
+		lb := ix.newLVQ8LowerBound(s.norm2, half)
 		m := first
 		for j := first; j < len(cands); j++ {
 			if lb.of(cands[j]) <= bound {
@@ -718,11 +728,9 @@ type lvq8LowerBound struct {
 	mul, norm2, slack, sqrtD float64
 }
 
-func (ix *Index) newLVQ8LowerBound(q []float32, half bool) lvq8LowerBound {
-	var norm2 float64
-	for _, v := range q {
-		norm2 += float64(v) * float64(v)
-	}
+// newLVQ8LowerBound returns the bound for a query with ‖q‖² = norm2
+// (float64, as prepareQuery sums it).
+func (ix *Index) newLVQ8LowerBound(norm2 float64, half bool) lvq8LowerBound {
 	d := float64(ix.Dim())
 	b := lvq8LowerBound{mul: 1, norm2: norm2, slack: max(1e-4, (d+2)*0x1p-21), sqrtD: math.Sqrt(d)}
 	if half {
@@ -769,8 +777,8 @@ type refineCap struct {
 	maxBase, emax, margin    float64
 }
 
-func (ix *Index) newRefineCap(q []float32, lists []*list, half bool) refineCap {
-	lb := ix.newLVQ8LowerBound(q, half)
+func (ix *Index) newRefineCap(norm2 float64, lists []*list, half bool) refineCap {
+	lb := ix.newLVQ8LowerBound(norm2, half)
 	c := refineCap{mul: lb.mul, norm2: lb.norm2, slack: lb.slack, sqrtD: lb.sqrtD}
 	var maxScale float32
 	for _, l := range lists {
@@ -824,11 +832,18 @@ func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int, st
 	if reuse {
 		vs = s.vs
 	}
-	s.kd = slices.Grow(s.kd[:0], len(cands))
-	for _, c := range cands {
-		s.kd = append(s.kd, c.dist)
+	kth := cands[0].dist
+	if len(cands) <= k { // the k-th of all is the largest: no selection
+		for _, c := range cands[1:] {
+			kth = max(kth, c.dist)
+		}
+	} else {
+		s.kd = slices.Grow(s.kd[:0], len(cands))
+		for _, c := range cands {
+			s.kd = append(s.kd, c.dist)
+		}
+		kth = kthFloat(s.kd, k)
 	}
-	kth := kthFloat(s.kd, min(k, len(cands)))
 	limit := kth + float32(rerankMargin)*kth + 1e-30
 	// Move the leaders (within the margin) to the front, with their
 	// vectors.
