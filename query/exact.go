@@ -174,7 +174,7 @@ func (ix *Index) exact(s *scratch, vecs []float32, keyOf func(int64) []byte, k i
 		if b.d > limit {
 			break
 		}
-		d := exactL2(s.q, vecs[b.ord*int64(dim):(b.ord+1)*int64(dim)])
+		d := vecmath.L2SqF64(s.q, vecs[b.ord*int64(dim):(b.ord+1)*int64(dim)])
 		if half {
 			d *= 0.5
 		}

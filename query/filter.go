@@ -1202,7 +1202,7 @@ func (ix *Index) ExactFilteredBatch(ctx context.Context, qs [][]float32, k int, 
 		best, _ = trimBestOrEmpty(best, k+8)
 		hits := make([]Hit, 0, len(best))
 		for _, b := range best {
-			d := exactL2(s.q, vecs[b.ord*dim:(b.ord+1)*dim])
+			d := vecmath.L2SqF64(s.q, vecs[b.ord*dim:(b.ord+1)*dim])
 			if half {
 				d *= 0.5
 			}

@@ -208,6 +208,7 @@ type scratch struct {
 	vs2     [][]float32   // refine: the vectors of its second batch
 	vsFor   int           // len of the candidates refine left s.vs for; -1 none
 	kd      []float32     // rerank: the candidates' distances, for selection
+	d64     []float64     // rerank: the leaders' float64 distances
 	norm2   float64       // ‖q‖² of s.q in float64 (prepareQuery)
 	sumq    float64       // Σq of s.q in float64 (prepareQuery)
 }
@@ -866,39 +867,17 @@ func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int, st
 		}
 		s.vs = vs
 	}
-	for j := range cands[:m] {
-		c := &cands[j]
-		d := exactL2(s.q, vs[j])
+	s.d64 = slices.Grow(s.d64[:0], m)[:m]
+	vecmath.L2SqF64Views(s.q, vs[:m], s.d64) // one call: the rows' loads overlap
+	for j, d := range s.d64 {
 		if half {
 			d *= 0.5
 		}
-		c.dist = float32(d)
+		cands[j].dist = float32(d)
 	}
 	clear(s.vs)
 	sortCands(cands[:m])
 	return cands[:m], nil
-}
-
-// exactL2 is the squared L2 distance in float64 (four partial sums).
-func exactL2(a, b []float32) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		d0 := float64(a[i]) - float64(b[i])
-		d1 := float64(a[i+1]) - float64(b[i+1])
-		d2 := float64(a[i+2]) - float64(b[i+2])
-		d3 := float64(a[i+3]) - float64(b[i+3])
-		s0 += d0 * d0
-		s1 += d1 * d1
-		s2 += d2 * d2
-		s3 += d3 * d3
-	}
-	for ; i < len(a); i++ {
-		d := float64(a[i]) - float64(b[i])
-		s0 += d * d
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // readVectors reads the canonical source vectors of the given ordinals

@@ -417,3 +417,11 @@ func l2SqBlocked(q, rows, out []float32) {
 	}
 	l2SqBlockedAVX512(&q[0], &rows[0], len(q), len(out)/U8BlockRows, &out[0])
 }
+
+func l2SqF64Views(q []float32, views [][]float32, out []float64) {
+	if (!useAVX2 && !useAVX512) || len(q) == 0 {
+		l2SqF64ViewsGeneric(q, views, out)
+		return
+	}
+	l2SqF64ViewsAVX(&q[0], unsafe.Pointer(&views[0]), len(q), len(out), &out[0])
+}

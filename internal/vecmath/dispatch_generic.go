@@ -49,3 +49,7 @@ func dotU8Blocked(q []float32, codes []byte, out []float32) { dotU8BlockedGeneri
 func FastBlocked() bool { return false }
 
 func l2SqBlocked(q, rows, out []float32) { l2SqBlockedGeneric(q, rows, out) }
+
+func l2SqF64Views(q []float32, views [][]float32, out []float64) {
+	l2SqF64ViewsGeneric(q, views, out)
+}

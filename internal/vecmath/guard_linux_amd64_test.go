@@ -99,3 +99,21 @@ func TestLVQ8DistsNoOverread(t *testing.T) {
 		}
 	}
 }
+
+// TestL2SqF64ViewsNoOverread runs L2SqF64Views on a query and views that
+// end at an inaccessible page: it reads exactly len(q) values of each.
+func TestL2SqF64ViewsNoOverread(t *testing.T) {
+	r := rand.New(rand.NewPCG(64, 3))
+	for _, d := range []int{1, 2, 3, 4, 5, 7, 8, 50, 51, 53} {
+		q := unsafe.Slice((*float32)(unsafe.Pointer(&guarded(t, 4*d)[0])), d)
+		v := unsafe.Slice((*float32)(unsafe.Pointer(&guarded(t, 4*d)[0])), d)
+		for i := range d {
+			q[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		out := make([]float64, 2)
+		L2SqF64Views(q, [][]float32{v, v}, out)
+		if want := L2SqF64(q, v); out[0] != want || out[1] != want {
+			t.Fatalf("D=%d: guarded %v, want %v", d, out, want)
+		}
+	}
+}

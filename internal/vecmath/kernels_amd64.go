@@ -106,3 +106,12 @@ func dotU8BlockedAVX512(q *float32, codes *byte, d, nb int, out *float32)
 //
 //go:noescape
 func l2SqBlockedAVX512(q, rows *float32, d, nb int, out *float32)
+
+// l2SqF64ViewsAVX is L2SqF64Views over n ≥ 1 rows of d ≥ 1 values (views
+// points to n slice headers): the four partial sums in one 256-bit
+// register of float64 lanes (lane j: dimensions ≡ j mod 4), the last
+// d mod 4 terms added to lane 0 in order, then (s0 + s1) + (s2 + s3);
+// no fused multiply-add, so bit for bit L2SqF64.
+//
+//go:noescape
+func l2SqF64ViewsAVX(q *float32, views unsafe.Pointer, d, n int, out *float64)

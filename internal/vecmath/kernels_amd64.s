@@ -2679,3 +2679,66 @@ du8x_r15_done:
 du8x_end:
 	VZEROUPPER
 	RET
+
+// func l2SqF64ViewsAVX(q *float32, views unsafe.Pointer, d, n int, out *float64)
+TEXT ·l2SqF64ViewsAVX(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), R9
+	MOVQ views+8(FP), R10
+	MOVQ d+16(FP), DX
+	MOVQ n+24(FP), BX
+	MOVQ out+32(FP), R8
+	MOVQ DX, R11
+	ANDQ $-4, R11        // the dimensions of the four lanes
+
+l2f_row:
+	TESTQ  BX, BX
+	JZ     l2f_end
+	MOVQ   R9, SI
+	MOVQ   (R10), DI
+	MOVQ   R11, CX
+	VXORPD Y0, Y0, Y0
+
+l2f_4:
+	TESTQ     CX, CX
+	JZ        l2f_tail
+	VCVTPS2PD (SI), Y1
+	VCVTPS2PD (DI), Y2
+	VSUBPD    Y2, Y1, Y1
+	VMULPD    Y1, Y1, Y1
+	VADDPD    Y1, Y0, Y0
+	ADDQ      $16, SI
+	ADDQ      $16, DI
+	SUBQ      $4, CX
+	JMP       l2f_4
+
+l2f_tail:
+	VEXTRACTF128 $1, Y0, X3 // s2, s3
+	MOVQ         DX, CX
+	SUBQ         R11, CX
+
+l2f_1:
+	TESTQ     CX, CX
+	JZ        l2f_sum
+	VCVTSS2SD (SI), X1, X1
+	VCVTSS2SD (DI), X2, X2
+	VSUBSD    X2, X1, X1
+	VMULSD    X1, X1, X1
+	VADDSD    X1, X0, X0   // lane 0 (s0); lane 1 (s1) kept
+	ADDQ      $4, SI
+	ADDQ      $4, DI
+	DECQ      CX
+	JMP       l2f_1
+
+l2f_sum:
+	VHADDPD X0, X0, X0 // s0 + s1
+	VHADDPD X3, X3, X3 // s2 + s3
+	VADDSD  X3, X0, X0
+	VMOVSD  X0, (R8)
+	ADDQ    $8, R8
+	ADDQ    $24, R10
+	DECQ    BX
+	JMP     l2f_row
+
+l2f_end:
+	VZEROUPPER
+	RET
