@@ -3,6 +3,7 @@ package query
 import (
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/parqdb/parqdb/internal/vecmath"
 	"github.com/parqdb/parqdb/ivf"
@@ -154,6 +155,48 @@ type routeScratch struct {
 	roots []rootDist
 	dists []float32
 	heap  []leafDist
+	rank  []int32 // selectByRank
+	slot  []int32 // selectByRank
+}
+
+// rankRouteMax is the most leaves routeFlat selects by rank
+// (selectByRank: n² comparisons, sixteen at a time); above it, and
+// without AVX-512, the sorted buffer.
+const rankRouteMax = 128
+
+// noRankRoute turns selectByRank off (tests compare both ways).
+var noRankRoute atomic.Bool
+
+// selectByRank appends the nprobe nearest of the n leaves of s.dists (its
+// length a multiple of 16, as L2SqBlocked left it) to dst, nearest first,
+// from their ranks (vecmath.RanksBelow): each leaf ranked r < nprobe goes
+// to place r, without branches. When those ranks are not exactly 0…
+// nprobe−1 once each — ties (equal distances share a rank) or a NaN —
+// it returns dst unchanged and false, and the caller's sorted buffer
+// decides. Otherwise every leaf outside is strictly farther than every one
+// inside and no two inside are equal, so the result is routeFlat's
+// (nearest first, ties by CID) bit for bit.
+func (s *routeScratch) selectByRank(n, nprobe int, dst []int32) ([]int32, bool) {
+	s.rank = slices.Grow(s.rank[:0], len(s.dists))[:len(s.dists)]
+	vecmath.RanksBelow(s.dists, n, s.rank)
+	s.slot = slices.Grow(s.slot[:0], nprobe+1)[:nprobe+1]
+	for i := range s.slot {
+		s.slot[i] = -1
+	}
+	np, cnt := int32(nprobe), int32(0)
+	for i, r := range s.rank[:n] {
+		s.slot[min(r, np)] = int32(i)    // place nprobe: a sink for the rest
+		cnt += int32(uint32(r-np) >> 31) // r < nprobe (0 ≤ r, np ≤ 256)
+	}
+	if cnt != np {
+		return dst, false
+	}
+	for _, c := range s.slot[:nprobe] {
+		if c < 0 {
+			return dst, false
+		}
+	}
+	return append(dst, s.slot[:nprobe]...), true
 }
 
 // pruned reports whether a leaf at distance at least dq − r from q (the
@@ -313,6 +356,11 @@ func (rt *router) routeFlat(q []float32, nprobe int, s *routeScratch, dst []int3
 		m := blockRows(n)
 		s.dists = slices.Grow(s.dists[:0], m)[:m]
 		vecmath.L2SqBlocked(q, rt.blkLeaf, s.dists)
+		if n <= rankRouteMax && !noRankRoute.Load() {
+			if out, ok := s.selectByRank(n, nprobe, dst); ok {
+				return out
+			}
+		}
 		s.dists = s.dists[:n]
 	} else {
 		s.qp = slices.Grow(s.qp[:0], w)[:w]

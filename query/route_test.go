@@ -269,3 +269,67 @@ func BenchmarkRouteFlat(b *testing.B) {
 		})
 	}
 }
+
+// TestRouteRankSameResults: routeFlat's selection by rank (selectByRank)
+// returns the sorted buffer's leaves in its order, with exact ties between
+// leaves (where it must give way to the buffer), queries on a leaf, and
+// nprobe from 1 to NList; and it does decide most queries itself.
+func TestRouteRankSameResults(t *testing.T) {
+	if !vecmath.FastBlocked() {
+		t.Skip("selection by rank is used only with the blocked kernels (AVX-512)")
+	}
+	decided, asked := 0, 0
+	for _, tc := range []struct{ d, roots, nlist int }{{16, 5, 60}, {50, 10, 100}, {33, 16, 128}, {127, 3, 7}, {1, 2, 40}, {8, 4, 200}} {
+		c := testCentroids(t, uint64(tc.d)+11, tc.d, tc.roots, tc.nlist)
+		for cid := 7; cid < tc.nlist; cid += 7 { // exact ties
+			copy(c.Codes[cid*tc.d:(cid+1)*tc.d], c.Codes[(cid-1)*tc.d:cid*tc.d])
+			c.Offsets[cid], c.Scales[cid] = c.Offsets[cid-1], c.Scales[cid-1]
+		}
+		rt := newRouter(c, routeOptions)
+		if !rt.flat || rt.blkLeaf == nil {
+			t.Fatalf("d %d nlist %d: not routed flat and blocked", tc.d, tc.nlist)
+		}
+		r := rand.New(rand.NewPCG(10, uint64(tc.nlist)))
+		var s1, s2 routeScratch
+		for qi := range 150 {
+			q := make([]float32, tc.d)
+			for j := range q {
+				q[j] = float32(r.NormFloat64() * 3)
+			}
+			if qi%4 == 0 {
+				copy(q, c.Leaf(int32(r.IntN(tc.nlist))))
+			}
+			for _, np := range []int{1, 2, 5, 12, 33, tc.nlist - 1, tc.nlist} {
+				if np < 1 || np > tc.nlist {
+					continue
+				}
+				got, _ := rt.route(q, np, &s1, nil)
+				noRankRoute.Store(true)
+				want, _ := rt.route(q, np, &s2, nil)
+				noRankRoute.Store(false)
+				if !slices.Equal(got, want) {
+					t.Fatalf("d %d nlist %d query %d nprobe %d: by rank %v, sorted buffer %v", tc.d, tc.nlist, qi, np, got, want)
+				}
+				if tc.nlist > rankRouteMax {
+					continue
+				}
+				// selectByRank itself: when it decides, the buffer's answer.
+				m := blockRows(tc.nlist)
+				s1.dists = slices.Grow(s1.dists[:0], m)[:m]
+				vecmath.L2SqBlocked(q, rt.blkLeaf, s1.dists)
+				out, ok := s1.selectByRank(tc.nlist, np, nil)
+				asked++
+				if ok {
+					decided++
+					if !slices.Equal(out, want) {
+						t.Fatalf("d %d nlist %d query %d nprobe %d: selectByRank %v, sorted buffer %v", tc.d, tc.nlist, qi, np, out, want)
+					}
+				}
+			}
+		}
+	}
+	if decided*4 < asked { // ties every 7th leaf send many to the buffer
+		t.Fatalf("selectByRank decided %d of %d selections", decided, asked)
+	}
+	t.Logf("selectByRank decided %d of %d selections", decided, asked)
+}

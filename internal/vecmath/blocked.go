@@ -132,3 +132,32 @@ func l2SqBlockedGeneric(q, rows, out []float32) {
 		}
 	}
 }
+
+// RanksBelow sets rank[i] to the number of j < n with d[j] < d[i] (float
+// comparison: a NaN is below nothing and nothing is below it) for every
+// i < len(rank), so that for distinct values the ranks of d[:n] are a
+// permutation of 0…n−1 and the m smallest are those ranked below m. With
+// AVX-512 (FastBlocked) sixteen ranks are counted at once, all n values
+// against each block of 16. It panics unless n ≤ len(d), len(rank) ≤
+// len(d) and len(d) is a multiple of 16.
+func RanksBelow(d []float32, n int, rank []int32) {
+	if n < 0 || n > len(d) || len(rank) > len(d) || len(d)%U8BlockRows != 0 {
+		panic("vecmath: RanksBelow lengths")
+	}
+	if len(rank) == 0 {
+		return
+	}
+	ranksBelow(d, n, rank)
+}
+
+func ranksBelowGeneric(d []float32, n int, rank []int32) {
+	for i := range rank {
+		c := int32(0)
+		for _, v := range d[:n] {
+			if v < d[i] {
+				c++
+			}
+		}
+		rank[i] = c
+	}
+}

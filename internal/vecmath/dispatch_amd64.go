@@ -425,3 +425,11 @@ func l2SqF64Views(q []float32, views [][]float32, out []float64) {
 	}
 	l2SqF64ViewsAVX(&q[0], unsafe.Pointer(&views[0]), len(q), len(out), &out[0])
 }
+
+func ranksBelow(d []float32, n int, rank []int32) {
+	if !useAVX512 || len(rank)%U8BlockRows != 0 {
+		ranksBelowGeneric(d, n, rank)
+		return
+	}
+	ranksBelowAVX512(&d[0], len(rank)/U8BlockRows, n, &rank[0])
+}

@@ -53,3 +53,5 @@ func l2SqBlocked(q, rows, out []float32) { l2SqBlockedGeneric(q, rows, out) }
 func l2SqF64Views(q []float32, views [][]float32, out []float64) {
 	l2SqF64ViewsGeneric(q, views, out)
 }
+
+func ranksBelow(d []float32, n int, rank []int32) { ranksBelowGeneric(d, n, rank) }

@@ -115,3 +115,8 @@ func l2SqBlockedAVX512(q, rows *float32, d, nb int, out *float32)
 //
 //go:noescape
 func l2SqF64ViewsAVX(q *float32, views unsafe.Pointer, d, n int, out *float64)
+
+// ranksBelowAVX512 is RanksBelow for the nb·16 ranks of nb ≥ 1 blocks.
+//
+//go:noescape
+func ranksBelowAVX512(d *float32, nb, n int, rank *int32)

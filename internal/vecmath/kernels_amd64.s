@@ -2742,3 +2742,58 @@ l2f_sum:
 l2f_end:
 	VZEROUPPER
 	RET
+
+// func ranksBelowAVX512(d *float32, nb, n int, rank *int32)
+//
+// Per block of 16 values: every d[j], j < n, broadcast and compared with
+// the block (greater than, ordered: false with a NaN), the lanes above it
+// counted; two counters for two j at a time.
+TEXT ·ranksBelowAVX512(SB), NOSPLIT, $0-32
+	MOVQ         d+0(FP), SI
+	MOVQ         nb+8(FP), BX
+	MOVQ         n+16(FP), DX
+	MOVQ         rank+24(FP), DI
+	MOVQ         SI, R8
+	MOVL         $1, AX
+	VPBROADCASTD AX, Z31
+
+rk_block:
+	TESTQ  BX, BX
+	JZ     rk_end
+	VMOVUPS (R8), Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	MOVQ   SI, R9
+	MOVQ   DX, CX
+
+rk_j2:
+	CMPQ         CX, $2
+	JL           rk_j1
+	VBROADCASTSS (R9), Z3
+	VBROADCASTSS 4(R9), Z4
+	VCMPPS       $0x1e, Z3, Z0, K1 // block > d[j] (GT_OQ)
+	VCMPPS       $0x1e, Z4, Z0, K2
+	VPADDD       Z31, Z1, K1, Z1
+	VPADDD       Z31, Z2, K2, Z2
+	ADDQ         $8, R9
+	SUBQ         $2, CX
+	JMP          rk_j2
+
+rk_j1:
+	TESTQ        CX, CX
+	JZ           rk_store
+	VBROADCASTSS (R9), Z3
+	VCMPPS       $0x1e, Z3, Z0, K1
+	VPADDD       Z31, Z1, K1, Z1
+
+rk_store:
+	VPADDD    Z2, Z1, Z1
+	VMOVDQU32 Z1, (DI)
+	ADDQ      $64, R8
+	ADDQ      $64, DI
+	DECQ      BX
+	JMP       rk_block
+
+rk_end:
+	VZEROUPPER
+	RET
