@@ -26,7 +26,8 @@ faiss() { OMP_NUM_THREADS=1 "$py" "$repo/bench/faiss_ivf.py" search "$@"; }
 index() { # WAREHOUSE NAME SOURCE FIELD KEY METRIC NLIST ENCODING
   # (the list is read whole first: grep -q closing the pipe early would fail it under pipefail)
   local have
-  have=$("$parqdb" --warehouse "$1" index list 2>/dev/null | awk 'NR > 1 {print $1}')
+  # (no warehouse yet: index list fails, and index create makes it)
+  have=$("$parqdb" --warehouse "$1" index list 2>/dev/null | awk 'NR > 1 {print $1}' || true)
   grep -qx "$2" <<<"$have" ||
     "$parqdb" --warehouse "$1" index create "$2" --source "$3" --vector-field "$4" --key-fields "$5" \
       --metric "$6" --nlist "$7" --encoding "$8" -q >/dev/null
