@@ -255,10 +255,12 @@ func BenchmarkRouteFlat(b *testing.B) {
 			qs[i][j] = float32(r.NormFloat64() * 3)
 		}
 	}
-	for _, flat := range []bool{true, false} {
+	for _, mode := range []string{"flat", "flat-buffer", "descent"} {
 		rt := newRouter(c, routeOptions)
-		rt.flat = flat
-		b.Run(map[bool]string{true: "flat", false: "descent"}[flat], func(b *testing.B) {
+		rt.flat = mode != "descent"
+		b.Run(mode, func(b *testing.B) {
+			noRankRoute.Store(mode == "flat-buffer") // flat: by rank with AVX-512
+			defer noRankRoute.Store(false)
 			var s routeScratch
 			var dst []int32
 			i := 0

@@ -2745,17 +2745,74 @@ l2f_end:
 
 // func ranksBelowAVX512(d *float32, nb, n int, rank *int32)
 //
-// Per block of 16 values: every d[j], j < n, broadcast and compared with
-// the block (greater than, ordered: false with a NaN), the lanes above it
-// counted; two counters for two j at a time.
+// Every d[j], j < n, broadcast and compared with a block of 16 values
+// (greater than, ordered: false with a NaN), the lanes above it counted.
+// Four blocks a pass share each broadcast; with nb ≥ 4 not a multiple of
+// 4, the last pass takes the last four blocks again (recounting some: the
+// same ranks), below 4 one block a pass.
 TEXT ·ranksBelowAVX512(SB), NOSPLIT, $0-32
 	MOVQ         d+0(FP), SI
 	MOVQ         nb+8(FP), BX
 	MOVQ         n+16(FP), DX
 	MOVQ         rank+24(FP), DI
 	MOVQ         SI, R8
+	MOVQ         BX, R12
+	MOVQ         DI, R13
 	MOVL         $1, AX
 	VPBROADCASTD AX, Z31
+	CMPQ         BX, $4
+	JL           rk_block
+
+rk_quad:
+	TESTQ   BX, BX
+	JZ      rk_end
+	CMPQ    BX, $4
+	JGE     rk_quad_go
+	// 1–3 blocks left: the last four of all instead
+	MOVQ    R12, AX
+	SUBQ    $4, AX
+	SHLQ    $6, AX
+	LEAQ    (SI)(AX*1), R8
+	LEAQ    (R13)(AX*1), DI
+	MOVQ    $4, BX
+
+rk_quad_go:
+	VMOVUPS (R8), Z0
+	VMOVUPS 64(R8), Z5
+	VMOVUPS 128(R8), Z6
+	VMOVUPS 192(R8), Z7
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z8, Z8, Z8
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	MOVQ    SI, R9
+	MOVQ    DX, CX
+
+rk_qj:
+	TESTQ        CX, CX
+	JZ           rk_qstore
+	VBROADCASTSS (R9), Z3
+	VCMPPS       $0x1e, Z3, Z0, K1 // block > d[j] (GT_OQ)
+	VCMPPS       $0x1e, Z3, Z5, K2
+	VCMPPS       $0x1e, Z3, Z6, K3
+	VCMPPS       $0x1e, Z3, Z7, K4
+	VPADDD       Z31, Z1, K1, Z1
+	VPADDD       Z31, Z8, K2, Z8
+	VPADDD       Z31, Z9, K3, Z9
+	VPADDD       Z31, Z10, K4, Z10
+	ADDQ         $4, R9
+	DECQ         CX
+	JMP          rk_qj
+
+rk_qstore:
+	VMOVDQU32 Z1, (DI)
+	VMOVDQU32 Z8, 64(DI)
+	VMOVDQU32 Z9, 128(DI)
+	VMOVDQU32 Z10, 192(DI)
+	ADDQ      $256, R8
+	ADDQ      $256, DI
+	SUBQ      $4, BX
+	JMP       rk_quad
 
 rk_block:
 	TESTQ  BX, BX
@@ -2771,7 +2828,7 @@ rk_j2:
 	JL           rk_j1
 	VBROADCASTSS (R9), Z3
 	VBROADCASTSS 4(R9), Z4
-	VCMPPS       $0x1e, Z3, Z0, K1 // block > d[j] (GT_OQ)
+	VCMPPS       $0x1e, Z3, Z0, K1
 	VCMPPS       $0x1e, Z4, Z0, K2
 	VPADDD       Z31, Z1, K1, Z1
 	VPADDD       Z31, Z2, K2, Z2

@@ -13,7 +13,7 @@ func TestRanksBelow(t *testing.T) { withImpls(t, testRanksBelow) }
 // sizes around 16-value blocks and n both below and equal to len(d).
 func testRanksBelow(t *testing.T) {
 	r := rand.New(rand.NewPCG(77, 1))
-	for _, blocks := range []int{1, 2, 3, 7, 8, 16} {
+	for _, blocks := range []int{1, 2, 3, 4, 5, 7, 8, 16} {
 		for trial := range 20 {
 			m := 16 * blocks
 			d := make([]float32, m)
