@@ -3,6 +3,7 @@ package query
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -53,5 +54,56 @@ func TestTopKCap(t *testing.T) {
 		if within >= 40 || len(kept) >= 40 {
 			t.Fatalf("round %d: %d within the cap, %d kept: the cap did not bind", round, within, len(kept))
 		}
+	}
+}
+
+// TestBoundOf: topK.boundOf (capK-th first, the k-th only when the cap
+// does not bind) gives the bound of its definition — the k-th smallest
+// when there are more than k distances, else thr, lowered to the cap of
+// the capK-th smallest when capped — with ties, caps that bind and caps
+// that do not, and uncapped buffers.
+func TestBoundOf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	binds, loose := 0, 0
+	for trial := range 5000 {
+		k := 2 + rng.IntN(40)
+		var tk topK
+		tk.reset(k)
+		if trial%4 != 0 {
+			tk.capK = 1 + rng.IntN(k-1)
+			tk.capAt = refineCap{mul: 1, norm2: 1, slack: 1e-4, sqrtD: math.Sqrt(50), maxBase: 1,
+				emax: []float64{0, 0.002, 0.05}[rng.IntN(3)], margin: 2e-3}
+		}
+		n := 1 + rng.IntN(3*k)
+		ds := make([]float32, n)
+		spread := []float64{0.01, 0.3, 10}[rng.IntN(3)]
+		distinct := []int{3, 1 << 20}[rng.IntN(2)]
+		for i := range ds {
+			ds[i] = float32(1 + spread*float64(rng.IntN(distinct))/float64(distinct))
+		}
+		thr := float32(math.Inf(1))
+		if rng.IntN(2) == 0 {
+			thr = slices.Max(ds)
+		}
+		sorted := slices.Sorted(slices.Values(ds))
+		want := thr
+		if n > k {
+			want = sorted[k-1]
+		}
+		if tk.capK > 0 && n >= tk.capK {
+			c := tk.capAt.of(sorted[tk.capK-1])
+			if c < want {
+				binds++
+			} else {
+				loose++
+			}
+			want = min(want, c)
+		}
+		if got := tk.boundOf(slices.Clone(ds), thr); got != want {
+			t.Fatalf("trial %d (n %d k %d capK %d): bound %v, want %v", trial, n, k, tk.capK, got, want)
+		}
+	}
+	if binds == 0 || loose == 0 {
+		t.Fatalf("the cap bound %d times and did not %d times: both cases are needed", binds, loose)
 	}
 }

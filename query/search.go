@@ -522,13 +522,8 @@ func (q lvq8Terms) scoreList(s *scratch, l *list, st *Stats) {
 		// capK-th.
 		s.admit = q.Dists(s.dists, offs, scs, base, -1, s.admit[:0])
 		s.kd = append(s.kd[:0], s.dists...)
-		bound := kthFloat(s.kd, t.k)
-		if t.capK > 0 && t.capK < t.k {
-			// refine's cap at once, as trim applies it (kthFloat left the
-			// k smallest first: their capK-th is the list's capK-th).
-			bound = min(bound, t.capAt.of(kthFloat(s.kd[:t.k], t.capK)))
-		}
-		t.lower(bound)
+		// its k-th, and refine's cap at once, as trim applies it
+		t.lower(t.boundOf(s.kd, t.threshold()))
 		thr = t.threshold()
 		for i, d := range s.dists {
 			if d <= thr {

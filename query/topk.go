@@ -134,15 +134,7 @@ func (t *topK) trim() {
 	for _, c := range t.h {
 		t.ds = append(t.ds, c.dist)
 	}
-	thr, m := t.thr, len(t.ds)
-	if m > t.k {
-		thr, m = kthFloat(t.ds, t.k), t.k
-	}
-	if capped {
-		// kthFloat left the k smallest first: their capK-th smallest is
-		// the capK-th smallest of all.
-		thr = min(thr, t.capAt.of(kthFloat(t.ds[:m], t.capK)))
-	}
+	thr := t.boundOf(t.ds, t.thr)
 	n := 0
 	for _, c := range t.h { // branch-free compaction
 		t.h[n] = c
@@ -159,6 +151,39 @@ func (t *topK) trim() {
 	clear(t.h[n:])
 	t.h = t.h[:n]
 	t.thr = thr
+}
+
+// boundOf returns the bound that distances ds (reordered) set, given the
+// current bound thr ≥ them: their k-th smallest when there are more than
+// k (else thr), lowered to refine's cap of their capK-th smallest when
+// capped (0 < capK < k, at least capK of them). The capK-th is selected
+// first: the k-th is below the cap only when at least k distances are,
+// and only then selected, among the distances after the capK smallest.
+func (t *topK) boundOf(ds []float32, thr float32) float32 {
+	if !(t.capK > 0 && t.capK < t.k && len(ds) >= t.capK) {
+		if len(ds) > t.k {
+			return kthFloat(ds, t.k)
+		}
+		return thr
+	}
+	c := t.capAt.of(kthFloat(ds, t.capK))
+	if len(ds) <= t.k {
+		return min(thr, c)
+	}
+	n := 0
+	for _, d := range ds {
+		inc := 0
+		if d <= c {
+			inc = 1
+		}
+		n += inc
+	}
+	if n < t.k { // the k-th smallest is above c
+		return c
+	}
+	// kthFloat left the capK smallest first: the k-th of all is the
+	// (k−capK)-th of the rest, and at most c.
+	return kthFloat(ds[t.capK:], t.k-t.capK)
 }
 
 // best returns the (at most) k best candidates, in no particular order.
