@@ -107,3 +107,44 @@ func TestBoundOf(t *testing.T) {
 		t.Fatalf("the cap bound %d times and did not %d times: both cases are needed", binds, loose)
 	}
 }
+
+// TestCapKthAfterBest: when the capped buffer reports its capK-th best
+// after best (what refine then uses as its k-th by code), it is the capK-th
+// smallest distance of the candidates best returned; admissions clear it.
+func TestCapKthAfterBest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 6))
+	c := refineCap{mul: 1, norm2: 1, slack: 1e-4, sqrtD: math.Sqrt(50), maxBase: 1, emax: 0.01, margin: 2e-3}
+	reported := 0
+	l := &list{}
+	for trial := range 2000 {
+		k := 2 + rng.IntN(30)
+		var tk topK
+		tk.reset(2 * k)
+		tk.capK, tk.capAt = k, c
+		for i := range 1 + rng.IntN(400) {
+			tk.push(cand{dist: float32(1 + rng.Float64()*float64(1+trial%7)), i: int32(i), l: l})
+		}
+		best := tk.best()
+		if !tk.capKthOK {
+			continue
+		}
+		reported++
+		ds := make([]float32, len(best))
+		for i, b := range best {
+			ds[i] = b.dist
+		}
+		if len(ds) < k {
+			t.Fatalf("trial %d: capK-th reported with %d candidates, capK %d", trial, len(ds), k)
+		}
+		if want := slices.Sorted(slices.Values(ds))[k-1]; tk.capKth != want {
+			t.Fatalf("trial %d: capK-th %v, the candidates' %d-th is %v", trial, tk.capKth, k, want)
+		}
+		tk.push(cand{dist: 0, i: -1, l: l})
+		if tk.capKthOK {
+			t.Fatalf("trial %d: an admission left the capK-th standing", trial)
+		}
+	}
+	if reported < 1000 {
+		t.Fatalf("the capK-th was reported after only %d of 2000 best calls", reported)
+	}
+}

@@ -524,6 +524,7 @@ func (q lvq8Terms) scoreList(s *scratch, l *list, st *Stats) {
 		s.kd = append(s.kd[:0], s.dists...)
 		// its k-th, and refine's cap at once, as trim applies it
 		t.lower(t.boundOf(s.kd, t.threshold()))
+		t.capKthOK = false // the list's, not the buffer's
 		thr = t.threshold()
 		for i, d := range s.dists {
 			if d <= thr {
@@ -630,11 +631,14 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, k int, st
 	if ix.schema.Encoding == metadata.EncodingLVQ8 && len(cands) > k && !noRefineSkip.Load() {
 		// The k best by code distance first (with any tied with the k-th:
 		// any k of them bound the k-th exact distance from above).
-		s.kd = slices.Grow(s.kd[:0], len(cands))
-		for _, c := range cands {
-			s.kd = append(s.kd, c.dist)
+		kth := s.top.capKth // the capped buffer's k-th, when cands is its best()
+		if !s.top.capKthOK || s.top.capK != k {
+			s.kd = slices.Grow(s.kd[:0], len(cands))
+			for _, c := range cands {
+				s.kd = append(s.kd, c.dist)
+			}
+			kth = kthFloat(s.kd, k)
 		}
-		kth := kthFloat(s.kd, k)
 		first = 0
 		for j, c := range cands {
 			if c.dist <= kth {

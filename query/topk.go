@@ -58,6 +58,12 @@ type topK struct {
 	capK  int
 	capAt refineCap
 	since int // admissions since the last selection (with capK)
+
+	// capKth is the capK-th best distance of the buffer when capKthOK
+	// (set by a capped selection, cleared by an admission): refine's k-th
+	// by code after best (Index.refine).
+	capKth   float32
+	capKthOK bool
 }
 
 // capEvery is how many admissions the buffer takes between selections
@@ -67,6 +73,7 @@ const capEvery = 32
 
 func (t *topK) reset(k int) {
 	t.k = k
+	t.capKthOK = false
 	t.limit = max(2*k, k+32)
 	t.thr = float32(math.Inf(1))
 	t.capK = 0
@@ -100,6 +107,7 @@ func (t *topK) push(c cand) {
 		return
 	}
 	t.h = append(t.h, c)
+	t.capKthOK = false
 	if len(t.h) >= t.limit {
 		t.trim()
 	} else if t.capK > 0 {
@@ -166,7 +174,9 @@ func (t *topK) boundOf(ds []float32, thr float32) float32 {
 		}
 		return thr
 	}
-	c := t.capAt.of(kthFloat(ds, t.capK))
+	t.capKth = kthFloat(ds, t.capK)
+	t.capKthOK = true
+	c := t.capAt.of(t.capKth)
 	if len(ds) <= t.k {
 		return min(thr, c)
 	}
