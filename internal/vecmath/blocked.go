@@ -10,21 +10,25 @@ const U8BlockRows = 16
 // code of row 16b+r, dimension j at dst[b*16*dim + 16*j + r]; rows past n
 // in the last block are zero. It panics unless len(codes) is a multiple of
 // dim and len(dst) == ⌈n/16⌉·16·dim.
-func BlockU8(dst, codes []byte, dim int) {
-	if dim <= 0 || len(codes)%dim != 0 {
-		panic("vecmath: BlockU8 length mismatch")
+func BlockU8(dst, codes []byte, dim int) { block(dst, codes, dim, "BlockU8") }
+
+// block writes the rows of src (dim values each, row-major) into dst in
+// the dimension-major layout of BlockU8, panicking (naming fn) on a length
+// mismatch.
+func block[T byte | float32](dst, src []T, dim int, fn string) {
+	if dim <= 0 || len(src)%dim != 0 {
+		panic("vecmath: " + fn + " length mismatch")
 	}
-	n := len(codes) / dim
-	nb := (n + U8BlockRows - 1) / U8BlockRows
-	if len(dst) != nb*U8BlockRows*dim {
-		panic("vecmath: BlockU8 length mismatch")
+	n := len(src) / dim
+	if len(dst) != (n+U8BlockRows-1)/U8BlockRows*U8BlockRows*dim {
+		panic("vecmath: " + fn + " length mismatch")
 	}
 	clear(dst[n/U8BlockRows*U8BlockRows*dim:])
 	for i := range n {
 		blk := dst[i/U8BlockRows*U8BlockRows*dim:]
 		r := i % U8BlockRows
-		for j, c := range codes[i*dim : (i+1)*dim] {
-			blk[U8BlockRows*j+r] = c
+		for j, v := range src[i*dim : (i+1)*dim] {
+			blk[U8BlockRows*j+r] = v
 		}
 	}
 }
@@ -72,23 +76,7 @@ func dotU8BlockedGeneric(q []float32, codes []byte, out []float32) {
 // dst dimension-major in blocks of 16 (row 16b+r, dimension j at
 // dst[b*16*dim + 16*j + r]), rows past n zero. It panics unless len(rows)
 // is a multiple of dim and len(dst) == ⌈n/16⌉·16·dim.
-func BlockF32(dst, rows []float32, dim int) {
-	if dim <= 0 || len(rows)%dim != 0 {
-		panic("vecmath: BlockF32 length mismatch")
-	}
-	n := len(rows) / dim
-	if len(dst) != (n+U8BlockRows-1)/U8BlockRows*U8BlockRows*dim {
-		panic("vecmath: BlockF32 length mismatch")
-	}
-	clear(dst[n/U8BlockRows*U8BlockRows*dim:])
-	for i := range n {
-		blk := dst[i/U8BlockRows*U8BlockRows*dim:]
-		r := i % U8BlockRows
-		for j, v := range rows[i*dim : (i+1)*dim] {
-			blk[U8BlockRows*j+r] = v
-		}
-	}
-}
+func BlockF32(dst, rows []float32, dim int) { block(dst, rows, dim, "BlockF32") }
 
 // L2SqBlocked sets out[i] = Σ_j (q_j − x_ij)² for the len(out) rows (a
 // multiple of 16) of rows in BlockF32's layout, len(q) dimensions, summed
