@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -130,21 +129,12 @@ type baseVectors struct {
 // (raw and m: its manifest as stored and parsed), checked against them,
 // or returns nil when the base has none.
 func openBaseVectors(ctx context.Context, wh storage.Bucket, postLoc string, raw []byte, m *postings.Manifest) (*baseVectors, error) {
-	key := vecfile.Location(postLoc)
-	o, err := wh.Open(ctx, key)
-	if errors.Is(err, storage.ErrNotExist) {
+	f, o, err := vecfile.OpenIn(ctx, wh, vecfile.Location(postLoc), int(m.Dim), m.Rows, vecfile.ManifestHash(raw))
+	if err != nil {
+		return nil, fmt.Errorf("base snapshot's vectors file: %w", err)
+	}
+	if f == nil {
 		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("base snapshot's vectors file: %w", err)
-	}
-	f, err := vecfile.Open(o, o.Size(), key)
-	if err == nil {
-		err = f.Check(int(m.Dim), m.Rows, vecfile.ManifestHash(raw))
-	}
-	if err != nil {
-		o.Close()
-		return nil, fmt.Errorf("base snapshot's vectors file: %w", err)
 	}
 	return &baseVectors{f: f, obj: o, starts: vecfile.Starts(m)}, nil
 }

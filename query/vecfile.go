@@ -44,25 +44,15 @@ func (ix *Index) vectorsFile(ctx context.Context) (*vecFileState, error) {
 		s.done = true
 		return nil, nil
 	}
-	key := vecfile.Location(ix.snap.IndexTables[metadata.RolePostings].Properties["location"])
-	o, err := ix.wh.Open(ctx, key)
-	if errors.Is(err, storage.ErrNotExist) {
+	f, o, err := vecfile.OpenIn(ctx, ix.wh, ix.VectorsFileLocation(), ix.Dim(), ix.manifest.Rows, ix.manifestHash)
+	switch {
+	case errors.Is(err, vecfile.ErrCorrupt):
+		return nil, fmt.Errorf("index %q: %w: %w (delete it to search without it, or run `parqdb index verify %s`)", ix.name, ErrCorrupt, err, ix.name)
+	case err != nil:
+		return nil, fmt.Errorf("index %q: vectors file: %w", ix.name, err)
+	case f == nil:
 		s.done = true
 		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("index %q: vectors file: %w", ix.name, err)
-	}
-	f, err := vecfile.Open(o, o.Size(), key)
-	if err == nil {
-		err = f.Check(ix.Dim(), ix.manifest.Rows, ix.manifestHash)
-	}
-	if err != nil {
-		o.Close()
-		if errors.Is(err, vecfile.ErrCorrupt) {
-			return nil, fmt.Errorf("index %q: %w: %w (delete it to search without it, or run `parqdb index verify %s`)", ix.name, ErrCorrupt, err, ix.name)
-		}
-		return nil, fmt.Errorf("index %q: %w", ix.name, err)
 	}
 	s.f, s.obj, s.starts, s.done = f, o, vecfile.Starts(ix.manifest), true
 	s.blocks = newVecBlocks(ix.budget, ix.vstore.budget < 0)

@@ -3,7 +3,6 @@ package verify
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"hash/maphash"
 	"math"
 	"sync/atomic"
@@ -53,8 +52,8 @@ func (r *runner) openVectorsFile(ctx context.Context) error {
 		return nil
 	}
 	key := vecfile.Location(r.postLoc)
-	o, err := r.env.Warehouse.Open(ctx, key)
-	if errors.Is(err, storage.ErrNotExist) {
+	f, o, err := vecfile.OpenIn(ctx, r.env.Warehouse, key, r.man.Dim, r.man.Rows, vecfile.ManifestHash(r.manRaw))
+	if err == nil && f == nil {
 		return nil
 	}
 	vc := &vectorsFileCheck{key: key, seed: maphash.MakeSeed()}
@@ -63,15 +62,6 @@ func (r *runner) openVectorsFile(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		vc.err = err
-		return nil
-	}
-	f, err := vecfile.Open(o, o.Size(), key)
-	if err == nil {
-		err = f.Check(r.man.Dim, r.man.Rows, vecfile.ManifestHash(r.manRaw))
-	}
-	if err != nil {
-		o.Close()
 		vc.err = err
 		return nil
 	}
