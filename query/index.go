@@ -88,6 +88,9 @@ type Index struct {
 	layout *source.Layout
 
 	cache *cache
+
+	keyColsOnce sync.Once
+	keyCols     []string // keyResultColumns
 	// blocked: LVQ8 lists keep their codes in the blocked layout (list,
 	// blockedCodes).
 	blocked bool

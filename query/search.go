@@ -122,6 +122,7 @@ type Hit struct {
 // Result is the answer to one query.
 type Result struct {
 	// Columns lists the result columns in order; the last is _distance.
+	// It may be shared with other results of the index: do not modify it.
 	Columns []string
 	Hits    []Hit
 	Stats   Stats
@@ -293,30 +294,87 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 	return ix.join(ctx, top, opts, st)
 }
 
-// prepareQuery checks q and normalises it under cosine into s.q.
+// newResult returns a Result with n zero hits and st, in one allocation
+// up to smallResult hits (the default k).
+func newResult(n int, st Stats) *Result {
+	if n > smallResult {
+		return &Result{Stats: st, Hits: make([]Hit, n)}
+	}
+	b := &struct {
+		r Result
+		h [smallResult]Hit
+	}{}
+	b.r.Stats, b.r.Hits = st, b.h[:n:n]
+	return &b.r
+}
+
+// smallResult is the most hits newResult allocates with the Result.
+const smallResult = 10
+
+// keyResultColumns returns the columns of a keys-only or row-less result:
+// the key fields, then _distance. The slice is shared by every such result
+// of ix (Result.Columns: do not modify it); its capacity is its length, so
+// an append copies it.
+func (ix *Index) keyResultColumns() []string {
+	ix.keyColsOnce.Do(func() {
+		keys := ix.snap.SourceKeyFields
+		ix.keyCols = slices.Clip(append(append(make([]string, 0, len(keys)+1), keys...), metadata.ReservedField))
+	})
+	return ix.keyCols
+}
+
+// prepareQuery checks q and normalises it under cosine into s.q (as
+// lvq.Normalize does: a float64 norm and a float64 division per value,
+// rounded once), then sets s.qp, s.sumq and s.norm2 (sumQuery's order),
+// all in two passes over q.
 func (ix *Index) prepareQuery(s *scratch, q []float32) error {
 	d := ix.Dim()
 	if len(q) != d {
 		return fmt.Errorf("%w: query has %d values, the index has dimension %d", ErrBadQuery, len(q), d)
 	}
-	for i, v := range q {
-		if v-v != 0 { // NaN or ±Inf
-			return fmt.Errorf("%w: query value %d is %v", ErrBadQuery, i, v)
+	w := stride(d)
+	s.q = slices.Grow(s.q[:0], d)[:d]
+	s.qp = slices.Grow(s.qp[:0], w)[:w]
+	clear(s.qp[d:])
+	dst, qp := s.q, s.qp[:d]
+	var ss, bad float64
+	for _, v := range q {
+		f := float64(v)
+		ss += f * f
+		bad += f - f // NaN once any value is NaN or ±Inf
+	}
+	if bad != 0 { // NaN
+		for i, v := range q {
+			if v-v != 0 { // NaN or ±Inf
+				return fmt.Errorf("%w: query value %d is %v", ErrBadQuery, i, v)
+			}
 		}
 	}
-	s.q = slices.Grow(s.q[:0], d)[:d]
+	var sumq, norm2 float64
 	if ix.snap.Metric == metadata.MetricCosine {
-		if err := lvq.Normalize(s.q, q); err != nil {
-			return fmt.Errorf("%w: %v", ErrBadQuery, err)
+		if ss == 0 {
+			return fmt.Errorf("%w: %v", ErrBadQuery, lvq.ErrZeroNorm)
+		}
+		n := math.Sqrt(ss) // finite: a float32's square fits a float64
+		for i, v := range q {
+			dst[i] = float32(float64(v) / n)
+		}
+		for i, v := range dst {
+			qp[i] = v
+			f := float64(v)
+			sumq += f
+			norm2 += f * f
 		}
 	} else {
-		copy(s.q, q)
+		for i, v := range q {
+			dst[i] = v
+			qp[i] = v
+			f := float64(v)
+			sumq += f
+			norm2 += f * f
+		}
 	}
-	w := stride(d)
-	s.qp = slices.Grow(s.qp[:0], w)[:w]
-	copy(s.qp, s.q)
-	clear(s.qp[d:])
-	s.sumQuery()
+	s.sumq, s.norm2 = sumq, norm2
 	return nil
 }
 
@@ -905,10 +963,9 @@ func (ix *Index) rowLoc(ord int64) source.RowLoc {
 
 // join attaches source columns (or just the key columns) to the hits.
 func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (*Result, error) {
-	res := &Result{Stats: st, Hits: make([]Hit, len(top))}
+	res := newResult(len(top), st)
 	if opts.NoRows || opts.KeysOnly {
-		keys := ix.snap.SourceKeyFields
-		res.Columns = append(append(make([]string, 0, len(keys)+1), keys...), metadata.ReservedField)
+		res.Columns = ix.keyResultColumns()
 		for i, c := range top {
 			res.Hits[i] = Hit{Key: c.key(), Distance: c.dist}
 			if opts.NoRows {
