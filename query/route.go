@@ -157,6 +157,7 @@ type routeScratch struct {
 	heap  []leafDist
 	rank  []int32 // selectByRank
 	slot  []int32 // selectByRank
+	sel   vecmath.Smallest
 }
 
 // rankRouteMax is the most leaves routeFlat selects by rank
@@ -167,26 +168,45 @@ const rankRouteMax = 128
 // noRankRoute turns selectByRank off (tests compare both ways).
 var noRankRoute atomic.Bool
 
+// noSmallestRoute makes selectByRank rank every leaf (tests compare both
+// ways).
+var noSmallestRoute atomic.Bool
+
 // selectByRank appends the nprobe nearest of the n leaves of s.dists (its
 // length a multiple of 16, as L2SqBlocked left it) to dst, nearest first,
-// from their ranks (vecmath.RanksBelow): each leaf ranked r < nprobe goes
-// to place r, without branches. When those ranks are not exactly 0…
-// nprobe−1 once each — ties (equal distances share a rank) or a NaN —
-// it returns dst unchanged and false, and the caller's sorted buffer
-// decides. Otherwise every leaf outside is strictly farther than every one
-// inside and no two inside are equal, so the result is routeFlat's
-// (nearest first, ties by CID) bit for bit.
+// from their ranks: each leaf ranked r < nprobe goes to place r, without
+// branches. When those ranks are not exactly 0…nprobe−1 once each — ties
+// (equal distances share a rank) or a NaN — it returns dst unchanged and
+// false, and the caller's sorted buffer decides. Otherwise every leaf
+// outside is strictly farther than every one inside and no two inside are
+// equal, so the result is routeFlat's (nearest first, ties by CID) bit for
+// bit.
+//
+// The ranks come from vecmath.SmallestK when nprobe ≤ SmallestMaxK: only
+// the few candidates at most its bound are ranked, and every other leaf
+// is ranked at least their number (≥ nprobe), so it would go to the sink
+// below and count nothing: the same outcome as ranking all n. On a NaN
+// (or too many candidates), and above SmallestMaxK, every leaf is ranked
+// (vecmath.RanksBelow, n²/16 vector compares).
 func (s *routeScratch) selectByRank(n, nprobe int, dst []int32) ([]int32, bool) {
-	s.rank = slices.Grow(s.rank[:0], len(s.dists))[:len(s.dists)]
-	vecmath.RanksBelow(s.dists, n, s.rank)
 	s.slot = slices.Grow(s.slot[:0], nprobe+1)[:nprobe+1]
 	for i := range s.slot {
 		s.slot[i] = -1
 	}
 	np, cnt := int32(nprobe), int32(0)
-	for i, r := range s.rank[:n] {
-		s.slot[min(r, np)] = int32(i)    // place nprobe: a sink for the rest
-		cnt += int32(uint32(r-np) >> 31) // r < nprobe (0 ≤ r, np ≤ 256)
+	if nprobe <= vecmath.SmallestMaxK && !noSmallestRoute.Load() && vecmath.SmallestK(s.dists[:n], nprobe, &s.sel) {
+		sel := &s.sel
+		for i, r := range sel.Rank[:sel.M] {
+			s.slot[min(r, np)] = sel.Idx[i]  // place nprobe: a sink for the rest
+			cnt += int32(uint32(r-np) >> 31) // r < nprobe (0 ≤ r, np ≤ 256)
+		}
+	} else {
+		s.rank = slices.Grow(s.rank[:0], len(s.dists))[:len(s.dists)]
+		vecmath.RanksBelow(s.dists, n, s.rank)
+		for i, r := range s.rank[:n] {
+			s.slot[min(r, np)] = int32(i)
+			cnt += int32(uint32(r-np) >> 31)
+		}
 	}
 	if cnt != np {
 		return dst, false

@@ -5,6 +5,9 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync/atomic"
+
+	"github.com/parqdb/parqdb/internal/vecmath"
 )
 
 // cand is a scored postings row: row i of list l.
@@ -52,6 +55,7 @@ type topK struct {
 	thr   float32 // admission bound: +Inf until the first selection
 	h     []cand
 	ds    []float32 // trim: the buffer's distances, for selection
+	sel   vecmath.Smallest
 
 	// capK > 0 caps the bound further at each selection with
 	// capAt.of(the capK-th best distance), refine's cap (refineCap).
@@ -164,18 +168,31 @@ func (t *topK) trim() {
 // boundOf returns the bound that distances ds (reordered) set, given the
 // current bound thr ≥ them: their k-th smallest when there are more than
 // k (else thr), lowered to refine's cap of their capK-th smallest when
-// capped (0 < capK < k, at least capK of them). The capK-th is selected
-// first: the k-th is below the cap only when at least k distances are,
-// and only then selected, among the distances after the capK smallest.
+// capped (0 < capK < k, at least capK of them). Capped with more than k
+// distances, one vecmath.SmallestK for the k smallest gives both (the
+// capK-th is the largest of those ranked below capK); otherwise the
+// capK-th is selected first, and the k-th only when at least k distances
+// are at most the cap (else the cap is the bound).
 func (t *topK) boundOf(ds []float32, thr float32) float32 {
 	if !(t.capK > 0 && t.capK < t.k && len(ds) >= t.capK) {
 		if len(ds) > t.k {
-			return kthFloat(ds, t.k)
+			return t.kth(ds, t.k)
 		}
 		return thr
 	}
-	t.capKth = kthFloat(ds, t.capK)
 	t.capKthOK = true
+	if len(ds) > t.k && t.smallest(ds, t.k) {
+		s := &t.sel
+		capKth := float32(math.Inf(-1))
+		for i, r := range s.Rank[:s.M] {
+			if int(r) < t.capK {
+				capKth = max(capKth, ds[s.Idx[i]])
+			}
+		}
+		t.capKth = capKth
+		return min(s.Kth, t.capAt.of(capKth)) // the k-th, if at most the cap
+	}
+	t.capKth = kthFloat(ds, t.capK)
 	c := t.capAt.of(t.capKth)
 	if len(ds) <= t.k {
 		return min(thr, c)
@@ -191,9 +208,22 @@ func (t *topK) boundOf(ds []float32, thr float32) float32 {
 	if n < t.k { // the k-th smallest is above c
 		return c
 	}
-	// kthFloat left the capK smallest first: the k-th of all is the
-	// (k−capK)-th of the rest, and at most c.
-	return kthFloat(ds[t.capK:], t.k-t.capK)
+	return kthFloat(ds, t.k) // at most c
+}
+
+// smallest runs vecmath.SmallestK for the n smallest of a into t.sel when
+// kthFloat would (AVX-512, n ≤ vecmath.SmallestMaxK, at least kthFastMin
+// values) and reports whether it decided.
+func (t *topK) smallest(a []float32, n int) bool {
+	return kthFast(a, n) && vecmath.SmallestK(a, n, &t.sel)
+}
+
+// kth is kthFloat with t.sel as vecmath.SmallestK's memory.
+func (t *topK) kth(a []float32, n int) float32 {
+	if t.smallest(a, n) {
+		return t.sel.Kth
+	}
+	return kthSelect(a, n)
 }
 
 // best returns the (at most) k best candidates, in no particular order.
@@ -284,9 +314,40 @@ func partitionCands(h []cand, lo, hi int) int {
 	return i
 }
 
-// kthFloat returns the n-th smallest value of a (1 ≤ n ≤ len(a)),
-// reordering a.
+// kthFastMin is the fewest values kthFloat selects among with
+// vecmath.SmallestK: below it the quickselect's insertion sort is as fast.
+const kthFastMin = 24
+
+// noKthFast turns kthFloat's vecmath.SmallestK path off (tests compare
+// both ways).
+var noKthFast atomic.Bool
+
+// kthFloat returns the n-th smallest value of a (1 ≤ n ≤ len(a)), which
+// it may reorder. With AVX-512, n ≤ vecmath.SmallestMaxK and at least
+// kthFastMin values, vecmath.SmallestK selects it (a cheap bound, then
+// only the few values below it ranked) unless a holds a NaN or too many
+// values fall below the bound; otherwise a quickselect (kthSelect). Both
+// return the same value (up to the sign of a zero).
 func kthFloat(a []float32, n int) float32 {
+	if kthFast(a, n) {
+		var s vecmath.Smallest
+		if vecmath.SmallestK(a, n, &s) {
+			return s.Kth
+		}
+	}
+	return kthSelect(a, n)
+}
+
+// kthFast reports whether kthFloat(a, n) tries vecmath.SmallestK.
+func kthFast(a []float32, n int) bool {
+	return n <= vecmath.SmallestMaxK && len(a) >= kthFastMin && vecmath.FastBlocked() && !noKthFast.Load()
+}
+
+// kthSelect returns the n-th smallest value of a (1 ≤ n ≤ len(a)),
+// reordering a: quickselect with a median-of-3 pivot, finished by
+// insertion sort on short ranges, falling back to a sort when the
+// partitions keep coming out lopsided.
+func kthSelect(a []float32, n int) float32 {
 	lo, hi := 0, len(a)
 	for budget := 2 * bits.Len(uint(len(a))); hi-lo > 12; budget-- {
 		if budget == 0 {

@@ -433,3 +433,15 @@ func ranksBelow(d []float32, n int, rank []int32) {
 	}
 	ranksBelowAVX512(&d[0], len(rank)/U8BlockRows, n, &rank[0])
 }
+
+func smallestK(d []float32, k int, s *Smallest) bool {
+	if !useAVX512 {
+		return smallestKGeneric(d, k, s)
+	}
+	m, kth := smallestAVX512(&d[0], len(d), k, &s.vals[0], &s.Idx[0], &s.Rank[0])
+	if m < 0 {
+		return false
+	}
+	s.M, s.Kth = m, kth
+	return true
+}
