@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -167,5 +168,34 @@ func TestSelectByRankSmallest(t *testing.T) {
 	}
 	if decided < 1000 {
 		t.Fatalf("only %d of 6000 decided by rank", decided)
+	}
+}
+
+// BenchmarkKthFloat compares kthFloat (vecmath.SmallestK with AVX-512)
+// with the quickselect alone on distances in random order, at the sizes
+// of topK's trims (limit 42 at k 10, 52 at k 20), of a first list (100)
+// and of best's last trim (about 1.5k).
+func BenchmarkKthFloat(b *testing.B) {
+	for _, c := range []struct{ n, k int }{{12, 10}, {16, 10}, {20, 10}, {24, 10}, {42, 10}, {100, 10}, {30, 20}, {52, 20}, {100, 20}} {
+		r := rand.New(rand.NewPCG(1, uint64(c.n)))
+		as := make([][]float32, 64)
+		for i := range as {
+			as[i] = selectInput(r, c.n, 1<<20, 0)
+		}
+		buf := make([]float32, c.n)
+		for _, impl := range []string{"kthFloat", "quickselect"} {
+			b.Run(fmt.Sprintf("n=%d/k=%d/%s", c.n, c.k, impl), func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					copy(buf, as[i%len(as)])
+					if impl == "kthFloat" {
+						kthFloat(buf, c.k)
+					} else {
+						kthSelect(buf, c.k)
+					}
+					i++
+				}
+			})
+		}
 	}
 }

@@ -56,6 +56,7 @@ type topK struct {
 	h     []cand
 	ds    []float32 // trim: the buffer's distances, for selection
 	sel   vecmath.Smallest
+	out   []cand // sortByRank
 
 	// capK > 0 caps the bound further at each selection with
 	// capAt.of(the capK-th best distance), refine's cap (refineCap).
@@ -239,9 +240,51 @@ func (t *topK) best() []cand {
 
 // sorted returns the k best candidates best first; the buffer is spent.
 func (t *topK) sorted() []cand {
+	if t.capK == 0 && len(t.h) > t.k && t.sortByRank() {
+		return t.h
+	}
 	h := t.best()
 	sortCands(h)
 	return h
+}
+
+// sortByRank leaves the k best candidates in t.h, best first, from the
+// ranks of their distances (vecmath.SmallestK, uncapped buffer of more
+// than k), and reports whether it could: when the ranks below k are
+// exactly 0…k−1 once each, the k best by distance are distinct and
+// strictly nearer than every other candidate, so placing each at its rank
+// is what best and sortCands give (no key is compared). On ties, a NaN or
+// no SmallestK it returns false with t.h as it was.
+func (t *topK) sortByRank() bool {
+	t.ds = t.ds[:0]
+	for _, c := range t.h {
+		t.ds = append(t.ds, c.dist)
+	}
+	if !useSmallest(t.k) || !vecmath.SmallestK(t.ds, t.k, &t.sel) {
+		return false
+	}
+	s := &t.sel
+	var slot [vecmath.SmallestMaxK + 1]int32
+	for i := range slot {
+		slot[i] = -1
+	}
+	k, cnt := int32(t.k), int32(0)
+	for i, r := range s.Rank[:s.M] {
+		slot[min(r, k)] = s.Idx[i]      // place k: a sink for the rest
+		cnt += int32(uint32(r-k) >> 31) // r < k (0 ≤ r, k ≤ 32)
+	}
+	if cnt != k || slices.Contains(slot[:k], -1) {
+		return false
+	}
+	t.out = t.out[:0]
+	for _, i := range slot[:k] {
+		t.out = append(t.out, t.h[i])
+	}
+	n := copy(t.h, t.out)
+	clear(t.out) // the list pointers live on in t.h only
+	clear(t.h[n:])
+	t.h = t.h[:n]
+	return true
 }
 
 // sortCands sorts h by lessCand: by insertion up to 32 candidates (no
@@ -318,8 +361,8 @@ func partitionCands(h []cand, lo, hi int) int {
 // vecmath.SmallestK: below it the quickselect's insertion sort is as fast.
 const kthFastMin = 24
 
-// noKthFast turns kthFloat's vecmath.SmallestK path off (tests compare
-// both ways).
+// noKthFast turns the vecmath.SmallestK paths of kthFloat, boundOf and
+// sorted off (tests compare both ways).
 var noKthFast atomic.Bool
 
 // kthFloat returns the n-th smallest value of a (1 ≤ n ≤ len(a)), which
@@ -339,8 +382,12 @@ func kthFloat(a []float32, n int) float32 {
 }
 
 // kthFast reports whether kthFloat(a, n) tries vecmath.SmallestK.
-func kthFast(a []float32, n int) bool {
-	return n <= vecmath.SmallestMaxK && len(a) >= kthFastMin && vecmath.FastBlocked() && !noKthFast.Load()
+func kthFast(a []float32, n int) bool { return len(a) >= kthFastMin && useSmallest(n) }
+
+// useSmallest reports whether vecmath.SmallestK is to select the n
+// smallest (AVX-512, n ≤ vecmath.SmallestMaxK, not turned off).
+func useSmallest(n int) bool {
+	return n <= vecmath.SmallestMaxK && vecmath.FastBlocked() && !noKthFast.Load()
 }
 
 // kthSelect returns the n-th smallest value of a (1 ≤ n ≤ len(a)),
