@@ -579,9 +579,9 @@ func (q lvq8Terms) scoreList(s *scratch, l *list, st *Stats) {
 		// no row past it can beat (topK.lower), and by refine's cap of its
 		// capK-th.
 		s.admit = q.Dists(s.dists, offs, scs, base, -1, s.admit[:0])
-		s.kd = append(s.kd[:0], s.dists...)
-		// its k-th, and refine's cap at once, as trim applies it
-		t.lower(t.boundOf(s.kd, t.threshold()))
+		// its k-th, and refine's cap at once, as trim applies it (s.kd:
+		// a copy to select on, if boundOfKeep needs one)
+		t.lower(t.boundOfKeep(s.dists, t.threshold(), &s.kd))
 		t.capKthOK = false // the list's, not the buffer's
 		thr = t.threshold()
 		for i, d := range s.dists {

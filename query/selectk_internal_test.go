@@ -61,7 +61,8 @@ func TestKthFloatFast(t *testing.T) {
 }
 
 // TestBoundOfFast: boundOf and the capK-th it records are the same with
-// and without vecmath.SmallestK (noKthFast), capped or not.
+// and without vecmath.SmallestK (noKthFast), capped or not; boundOfKeep
+// gives them too and leaves its distances as they were.
 func TestBoundOfFast(t *testing.T) {
 	if !vecmath.FastBlocked() {
 		t.Skip("no AVX-512")
@@ -90,6 +91,16 @@ func TestBoundOfFast(t *testing.T) {
 		if !sameFloat(got[0], got[1]) || !sameFloat(want[0], want[1]) || ok[0] != ok[1] {
 			t.Fatalf("trial %d (n %d k %d capK %d): bound %v capKth %v (%v), quickselect %v %v (%v)",
 				trial, len(ds), k, tk.capK, got[0], want[0], ok[0], got[1], want[1], ok[1])
+		}
+		// boundOfKeep: the same, with ds left as it was
+		noKthFast.Store(trial%2 == 0)
+		keep, tmp := slices.Clone(ds), []float32(nil)
+		tk.capKth, tk.capKthOK = -1, false
+		if b := tk.boundOfKeep(keep, thr, &tmp); !sameFloat(b, got[0]) || !sameFloat(tk.capKth, want[0]) || tk.capKthOK != ok[0] {
+			t.Fatalf("trial %d (n %d k %d capK %d): boundOfKeep %v capKth %v, boundOf %v %v", trial, len(ds), k, tk.capK, b, tk.capKth, got[0], want[0])
+		}
+		if !slices.Equal(bitsOf32(keep), bitsOf32(ds)) {
+			t.Fatalf("trial %d (n %d k %d capK %d): boundOfKeep reordered its distances", trial, len(ds), k, tk.capK)
 		}
 	}
 }
@@ -171,8 +182,9 @@ func TestSelectByRankSmallest(t *testing.T) {
 	}
 }
 
-// BenchmarkKthFloat compares kthFloat (vecmath.SmallestK with AVX-512)
-// with the quickselect alone on distances in random order, at the sizes
+// BenchmarkKthFloat compares topK.boundOf (uncapped: the k-th, by
+// vecmath.SmallestK with AVX-512 from max(kthFastMin, 2k) values) with the
+// quickselect alone on distances in random order, at the sizes
 // of topK's trims (limit 42 at k 10, 52 at k 20), of a first list (100)
 // and of best's last trim (about 1.5k).
 func BenchmarkKthFloat(b *testing.B) {
@@ -183,13 +195,15 @@ func BenchmarkKthFloat(b *testing.B) {
 			as[i] = selectInput(r, c.n, 1<<20, 0)
 		}
 		buf := make([]float32, c.n)
-		for _, impl := range []string{"kthFloat", "quickselect"} {
+		var tk topK
+		tk.reset(c.k)
+		for _, impl := range []string{"boundOf", "quickselect"} {
 			b.Run(fmt.Sprintf("n=%d/k=%d/%s", c.n, c.k, impl), func(b *testing.B) {
 				i := 0
 				for b.Loop() {
 					copy(buf, as[i%len(as)])
-					if impl == "kthFloat" {
-						kthFloat(buf, c.k)
+					if impl == "boundOf" {
+						tk.boundOf(buf, 0)
 					} else {
 						kthSelect(buf, c.k)
 					}
@@ -198,4 +212,12 @@ func BenchmarkKthFloat(b *testing.B) {
 			})
 		}
 	}
+}
+
+func bitsOf32(d []float32) []uint32 {
+	b := make([]uint32, len(d))
+	for i, x := range d {
+		b[i] = math.Float32bits(x)
+	}
+	return b
 }

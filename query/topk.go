@@ -174,12 +174,32 @@ func (t *topK) trim() {
 // capK-th is the largest of those ranked below capK); otherwise the
 // capK-th is selected first, and the k-th only when at least k distances
 // are at most the cap (else the cap is the bound).
-func (t *topK) boundOf(ds []float32, thr float32) float32 {
-	if !(t.capK > 0 && t.capK < t.k && len(ds) >= t.capK) {
-		if len(ds) > t.k {
-			return t.kth(ds, t.k)
+func (t *topK) boundOf(ds []float32, thr float32) float32 { return t.bound(ds, thr, nil) }
+
+// boundOfKeep is boundOf leaving ds as it is: the vecmath.SmallestK paths
+// only read it, the others select on a copy in *tmp.
+func (t *topK) boundOfKeep(ds []float32, thr float32, tmp *[]float32) float32 {
+	return t.bound(ds, thr, tmp)
+}
+
+// bound is boundOf, selecting on a copy of ds in *tmp when tmp is not nil
+// and a selection would reorder ds.
+func (t *topK) bound(ds []float32, thr float32, tmp *[]float32) float32 {
+	mutable := func() []float32 {
+		if tmp != nil {
+			*tmp = append((*tmp)[:0], ds...)
+			ds, tmp = *tmp, nil
 		}
-		return thr
+		return ds
+	}
+	if !(t.capK > 0 && t.capK < t.k && len(ds) >= t.capK) {
+		if len(ds) <= t.k {
+			return thr
+		}
+		if t.smallest(ds, t.k) {
+			return t.sel.Kth
+		}
+		return kthSelect(mutable(), t.k)
 	}
 	t.capKthOK = true
 	if len(ds) > t.k && t.smallest(ds, t.k) {
@@ -193,7 +213,7 @@ func (t *topK) boundOf(ds []float32, thr float32) float32 {
 		t.capKth = capKth
 		return min(s.Kth, t.capAt.of(capKth)) // the k-th, if at most the cap
 	}
-	t.capKth = kthFloat(ds, t.capK)
+	t.capKth = kthFloat(mutable(), t.capK)
 	c := t.capAt.of(t.capKth)
 	if len(ds) <= t.k {
 		return min(thr, c)
@@ -217,14 +237,6 @@ func (t *topK) boundOf(ds []float32, thr float32) float32 {
 // values) and reports whether it decided.
 func (t *topK) smallest(a []float32, n int) bool {
 	return kthFast(a, n) && vecmath.SmallestK(a, n, &t.sel)
-}
-
-// kth is kthFloat with t.sel as vecmath.SmallestK's memory.
-func (t *topK) kth(a []float32, n int) float32 {
-	if t.smallest(a, n) {
-		return t.sel.Kth
-	}
-	return kthSelect(a, n)
 }
 
 // best returns the (at most) k best candidates, in no particular order.
@@ -357,8 +369,9 @@ func partitionCands(h []cand, lo, hi int) int {
 	return i
 }
 
-// kthFastMin is the fewest values kthFloat selects among with
-// vecmath.SmallestK: below it the quickselect's insertion sort is as fast.
+// kthFastMin is the fewest values kthFloat selects the n-th of with
+// vecmath.SmallestK, with at least 2n: below, the quickselect is as fast
+// (BenchmarkKthFloat).
 const kthFastMin = 24
 
 // noKthFast turns the vecmath.SmallestK paths of kthFloat, boundOf and
@@ -382,7 +395,7 @@ func kthFloat(a []float32, n int) float32 {
 }
 
 // kthFast reports whether kthFloat(a, n) tries vecmath.SmallestK.
-func kthFast(a []float32, n int) bool { return len(a) >= kthFastMin && useSmallest(n) }
+func kthFast(a []float32, n int) bool { return len(a) >= max(kthFastMin, 2*n) && useSmallest(n) }
 
 // useSmallest reports whether vecmath.SmallestK is to select the n
 // smallest (AVX-512, n ≤ vecmath.SmallestMaxK, not turned off).
