@@ -202,7 +202,8 @@ func (t *topK) bound(ds []float32, thr float32, tmp *[]float32) float32 {
 		return kthSelect(mutable(), t.k)
 	}
 	t.capKthOK = true
-	if len(ds) > t.k && t.smallest(ds, t.k) {
+	// one SmallestK for two selections: worth it from k+1 distances
+	if len(ds) > t.k && useSmallest(t.k) && vecmath.SmallestK(ds, t.k, &t.sel) {
 		s := &t.sel
 		capKth := float32(math.Inf(-1))
 		for i, r := range s.Rank[:s.M] {
