@@ -255,12 +255,16 @@ func BenchmarkRouteFlat(b *testing.B) {
 			qs[i][j] = float32(r.NormFloat64() * 3)
 		}
 	}
-	for _, mode := range []string{"flat", "flat-buffer", "descent"} {
+	for _, mode := range []string{"flat", "flat-rank-all", "flat-buffer", "descent"} {
 		rt := newRouter(c, routeOptions)
 		rt.flat = mode != "descent"
 		b.Run(mode, func(b *testing.B) {
-			noRankRoute.Store(mode == "flat-buffer") // flat: by rank with AVX-512
+			// flat: by rank with AVX-512, from vecmath.SmallestK's
+			// candidates; flat-rank-all: every leaf ranked
+			noRankRoute.Store(mode == "flat-buffer")
+			noSmallestRoute.Store(mode == "flat-rank-all")
 			defer noRankRoute.Store(false)
+			defer noSmallestRoute.Store(false)
 			var s routeScratch
 			var dst []int32
 			i := 0
