@@ -1,7 +1,8 @@
 // Package vecmath holds the hot numeric kernels of ParqDB: float32 squared L2
 // distance and dot product, dot products of a float32 query with 8-bit and
-// 4-bit LVQ codes, code sums, and batch forms that score one query against
-// many rows stored contiguously.
+// 4-bit LVQ codes, code sums, batch forms that score one query against
+// many rows stored contiguously, and the small selections of a query
+// (RanksBelow, SmallestK).
 //
 // On amd64 the kernels are written in Go assembly for AVX-512 and AVX2 and
 // chosen once at program start with golang.org/x/sys/cpu; everywhere else,

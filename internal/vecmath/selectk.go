@@ -10,7 +10,8 @@ const (
 )
 
 // Smallest is SmallestK's result and working memory (about 1 KiB: keep one
-// per goroutine and reuse it).
+// per goroutine and reuse it; a call overwrites it, so it is not safe for
+// concurrent use).
 type Smallest struct {
 	// M is the number of candidates: the values of d at most a bound T
 	// that is at least the k-th smallest (k ≤ M ≤ SmallestMaxCands), so
@@ -35,11 +36,11 @@ type Smallest struct {
 // which are C distinct values of d, so T is at least d's k-th smallest —
 // and ranks only the values at most T (a few more than k on values in
 // random order). Ties share a rank (Rank counts strictly smaller values).
-// It returns false, leaving s.M, s.Kth and the ranks unset, when d holds a
-// NaN or more than SmallestMaxCands values are at most T; the caller then
-// selects by other means. It panics if k is out of range. With AVX-512
-// (FastBlocked) it runs as one kernel; the portable code takes the same
-// steps with the same result (Kth up to the sign of a zero).
+// It returns false, with s's contents unspecified, when d holds a NaN or
+// more than SmallestMaxCands values are at most T; the caller then selects
+// by other means. It only reads d. It panics if k is out of range. With
+// AVX-512 (FastBlocked) it runs as one kernel; the portable code takes the
+// same steps with the same result (Kth up to the sign of a zero).
 func SmallestK(d []float32, k int, s *Smallest) bool {
 	if k < 1 || k > len(d) || k > SmallestMaxK {
 		panic("vecmath: SmallestK k out of range")
