@@ -101,21 +101,41 @@ func (u *U8Query) Set(q []float32) {
 		u.hl = make([]int8, n)
 	}
 	u.hl = u.hl[:n]
-	clear(u.hl)
-	var m float64
-	for _, v := range q {
-		m = max(m, math.Abs(float64(v)))
+	clear(u.hl[n-8:]) // the last group's padding
+	// max|q_j| on the bits: for finite values the order of |v|'s bits is
+	// the order of |v| (four chains of max)
+	var m0, m1, m2, m3 uint32
+	j := 0
+	for ; j+4 <= len(q); j += 4 {
+		m0 = max(m0, math.Float32bits(q[j])&0x7fffffff)
+		m1 = max(m1, math.Float32bits(q[j+1])&0x7fffffff)
+		m2 = max(m2, math.Float32bits(q[j+2])&0x7fffffff)
+		m3 = max(m3, math.Float32bits(q[j+3])&0x7fffffff)
 	}
-	u.S = float32(m / u8QueryMax)
+	for ; j < len(q); j++ {
+		m0 = max(m0, math.Float32bits(q[j])&0x7fffffff)
+	}
+	u.S = float32(float64(math.Float32frombits(max(m0, m1, m2, m3))) / u8QueryMax)
 	if u.S == 0 {
+		clear(u.hl)
 		return
 	}
-	s := float64(u.S)
-	for j, v := range q {
-		qi := int32(max(-u8QueryMax, min(u8QueryMax, math.Round(float64(v)/s))))
-		h := (qi + 128) >> 8 // ⌊(qi+128)/256⌋
-		u.hl[8*(j/4)+j%4] = int8(h)
-		u.hl[8*(j/4)+4+j%4] = int8(qi - 256*h)
+	// q_j·(1/S) in float64 is within 32639·2⁻⁵¹ of q_j/S: rounding it to
+	// the nearest integer (halves away from 0, without branches: signs
+	// are random) leaves |q_j − S·qi_j| ≤ S/2 but for that. |q_j/S| ≤
+	// 1.5·32639 even when S is subnormal (S is rounded to nearest and not
+	// 0), where the clamp may act.
+	inv := 1 / float64(u.S)
+	for g := 0; 4*g < len(q); g++ {
+		hl := u.hl[8*g : 8*g+8 : 8*g+8]
+		for t, v := range q[4*g : min(4*g+4, len(q))] {
+			x := float64(v) * inv
+			half := math.Float64frombits(math.Float64bits(x)&(1<<63) | math.Float64bits(0.5))
+			qi := min(max(int32(x+half), -u8QueryMax), u8QueryMax)
+			h := (qi + 128) >> 8 // ⌊(qi+128)/256⌋
+			hl[t&3] = int8(h)
+			hl[4+t&3] = int8(qi - 256*h)
+		}
 	}
 }
 

@@ -263,3 +263,16 @@ func testL2SqBlocked(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkU8QuerySet is the per-query quantization at GloVe's D = 50.
+func BenchmarkU8QuerySet(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	q := make([]float32, 50)
+	for i := range q {
+		q[i] = float32(r.NormFloat64())
+	}
+	var u U8Query
+	for b.Loop() {
+		u.Set(q)
+	}
+}
