@@ -97,13 +97,31 @@ func (u *U8Query) Set(q []float32) {
 	}
 	u.dim = len(q)
 	n := 8 * u8Groups(len(q))
-	if cap(u.hl) < n {
-		u.hl = make([]int8, n)
+	if c := u8QueryCap(len(q)); cap(u.hl) < c {
+		u.hl = make([]int8, c)
 	}
 	u.hl = u.hl[:n]
-	clear(u.hl[n-8:]) // the last group's padding
-	// max|q_j| on the bits: for finite values the order of |v|'s bits is
-	// the order of |v| (four chains of max)
+	if len(q) == 0 {
+		u.S = 0
+		return
+	}
+	u.S = float32(float64(absMax(q)) / u8QueryMax)
+	if u.S == 0 {
+		clear(u.hl)
+		return
+	}
+	u8Quantize(q, 1/float64(u.S), u.hl)
+}
+
+// u8QueryCap is the capacity U8Query.Set gives hl for dimension d: room
+// for the AVX-512 loop's whole steps of 16 dimensions (32 bytes each), at
+// least 8·⌈d/4⌉.
+func u8QueryCap(d int) int { return 32 * ((d + 15) / 16) }
+
+// absMaxGeneric returns max_j |q_j| for finite q (0 for an empty q),
+// comparing the bits: for finite values the order of |v|'s bits is the
+// order of |v| (four chains of max).
+func absMaxGeneric(q []float32) float32 {
 	var m0, m1, m2, m3 uint32
 	j := 0
 	for ; j+4 <= len(q); j += 4 {
@@ -115,19 +133,22 @@ func (u *U8Query) Set(q []float32) {
 	for ; j < len(q); j++ {
 		m0 = max(m0, math.Float32bits(q[j])&0x7fffffff)
 	}
-	u.S = float32(float64(math.Float32frombits(max(m0, m1, m2, m3))) / u8QueryMax)
-	if u.S == 0 {
-		clear(u.hl)
-		return
-	}
-	// q_j·(1/S) in float64 is within 32639·2⁻⁵¹ of q_j/S: rounding it to
-	// the nearest integer (halves away from 0, without branches: signs
-	// are random) leaves |q_j − S·qi_j| ≤ S/2 but for that. |q_j/S| ≤
-	// 1.5·32639 even when S is subnormal (S is rounded to nearest and not
-	// 0), where the clamp may act.
-	inv := 1 / float64(u.S)
+	return math.Float32frombits(max(m0, m1, m2, m3))
+}
+
+// u8QuantizeGeneric sets hl (8·⌈len(q)/4⌉ bytes, U8Query's layout) to the
+// h and l bytes of qi_j = round(q_j·inv), inv = 1/S, and the last group's
+// padding to 0.
+//
+// q_j·(1/S) in float64 is within 32639·2⁻⁵¹ of q_j/S: rounding it to the
+// nearest integer (halves away from 0: trunc(x + copysign(0.5, x)),
+// without branches, as signs are random) leaves |q_j − S·qi_j| ≤ S/2 but
+// for that. |q_j/S| ≤ 1.5·32639 even when S is subnormal (S is rounded to
+// nearest and not 0), where the clamp may act.
+func u8QuantizeGeneric(q []float32, inv float64, hl []int8) {
+	clear(hl[len(hl)-8:])
 	for g := 0; 4*g < len(q); g++ {
-		hl := u.hl[8*g : 8*g+8 : 8*g+8]
+		hl := hl[8*g : 8*g+8 : 8*g+8]
 		for t, v := range q[4*g : min(4*g+4, len(q))] {
 			x := float64(v) * inv
 			half := math.Float64frombits(math.Float64bits(x)&(1<<63) | math.Float64bits(0.5))

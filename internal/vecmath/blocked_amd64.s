@@ -134,3 +134,120 @@ bl_singlesum:
 bl_end:
 	VZEROUPPER
 	RET
+
+// func absMaxF32AVX512(q *float32, n int) float32
+//
+// max_j |q_j| over n ≥ 1 finite values: 16 lanes of VMAXPS, the last
+// n mod 16 values by a zero-masked load.
+TEXT ·absMaxF32AVX512(SB), NOSPLIT, $0-20
+	MOVQ         q+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z31
+	VPXORD       Z0, Z0, Z0
+
+am_16:
+	CMPQ    CX, $16
+	JL      am_tail
+	VANDPS  (SI), Z31, Z1
+	VMAXPS  Z1, Z0, Z0
+	ADDQ    $64, SI
+	SUBQ    $16, CX
+	JMP     am_16
+
+am_tail:
+	TESTQ      CX, CX
+	JZ         am_reduce
+	MOVL       $1, AX
+	SHLL       CX, AX
+	DECL       AX
+	KMOVW      AX, K1
+	VMOVUPS.Z  (SI), K1, Z1
+	VANDPS     Z1, Z31, Z1
+	VMAXPS     Z1, Z0, Z0
+
+am_reduce:
+	VEXTRACTF32X8 $1, Z0, Y1
+	VMAXPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXSS        X1, X0, X0
+	VMOVSS        X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func quantizeU8QueryAVX512(q *float32, n int, inv float64, hl *int8)
+//
+// U8Query.Set's loop for n ≥ 1 values, 16 at a time (the last n mod 16 by
+// a zero-masked load, whose lanes give 0): x = float64(q_j)·inv,
+// qi = trunc(x + copysign(0.5, x)) clamped to ±32639, h = (qi+128)>>8,
+// l = qi − 256·h, each narrowed to a byte, and the 16 h and 16 l bytes
+// interleaved by 4 (h of dims 4g…4g+3, then their l): 32 bytes of hl per
+// 16 values, ⌈n/16⌉·32 in all, as many as the Go loop's arithmetic gives.
+TEXT ·quantizeU8QueryAVX512(SB), NOSPLIT, $0-32
+	MOVQ         q+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD inv+16(FP), Z31
+	MOVQ         hl+24(FP), DI
+	MOVQ         $0x8000000000000000, AX
+	VPBROADCASTQ AX, Z30 // sign
+	MOVQ         $0x3fe0000000000000, AX
+	VPBROADCASTQ AX, Z29 // 0.5
+	MOVL         $32639, AX
+	VPBROADCASTD AX, Z28
+	MOVL         $-32639, AX
+	VPBROADCASTD AX, Z27
+	MOVL         $128, AX
+	VPBROADCASTD AX, Z26
+	MOVL         $0xffff, AX
+	KMOVW        AX, K1
+
+qz_loop:
+	TESTQ CX, CX
+	JLE   qz_end
+	CMPQ  CX, $16
+	JGE   qz_load
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+
+qz_load:
+	VMOVUPS.Z     (SI), K1, Z0
+	VCVTPS2PD     Y0, Z1
+	VEXTRACTF32X8 $1, Z0, Y2
+	VCVTPS2PD     Y2, Z2
+	VMULPD        Z31, Z1, Z1
+	VMULPD        Z31, Z2, Z2
+	VANDPD        Z30, Z1, Z3
+	VANDPD        Z30, Z2, Z4
+	VORPD         Z29, Z3, Z3
+	VORPD         Z29, Z4, Z4
+	VADDPD        Z3, Z1, Z1
+	VADDPD        Z4, Z2, Z2
+	VCVTTPD2DQ    Z1, Y1
+	VCVTTPD2DQ    Z2, Y2
+	VINSERTI32X8  $1, Y2, Z1, Z1
+	VPMINSD       Z28, Z1, Z1
+	VPMAXSD       Z27, Z1, Z1
+	VPADDD        Z26, Z1, Z4
+	VPSRAD        $8, Z4, Z4 // h
+	VPSLLD        $8, Z4, Z5
+	VPSUBD        Z5, Z1, Z5 // l
+	VPMOVDB       Z4, X4
+	VPMOVDB       Z5, X5
+	VPUNPCKLDQ    X5, X4, X6
+	VPUNPCKHDQ    X5, X4, X7
+	VMOVDQU       X6, (DI)
+	VMOVDQU       X7, 16(DI)
+	ADDQ          $64, SI
+	ADDQ          $32, DI
+	SUBQ          $16, CX
+	JMP           qz_loop
+
+qz_end:
+	VZEROUPPER
+	RET

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -108,7 +109,8 @@ func TestU8QuerySet(t *testing.T) { withImpls(t, testU8QuerySet) }
 // testU8QuerySet checks the quantized query: S = max|q|/32639 (0 for a
 // zero query), |q_j − S·qi_j| ≤ S/2, |qi_j| ≤ 32639 with the largest |q_j|
 // at 32639, h_j in [−127, 127], l_j = qi_j − 256·h_j in [−128, 127], the
-// padding of the last group 0, and the memory reused.
+// padding of the last group 0, the bytes those of the portable loop (for
+// the AVX-512 one), and the memory reused (dimensions vary).
 func testU8QuerySet(t *testing.T) {
 	r := rand.New(rand.NewPCG(10, 10))
 	var u U8Query
@@ -132,6 +134,13 @@ func testU8QuerySet(t *testing.T) {
 		}
 		if u.Dim() != d || len(u.hl) != 8*((d+3)/4) {
 			t.Fatalf("D=%d: Dim %d, %d bytes", d, u.Dim(), len(u.hl))
+		}
+		if u.S != 0 { // the kernels' bytes are the portable loop's
+			want := make([]int8, len(u.hl))
+			u8QuantizeGeneric(q, 1/float64(u.S), want)
+			if !slices.Equal(u.hl, want) {
+				t.Fatalf("D=%d: bytes %v, portable loop %v", d, u.hl, want)
+			}
 		}
 		top := int32(0)
 		for j, v := range q {

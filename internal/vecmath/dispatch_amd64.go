@@ -397,6 +397,23 @@ func lvq8Dists(t LVQ8Terms, dots, offs, scs []float32, base []float64, thr float
 	return idx[:k+got]
 }
 
+func absMax(q []float32) float32 {
+	if !useAVX512 || len(q) == 0 {
+		return absMaxGeneric(q)
+	}
+	return absMaxF32AVX512(&q[0], len(q))
+}
+
+// u8Quantize: the AVX-512 loop writes whole steps of 16 dimensions, into
+// hl's capacity (u8QueryCap).
+func u8Quantize(q []float32, inv float64, hl []int8) {
+	if !useAVX512 || len(q) == 0 || cap(hl) < u8QueryCap(len(q)) || len(hl) != 8*u8Groups(len(q)) {
+		u8QuantizeGeneric(q, inv, hl)
+		return
+	}
+	quantizeU8QueryAVX512(&q[0], len(q), inv, &hl[0])
+}
+
 func dotU8Blocked(u *U8Query, codes []byte, out []float32) {
 	if !useAVX512 || len(out) == 0 {
 		dotU8BlockedGeneric(u, codes, out)
