@@ -273,15 +273,18 @@ func testL2SqBlocked(t *testing.T) {
 	}
 }
 
-// BenchmarkU8QuerySet is the per-query quantization at GloVe's D = 50.
+// BenchmarkU8QuerySet is the per-query quantization at GloVe's D = 50,
+// per kernel set.
 func BenchmarkU8QuerySet(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	q := make([]float32, 50)
 	for i := range q {
 		q[i] = float32(r.NormFloat64())
 	}
-	var u U8Query
-	for b.Loop() {
-		u.Set(q)
-	}
+	withImplsB(b, func(b *testing.B) {
+		var u U8Query
+		for b.Loop() {
+			u.Set(q)
+		}
+	})
 }
