@@ -288,3 +288,38 @@ func BenchmarkU8QuerySet(b *testing.B) {
 		}
 	})
 }
+
+// TestDotU8BlockedBoundTight checks that U8Query's bound (S/2)·Σc is
+// reached, not only respected: with every q_j/S just below k_j + ½ (so
+// that every rounding goes the same way, by almost S/2) and every code
+// 255, DotU8Blocked is off the float64 dot by at least 0.95 of the bound
+// and by at most the bound.
+func TestDotU8BlockedBoundTight(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 13))
+	for _, d := range []int{4, 17, 50, 127} {
+		const s = 0x1p-10 // S, exactly: the largest q_j is 32639·S
+		q := make([]float32, d)
+		q[0] = 32639 * s
+		for j := 1; j < d; j++ {
+			q[j] = float32((float64(r.IntN(60000)-30000) + 0.49) * s)
+		}
+		var u U8Query
+		u.Set(q)
+		if u.S != s {
+			t.Fatalf("D=%d: S = %v, want %v", d, u.S, s)
+		}
+		codes := make([]byte, 16*d)
+		for i := range codes {
+			codes[i] = 255
+		}
+		blk := make([]byte, BlockU8Len(16, d))
+		BlockU8(blk, codes, d)
+		out := make([]float32, 16)
+		DotU8Blocked(&u, blk, out)
+		want, _ := refDotU(q, codes[:d])
+		bound := 0.5 * s * 255 * float64(d)
+		if diff := math.Abs(float64(out[0]) - want); diff > u8BlockedBound(&u, codes[:d], want) || diff < 0.95*bound*float64(d-1)/float64(d) {
+			t.Fatalf("D=%d: %v, float64 dot %v: off by %g, bound %g", d, out[0], want, diff, bound)
+		}
+	}
+}
