@@ -24,10 +24,12 @@ type list struct {
 	// base[i] = D·o² + 2·o·s·Σc + s²·Σc², the part of ‖q − x̂‖² that does
 	// not depend on q (lvq.Query.L2Sq8 expands the distance the same way).
 	codes []byte
-	// blocked: codes are in vecmath.BlockU8's dimension-major layout
-	// instead (blocks of 16 rows, D codes per row, no stride padding),
-	// which vecmath.DotU8Blocked scores without horizontal sums: small-D
-	// indexes with the AVX-512 kernel (Index.blocked).
+	// blocked: codes are in vecmath.BlockU8's layout instead (blocks of
+	// 16 rows, groups of 4 dimensions, each row's 4 codes of a group
+	// contiguous; D rounded up to 4, no stride padding), which
+	// vecmath.DotU8Blocked scores with the query quantized to 16 bits
+	// (scratch.u8q) in exact integer arithmetic (VNNI): small-D indexes
+	// on CPUs with that kernel (Index.blocked).
 	blocked bool
 	base    []float64
 	// maxBase and maxScale bound base[i] and batch.Scales[i] over the rows
@@ -95,7 +97,7 @@ func newList(cid int32, b postings.Batch, enc string, dim int, blocked bool) *li
 	}
 	switch {
 	case blocked:
-		l.codes = make([]byte, blockRows(n)*dim)
+		l.codes = make([]byte, vecmath.BlockU8Len(n, dim))
 		vecmath.BlockU8(l.codes, b.Codes[:n*dim], dim)
 		l.blocked = true
 	case w == dim:
@@ -111,13 +113,14 @@ func newList(cid int32, b postings.Batch, enc string, dim int, blocked bool) *li
 }
 
 // dots sets s.dists to the code dot products q·c of l's n rows (LVQ8):
-// s.qp over the rows at stride, or s.q over the blocked layout.
+// s.qp over the rows at stride, or s.u8q (s.q quantized, within
+// (S/2)·Σc of q·c: vecmath.U8Query) over the blocked layout.
 func (l *list) dots(s *scratch) {
 	n := l.len()
 	if l.blocked {
 		m := blockRows(n)
 		s.dists = slices.Grow(s.dists[:0], m)[:m]
-		vecmath.DotU8Blocked(s.q, l.codes, s.dists)
+		vecmath.DotU8Blocked(&s.u8q, l.codes, s.dists)
 		s.dists = s.dists[:n]
 		return
 	}
@@ -131,11 +134,7 @@ func (l *list) code(dst []byte, i, dim int) []byte {
 		w := len(l.codes) / max(l.len(), 1)
 		return append(dst, l.codes[i*w:i*w+dim]...)
 	}
-	blk := l.codes[i/vecmath.U8BlockRows*vecmath.U8BlockRows*dim:]
-	for j := range dim {
-		dst = append(dst, blk[vecmath.U8BlockRows*j+i%vecmath.U8BlockRows])
-	}
-	return dst
+	return vecmath.U8BlockedCode(dst, l.codes, i, dim)
 }
 
 // sourceOrds returns the source row ordinal of every row of l, looking

@@ -424,7 +424,7 @@ func (ix *Index) packList(e *filterEntry, l *list, pos []int32) *packedList {
 	w := stride(ix.Dim())
 	codeBytes := len(pos) * w
 	if l.blocked {
-		codeBytes = blockRows(len(pos)) * ix.Dim()
+		codeBytes = vecmath.BlockU8Len(len(pos), ix.Dim())
 	}
 	keyBytes := 0
 	ends := l.batch.KeyEnds
@@ -487,7 +487,7 @@ func packRows(l *list, pos []int32, w, dim, keyBytes int) *list {
 		for _, i := range pos {
 			rows = l.code(rows, int(i), dim)
 		}
-		p.codes = make([]byte, blockRows(n)*dim)
+		p.codes = make([]byte, vecmath.BlockU8Len(n, dim))
 		vecmath.BlockU8(p.codes, rows, dim)
 		p.blocked = true
 	} else {

@@ -116,11 +116,19 @@ func TestFirstListBoundSameResults(t *testing.T) {
 }
 
 // TestBlockedCodesAgree opens the GloVe fixture with its LVQ8 codes at
-// stride and in the blocked layout (their dot kernels sum in different
-// orders) and checks that every query's results agree: the same distance
-// at every rank up to float32 rounding (1e-5 relative), the same keys
-// except where two distances are that close, with refine, filters and
-// packed lists too.
+// stride and in the blocked layout and checks that every query's results
+// agree: the same distance at every rank up to float32 rounding (1e-5
+// relative) plus the blocked kernel's query quantization (below), the
+// same keys except where two distances are that close, with refine,
+// filters and packed lists too.
+//
+// The blocked kernel scores the query quantized to 16 bits
+// (vecmath.U8Query: scale S = max|q_j|/32639, q·c off by at most
+// (S/2)·Σc), so a code distance ‖q‖² + ‖x̂‖² − 2(o·Σq + s·q·c), times mul
+// (½ under cosine), moves by at most mul·S·s·Σc = mul·S·Σ_j(x̂_j − o). With
+// o = min_j x_j and x̂_j ≤ x_j + s/2, s = (max x − min x)/255, that is at
+// most mul·S·B with B the largest Σ_j(x_j − min x) + D·(max x − min x)/510
+// over the (normalised) vectors.
 func TestBlockedCodesAgree(t *testing.T) {
 	ctx := context.Background()
 	defer query.SetBlockedCodes(0)
@@ -139,11 +147,37 @@ func TestBlockedCodesAgree(t *testing.T) {
 		return ix
 	}
 	rowIx, blkIx := open(2), open(1)
+	unit := func(v []float32) []float64 {
+		n := 0.0
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		u := make([]float64, len(v))
+		for j, x := range v {
+			u[j] = float64(x) / math.Sqrt(n)
+		}
+		return u
+	}
+	var bmax float64
+	for _, v := range f.vecs {
+		x := unit(v)
+		lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
+		for _, e := range x {
+			lo, hi, sum = min(lo, e), max(hi, e), sum+e
+		}
+		bmax = max(bmax, sum-float64(len(x))*lo+float64(len(x))*(hi-lo)/510)
+	}
+	var qtol float64 // mul·S·B, with a 1% allowance for float32 rounding
 	near := func(a, b float32) bool {
-		return math.Abs(float64(a-b)) <= 1e-5*math.Max(1, math.Abs(float64(b)))
+		return math.Abs(float64(a-b)) <= 1e-5*math.Max(1, math.Abs(float64(b)))+qtol
 	}
 	for qi := 0; qi < 200; qi++ {
 		q := f.vecs[qi*37%len(f.vecs)]
+		qmax := 0.0
+		for _, e := range unit(q) {
+			qmax = max(qmax, math.Abs(e))
+		}
+		qtol = 0.5 * qmax / 32639 * bmax * 1.01
 		for _, o := range []query.Options{{K: 10, NProbe: 8}, {K: 10, NProbe: 16, Refine: 2}, {K: 5, NProbe: 8, Filter: pred}, {K: 50, NProbe: 40}} {
 			o.NoRows = true
 			want, err := rowIx.Search(ctx, q, o)

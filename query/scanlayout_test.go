@@ -33,7 +33,10 @@ func lvq8Batch(r *rand.Rand, n, dim int) postings.Batch {
 // and are not multiples of the kernel block: at stride, each row's code,
 // then zeros up to the stride; blocked, each row's code in
 // vecmath.BlockU8's place and list.code's rows; and scoreLVQ8 over either
-// gives the lvq package's distance for every row.
+// gives the lvq package's distance for every row (blocked, within the
+// query quantization's bound: vecmath.U8Query moves q·c by at most
+// (S/2)·Σc, so the distance ‖q‖² + ‖x̂‖² − 2(o·Σq + s·q·c) by at most
+// s·S·Σc).
 func TestLVQ8ScanLayout(t *testing.T) {
 	for _, blocked := range []bool{false, true} {
 		for _, dim := range []int{1, 7, 16, 50, 129} {
@@ -44,16 +47,17 @@ func TestLVQ8ScanLayout(t *testing.T) {
 			l := newList(3, b, metadata.EncodingLVQ8, dim, blocked)
 			w := stride(dim)
 			if blocked {
-				if len(l.codes) != 48*dim || !l.blocked {
-					t.Fatalf("dim %d: %d code bytes, want 3 blocks of 16 rows of %d", dim, len(l.codes), dim)
+				g := (dim + 3) / 4 // groups of 4 dimensions
+				if len(l.codes) != 48*4*g || !l.blocked {
+					t.Fatalf("dim %d: %d code bytes, want 3 blocks of 16 rows of %d", dim, len(l.codes), 4*g)
 				}
 				for i := range 48 {
-					for j := range dim {
+					for j := range 4 * g {
 						want := byte(0)
-						if i < n {
+						if i < n && j < dim {
 							want = codes[i*dim+j]
 						}
-						if c := l.codes[i/16*16*dim+16*j+i%16]; c != want {
+						if c := l.codes[i/16*64*g+64*(j/4)+4*(i%16)+j%4]; c != want {
 							t.Fatalf("dim %d row %d dim %d: %d, want %d", dim, i, j, c, want)
 						}
 					}
@@ -82,6 +86,7 @@ func TestLVQ8ScanLayout(t *testing.T) {
 			// as prepareQuery leaves it: q, and q zero-padded to the stride
 			s := &scratch{q: q, qp: append(append([]float32(nil), q...), make([]float32, w-dim)...), lists: []*list{l}}
 			s.sumQuery()
+			s.u8q.Set(q)
 			s.top.reset(n)
 			(&Index{}).scoreLVQ8(s, false, &Stats{})
 			if got := s.top.best(); len(got) != n {
@@ -91,7 +96,15 @@ func TestLVQ8ScanLayout(t *testing.T) {
 			for _, c := range s.top.h {
 				i := int(c.i)
 				want := lq.L2Sq8(codes[i*dim:(i+1)*dim], l.batch.Offsets[i], l.batch.Scales[i])
-				if math.Abs(float64(c.dist-want)) > 1e-5*math.Max(1, float64(want)) {
+				tol := 1e-5 * math.Max(1, float64(want))
+				if blocked {
+					sum := 0.0
+					for _, v := range codes[i*dim : (i+1)*dim] {
+						sum += float64(v)
+					}
+					tol += float64(l.batch.Scales[i]) * float64(s.u8q.S) * sum
+				}
+				if math.Abs(float64(c.dist-want)) > tol {
 					t.Errorf("dim %d blocked %v row %d: distance %v, lvq says %v", dim, blocked, i, c.dist, want)
 				}
 			}

@@ -212,6 +212,10 @@ type scratch struct {
 	d64     []float64     // rerank: the leaders' float64 distances
 	norm2   float64       // ‖q‖² of s.q in float64 (prepareQuery)
 	sumq    float64       // Σq of s.q in float64 (prepareQuery)
+
+	// u8q is s.q quantized for blocked LVQ8 lists (prepareQuery, when
+	// Index.blocked).
+	u8q vecmath.U8Query
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{vsFor: -1} }}
@@ -326,7 +330,7 @@ func (ix *Index) keyResultColumns() []string {
 // prepareQuery checks q and normalises it under cosine into s.q (as
 // lvq.Normalize does: a float64 norm and a float64 division per value,
 // rounded once), then sets s.qp, s.sumq and s.norm2 (sumQuery's order),
-// all in two passes over q.
+// all in two passes over q, and s.u8q for the blocked layout.
 func (ix *Index) prepareQuery(s *scratch, q []float32) error {
 	d := ix.Dim()
 	if len(q) != d {
@@ -375,6 +379,9 @@ func (ix *Index) prepareQuery(s *scratch, q []float32) error {
 		}
 	}
 	s.sumq, s.norm2 = sumq, norm2
+	if ix.blocked {
+		s.u8q.Set(s.q)
+	}
 	return nil
 }
 
@@ -519,7 +526,7 @@ func (ix *Index) score(ctx context.Context, s *scratch, keep int, refineK int, s
 		return ix.scoreSource(ctx, s, half, st)
 	case metadata.EncodingLVQ8:
 		if refineK > 0 && refineK < keep && !noRefineSkip.Load() && !noRefineCap.Load() {
-			s.top.capK, s.top.capAt = refineK, ix.newRefineCap(s.norm2, s.lists, half)
+			s.top.capK, s.top.capAt = refineK, ix.newRefineCap(s, half)
 		}
 		ix.scoreLVQ8(s, half, st)
 	default:
@@ -720,7 +727,7 @@ func (ix *Index) refine(ctx context.Context, s *scratch, cands []cand, k int, st
 		// times that, at any D.
 		margin := rerankMargin + max(refineSkipMargin, 4*float64(ix.Dim()+2)*0x1p-24)
 		bound := float64(worst)*(1+margin) + 1e-30
-		lb := ix.newLVQ8LowerBound(s.norm2, half)
+		lb := ix.newLVQ8LowerBound(s, half)
 		m := first
 		for j := first; j < len(cands); j++ {
 			if lb.of(cands[j]) <= bound {
@@ -781,16 +788,24 @@ const refineSkipMargin = 1e-3
 // 0.50002·s·√D, and by the triangle inequality ‖q − x‖ ≥ ‖q − x̂‖ − ‖x − x̂‖.
 // The code distance itself is ‖q − x̂‖² up to the scoring's rounding, at most
 // about 1e-6 of ‖q‖² + ‖x̂‖² (docs/lvq.md, measured); the bound allows
-// max(1e-4, (D+2)·2⁻²¹) of it, two orders of magnitude more.
+// max(1e-4, (D+2)·2⁻²¹) of it, two orders of magnitude more. In the
+// blocked layout (Index.blocked) the code dot products are those of the
+// query quantized to 16 bits (vecmath.U8Query, scale S), within (S/2)·Σc
+// of q·c, so the code distance, o·2Σq + 2s·q·c apart from q and x̂'s
+// norms, moves by at most s·S·Σc ≤ 255·D·S·s more: qerr·s.
 type lvq8LowerBound struct {
 	mul, norm2, slack, sqrtD float64
+	qerr                     float64 // 255·D·S·(1 + 1e-6) when blocked, else 0
 }
 
-// newLVQ8LowerBound returns the bound for a query with ‖q‖² = norm2
-// (float64, as prepareQuery sums it).
-func (ix *Index) newLVQ8LowerBound(norm2 float64, half bool) lvq8LowerBound {
+// newLVQ8LowerBound returns the bound for the query of s (s.norm2 = ‖q‖²,
+// float64, and s.u8q, as prepareQuery sets them).
+func (ix *Index) newLVQ8LowerBound(s *scratch, half bool) lvq8LowerBound {
 	d := float64(ix.Dim())
-	b := lvq8LowerBound{mul: 1, norm2: norm2, slack: max(1e-4, (d+2)*0x1p-21), sqrtD: math.Sqrt(d)}
+	b := lvq8LowerBound{mul: 1, norm2: s.norm2, slack: max(1e-4, (d+2)*0x1p-21), sqrtD: math.Sqrt(d)}
+	if ix.blocked {
+		b.qerr = 255 * d * float64(s.u8q.S) * (1 + 1e-6)
+	}
 	if half {
 		b.mul = 0.5
 	}
@@ -803,7 +818,7 @@ func (b lvq8LowerBound) of(c cand) float64 {
 	i := c.i
 	l := c.l
 	approx := float64(c.dist) / b.mul // ‖q − x̂‖², up to rounding
-	approx -= b.slack * (b.norm2 + l.base[i])
+	approx -= b.slack*(b.norm2+l.base[i]) + b.qerr*float64(l.batch.Scales[i])
 	if approx <= 0 {
 		return 0
 	}
@@ -821,10 +836,10 @@ func (b lvq8LowerBound) of(c cand) float64 {
 // k best by code are all within t_k, and each one's exact distance is at
 // most mul·U²·(1 + kernel error) with
 //
-//	U = √(t_k/mul + slack·(‖q‖² + maxBase)) + 0.50002·maxScale·√D
+//	U = √(t_k/mul + slack·(‖q‖² + maxBase) + qerr·maxScale) + 0.50002·maxScale·√D
 //
-// (the code distance's rounding and the reconstruction error, bounded over
-// the probed lists), so refine's skip bound is at most that times
+// (the code distance's rounding, the blocked layout's query quantization
+// and the reconstruction error, bounded over the probed lists), so refine's skip bound is at most that times
 // (1 + its margin). A candidate whose code distance exceeds of(t_k) has a
 // lower bound above it and would be skipped; since the cap only removes
 // candidates farther by code than every kept one, the candidates refine
@@ -833,19 +848,21 @@ func (b lvq8LowerBound) of(c cand) float64 {
 type refineCap struct {
 	mul, norm2, slack, sqrtD float64
 	maxBase, emax, margin    float64
+	qerr                     float64 // lvq8LowerBound's qerr times maxScale
 }
 
-func (ix *Index) newRefineCap(norm2 float64, lists []*list, half bool) refineCap {
-	lb := ix.newLVQ8LowerBound(norm2, half)
+func (ix *Index) newRefineCap(s *scratch, half bool) refineCap {
+	lb := ix.newLVQ8LowerBound(s, half)
 	c := refineCap{mul: lb.mul, norm2: lb.norm2, slack: lb.slack, sqrtD: lb.sqrtD}
 	var maxScale float32
-	for _, l := range lists {
+	for _, l := range s.lists {
 		if l != nil {
 			c.maxBase = max(c.maxBase, l.maxBase)
 			maxScale = max(maxScale, l.maxScale)
 		}
 	}
 	c.emax = 0.50002 * float64(maxScale) * c.sqrtD
+	c.qerr = lb.qerr * float64(maxScale)
 	d := float64(ix.Dim())
 	// refine's margin (and rerank's), and the float32 kernel's error on
 	// the exact distances of the k best.
@@ -856,10 +873,10 @@ func (ix *Index) newRefineCap(norm2 float64, lists []*list, half bool) refineCap
 // of returns the cap on code distances given t_k (see refineCap), rounded
 // up to float32.
 func (c refineCap) of(tk float32) float32 {
-	u := math.Sqrt(float64(tk)/c.mul+c.slack*(c.norm2+c.maxBase)) + c.emax
+	u := math.Sqrt(float64(tk)/c.mul+c.slack*(c.norm2+c.maxBase)+c.qerr) + c.emax
 	bound := c.mul*u*u*(1+c.margin) + 1e-30
 	a := math.Sqrt(bound/(c.mul*(1-1e-9))) + c.emax
-	theta := c.mul * (a*a + c.slack*(c.norm2+c.maxBase)) * (1 + 1e-6)
+	theta := c.mul * (a*a + c.slack*(c.norm2+c.maxBase) + c.qerr) * (1 + 1e-6)
 	f := float32(theta)
 	if float64(f) < theta {
 		f = math.Nextafter32(f, float32(math.Inf(1)))

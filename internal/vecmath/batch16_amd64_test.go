@@ -89,8 +89,9 @@ func BenchmarkDotU8BatchRows(b *testing.B) {
 	}
 }
 
-// BenchmarkDotU8BlockedRows is BenchmarkDotU8BatchRows's list in the
-// dimension-major layout (BlockU8: 50 codes per row, no padding).
+// BenchmarkDotU8BlockedRows is BenchmarkDotU8BatchRows's list in
+// BlockU8's layout (50 codes per row, padded to 52) with the quantized
+// query (U8Query).
 func BenchmarkDotU8BlockedRows(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	const n, d = 112, 50
@@ -102,11 +103,13 @@ func BenchmarkDotU8BlockedRows(b *testing.B) {
 	for i := range codes {
 		codes[i] = byte(r.Uint32())
 	}
-	blk := make([]byte, n*d)
+	blk := make([]byte, BlockU8Len(n, d))
 	BlockU8(blk, codes, d)
+	var u U8Query
+	u.Set(q)
 	out := make([]float32, n)
 	for b.Loop() {
-		DotU8Blocked(q, blk, out)
+		DotU8Blocked(&u, blk, out)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
 }

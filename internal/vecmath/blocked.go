@@ -1,87 +1,236 @@
 package vecmath
 
-// U8BlockRows is the number of rows in a block of the dimension-major
-// LVQ8 code layout of BlockU8 and DotU8Blocked.
+import "math"
+
+// U8BlockRows is the number of rows in a block of the LVQ8 code layout of
+// BlockU8 and DotU8Blocked.
 const U8BlockRows = 16
 
-// BlockU8 writes the n = len(codes)/dim rows of dim 8-bit codes
-// (row-major: row i at codes[i*dim:(i+1)*dim]) into dst in the
-// dimension-major block layout: rows in blocks of 16, and in block b the
-// code of row 16b+r, dimension j at dst[b*16*dim + 16*j + r]; rows past n
-// in the last block are zero. It panics unless len(codes) is a multiple of
-// dim and len(dst) == ⌈n/16⌉·16·dim.
-func BlockU8(dst, codes []byte, dim int) { block(dst, codes, dim, "BlockU8") }
+// U8BlockedMaxDim is the largest dimension DotU8Blocked accepts: its
+// integer sum Σ_j c_j·qi_j, with |qi_j| ≤ 32639 and c_j ≤ 255, stays
+// within int32 while D·255·32639 < 2³¹, i.e. up to D = 258; 256 keeps a
+// margin.
+const U8BlockedMaxDim = 256
 
-// block writes the rows of src (dim values each, row-major) into dst in
-// the dimension-major layout of BlockU8, panicking (naming fn) on a length
-// mismatch.
-func block[T byte | float32](dst, src []T, dim int, fn string) {
-	if dim <= 0 || len(src)%dim != 0 {
-		panic("vecmath: " + fn + " length mismatch")
+// u8Groups is the number of groups of 4 dimensions of BlockU8's layout
+// for dimension dim (dim rounded up to a multiple of 4, over 4).
+func u8Groups(dim int) int { return (dim + 3) / 4 }
+
+// BlockU8Len returns the length of BlockU8's layout of n rows of dim
+// codes: ⌈n/16⌉ blocks of 16 rows of dim codes rounded up to a multiple
+// of 4.
+func BlockU8Len(n, dim int) int {
+	return (n + U8BlockRows - 1) / U8BlockRows * U8BlockRows * 4 * u8Groups(dim)
+}
+
+// BlockU8 writes the n = len(codes)/dim rows of dim 8-bit codes
+// (row-major: row i at codes[i*dim:(i+1)*dim]) into dst in the block
+// layout of DotU8Blocked: rows in blocks of 16, dimensions in groups of 4
+// (G = ⌈dim/4⌉ groups), and each row's 4 codes of a group contiguous, so
+// that the code of row 16b+r, dimension 4g+t is at
+// dst[b*64*G + 64*g + 4*r + t]. The codes of the dimensions past dim (up
+// to 4G) and of the rows past n in the last block are zero. It panics
+// unless dim > 0, len(codes) is a multiple of dim and len(dst) ==
+// BlockU8Len(n, dim).
+func BlockU8(dst, codes []byte, dim int) {
+	if dim <= 0 || len(codes)%dim != 0 {
+		panic("vecmath: BlockU8 length mismatch")
 	}
-	n := len(src) / dim
+	n := len(codes) / dim
+	if len(dst) != BlockU8Len(n, dim) {
+		panic("vecmath: BlockU8 length mismatch")
+	}
+	bs := 64 * u8Groups(dim) // bytes per block
+	clear(dst)
+	for i := range n {
+		blk := dst[i/U8BlockRows*bs:]
+		r := i % U8BlockRows
+		for j, c := range codes[i*dim : (i+1)*dim] {
+			blk[64*(j/4)+4*r+j%4] = c
+		}
+	}
+}
+
+// U8BlockedCode appends row i's dim codes, from codes in BlockU8's
+// layout, to dst.
+func U8BlockedCode(dst, codes []byte, i, dim int) []byte {
+	bs := 64 * u8Groups(dim)
+	blk := codes[i/U8BlockRows*bs : (i/U8BlockRows+1)*bs]
+	r := i % U8BlockRows
+	for j := range dim {
+		dst = append(dst, blk[64*(j/4)+4*r+j%4])
+	}
+	return dst
+}
+
+// U8Query is a float32 query quantized for DotU8Blocked: q_j ≈ S·qi_j with
+// the integers qi_j = round(q_j/S) in [−32639, 32639], S = max_j |q_j| /
+// 32639, each split into two signed bytes qi_j = 256·h_j + l_j (h_j =
+// ⌊(qi_j + 128)/256⌋ in [−127, 127], l_j in [−128, 127]) for VPDPBUSD.
+// Rounding q_j to the nearest multiple of S moves it by at most S/2, so
+// for codes c
+//
+//	|Σ_j S·qi_j·c_j − Σ_j q_j·c_j| ≤ (S/2)·Σ_j c_j,
+//
+// about 2⁻¹⁶·max|q_j|·Σc_j (while S is a normal float32, i.e. max|q_j| ≥
+// 32639·2⁻¹²⁶; below that the rounding of S adds up to 32639·2⁻¹⁵⁰ per
+// dimension). Set it once per query; the zero value is the query of
+// dimension 0.
+type U8Query struct {
+	// S is the scale: qi_j·S approximates q_j. 0 when every q_j is 0 (or
+	// max|q_j|/32639 rounds to 0 in float32), and then every qi_j is 0.
+	S   float32
+	dim int
+	// hl holds, for each group g of 4 dimensions, h of dimensions 4g…4g+3
+	// at hl[8g:8g+4] and l at hl[8g+4:8g+8]; 0 past dim.
+	hl []int8
+}
+
+// u8QueryMax is the largest |qi_j|: 256·127 + 127, so that h_j ≤ 127.
+const u8QueryMax = 32639
+
+// Set quantizes q (finite values) into u, reusing u's memory. It panics if
+// len(q) > U8BlockedMaxDim.
+func (u *U8Query) Set(q []float32) {
+	if len(q) > U8BlockedMaxDim {
+		panic("vecmath: U8Query.Set dimension above U8BlockedMaxDim")
+	}
+	u.dim = len(q)
+	n := 8 * u8Groups(len(q))
+	if c := u8QueryCap(len(q)); cap(u.hl) < c {
+		u.hl = make([]int8, c)
+	}
+	u.hl = u.hl[:n]
+	if len(q) == 0 {
+		u.S = 0
+		return
+	}
+	u.S = float32(float64(absMax(q)) / u8QueryMax)
+	if u.S == 0 {
+		clear(u.hl)
+		return
+	}
+	u8Quantize(q, 1/float64(u.S), u.hl)
+}
+
+// u8QueryCap is the capacity U8Query.Set gives hl for dimension d: room
+// for the AVX-512 loop's whole steps of 16 dimensions (32 bytes each), at
+// least 8·⌈d/4⌉.
+func u8QueryCap(d int) int { return 32 * ((d + 15) / 16) }
+
+// absMaxGeneric returns max_j |q_j| for finite q (0 for an empty q),
+// comparing the bits: for finite values the order of |v|'s bits is the
+// order of |v| (four chains of max).
+func absMaxGeneric(q []float32) float32 {
+	var m0, m1, m2, m3 uint32
+	j := 0
+	for ; j+4 <= len(q); j += 4 {
+		m0 = max(m0, math.Float32bits(q[j])&0x7fffffff)
+		m1 = max(m1, math.Float32bits(q[j+1])&0x7fffffff)
+		m2 = max(m2, math.Float32bits(q[j+2])&0x7fffffff)
+		m3 = max(m3, math.Float32bits(q[j+3])&0x7fffffff)
+	}
+	for ; j < len(q); j++ {
+		m0 = max(m0, math.Float32bits(q[j])&0x7fffffff)
+	}
+	return math.Float32frombits(max(m0, m1, m2, m3))
+}
+
+// u8QuantizeGeneric sets hl (8·⌈len(q)/4⌉ bytes, U8Query's layout) to the
+// h and l bytes of qi_j = round(q_j·inv), inv = 1/S, and the last group's
+// padding to 0.
+//
+// q_j·(1/S) in float64 is within 32639·2⁻⁵¹ of q_j/S: rounding it to the
+// nearest integer (halves away from 0: trunc(x + copysign(0.5, x)),
+// without branches, as signs are random) leaves |q_j − S·qi_j| ≤ S/2 but
+// for that. |q_j/S| ≤ 1.5·32639 even when S is subnormal (S is rounded to
+// nearest and not 0), where the clamp may act.
+func u8QuantizeGeneric(q []float32, inv float64, hl []int8) {
+	clear(hl[len(hl)-8:])
+	for g := 0; 4*g < len(q); g++ {
+		hl := hl[8*g : 8*g+8 : 8*g+8]
+		for t, v := range q[4*g : min(4*g+4, len(q))] {
+			x := float64(v) * inv
+			half := math.Float64frombits(math.Float64bits(x)&(1<<63) | math.Float64bits(0.5))
+			qi := min(max(int32(x+half), -u8QueryMax), u8QueryMax)
+			h := (qi + 128) >> 8 // ⌊(qi+128)/256⌋
+			hl[t&3] = int8(h)
+			hl[4+t&3] = int8(qi - 256*h)
+		}
+	}
+}
+
+// Dim returns the dimension of the query u was set to.
+func (u *U8Query) Dim() int { return u.dim }
+
+// Int returns qi_j, the quantized value of dimension j (q_j ≈ S·qi_j).
+func (u *U8Query) Int(j int) int32 {
+	return 256*int32(u.hl[8*(j/4)+j%4]) + int32(u.hl[8*(j/4)+4+j%4])
+}
+
+// DotU8Blocked sets out[i] = u.S·float32(Σ_j qi_j·c_ij), the dot product of
+// the quantized query u (U8Query: within (S/2)·Σ_j c_ij of the float
+// query's q·c_i) with row i's codes, for the len(out) rows (a multiple of
+// 16) of codes in BlockU8's layout. The integer sum is exact (int32, see
+// U8BlockedMaxDim), converted to float32 and multiplied by S, so every
+// kernel gives the same bits. It panics unless len(out) is a multiple of
+// 16 and len(codes) == BlockU8Len(len(out), u.Dim()).
+func DotU8Blocked(u *U8Query, codes []byte, out []float32) {
+	if len(out)%U8BlockRows != 0 || len(codes) != len(out)/U8BlockRows*U8BlockRows*4*u8Groups(u.dim) {
+		panic("vecmath: DotU8Blocked length mismatch")
+	}
+	if u.dim == 0 {
+		clear(out)
+		return
+	}
+	dotU8Blocked(u, codes, out)
+}
+
+func dotU8BlockedGeneric(u *U8Query, codes []byte, out []float32) {
+	g4 := len(u.hl) / 8
+	bs := 64 * g4
+	for b := 0; b < len(out); b += U8BlockRows {
+		blk := codes[b/U8BlockRows*bs : (b/U8BlockRows+1)*bs]
+		for r := range U8BlockRows {
+			var acc int32
+			for g := range g4 {
+				c := blk[64*g+4*r : 64*g+4*r+4]
+				hl := u.hl[8*g : 8*g+8]
+				for t, v := range c {
+					acc += int32(v) * (256*int32(hl[t]) + int32(hl[4+t]))
+				}
+			}
+			out[b+r] = u.S * float32(acc)
+		}
+	}
+}
+
+// BlockF32 writes the n = len(rows)/dim float32 rows into dst
+// dimension-major in blocks of 16 rows: row 16b+r, dimension j at
+// dst[b*16*dim + 16*j + r], rows past n zero. It panics unless len(rows)
+// is a multiple of dim and len(dst) == ⌈n/16⌉·16·dim.
+func BlockF32(dst, rows []float32, dim int) {
+	if dim <= 0 || len(rows)%dim != 0 {
+		panic("vecmath: BlockF32 length mismatch")
+	}
+	n := len(rows) / dim
 	if len(dst) != (n+U8BlockRows-1)/U8BlockRows*U8BlockRows*dim {
-		panic("vecmath: " + fn + " length mismatch")
+		panic("vecmath: BlockF32 length mismatch")
 	}
 	clear(dst[n/U8BlockRows*U8BlockRows*dim:])
 	for i := range n {
 		blk := dst[i/U8BlockRows*U8BlockRows*dim:]
 		r := i % U8BlockRows
-		for j, v := range src[i*dim : (i+1)*dim] {
+		for j, v := range rows[i*dim : (i+1)*dim] {
 			blk[U8BlockRows*j+r] = v
 		}
 	}
 }
 
-// DotU8Blocked sets out[i] = Σ_j q_j·float32(c_ij) for the len(out) rows
-// (a multiple of 16) of codes in BlockU8's layout, len(q) dimensions. Each
-// row is summed in dotU8Generic's order (four partial sums by j mod 4, the
-// last len(q) mod 4 terms into the first, then (s0+s1)+(s2+s3)); with
-// AVX-512 each term is fused into its partial sum (FMA), so the kernels
-// agree to rounding, not bit for bit. It panics unless len(out) is a
-// multiple of 16 and len(codes) == len(out)·len(q).
-func DotU8Blocked(q []float32, codes []byte, out []float32) {
-	if len(out)%U8BlockRows != 0 || len(codes) != len(out)*len(q) {
-		panic("vecmath: DotU8Blocked length mismatch")
-	}
-	if len(q) == 0 {
-		clear(out)
-		return
-	}
-	dotU8Blocked(q, codes, out)
-}
-
-func dotU8BlockedGeneric(q []float32, codes []byte, out []float32) {
-	d := len(q)
-	for b := 0; b < len(out); b += U8BlockRows {
-		blk := codes[b*d : (b+U8BlockRows)*d]
-		for r := range U8BlockRows {
-			var s0, s1, s2, s3 float32
-			j := 0
-			for ; j+4 <= d; j += 4 {
-				s0 += q[j] * float32(blk[U8BlockRows*j+r])
-				s1 += q[j+1] * float32(blk[U8BlockRows*(j+1)+r])
-				s2 += q[j+2] * float32(blk[U8BlockRows*(j+2)+r])
-				s3 += q[j+3] * float32(blk[U8BlockRows*(j+3)+r])
-			}
-			for ; j < d; j++ {
-				s0 += q[j] * float32(blk[U8BlockRows*j+r])
-			}
-			out[b+r] = (s0 + s1) + (s2 + s3)
-		}
-	}
-}
-
-// BlockF32 is BlockU8 for float32 rows: the n = len(rows)/dim rows into
-// dst dimension-major in blocks of 16 (row 16b+r, dimension j at
-// dst[b*16*dim + 16*j + r]), rows past n zero. It panics unless len(rows)
-// is a multiple of dim and len(dst) == ⌈n/16⌉·16·dim.
-func BlockF32(dst, rows []float32, dim int) { block(dst, rows, dim, "BlockF32") }
-
 // L2SqBlocked sets out[i] = Σ_j (q_j − x_ij)² for the len(out) rows (a
 // multiple of 16) of rows in BlockF32's layout, len(q) dimensions, summed
-// in DotU8Blocked's order (four partial sums by j mod 4, the last len(q)
-// mod 4 terms into the first, then (s0+s1)+(s2+s3); fused with AVX-512).
+// in four partial sums by j mod 4, the last len(q) mod 4 terms into the
+// first, then (s0+s1)+(s2+s3) (fused with AVX-512).
 // It panics unless len(out) is a multiple of 16 and len(rows) ==
 // len(out)·len(q).
 func L2SqBlocked(q, rows, out []float32) {

@@ -397,17 +397,36 @@ func lvq8Dists(t LVQ8Terms, dots, offs, scs []float32, base []float64, thr float
 	return idx[:k+got]
 }
 
-func dotU8Blocked(q []float32, codes []byte, out []float32) {
-	if !useAVX512 || len(out) == 0 {
-		dotU8BlockedGeneric(q, codes, out)
+func absMax(q []float32) float32 {
+	if !useAVX512 || len(q) == 0 {
+		return absMaxGeneric(q)
+	}
+	return absMaxF32AVX512(&q[0], len(q))
+}
+
+// u8Quantize: the AVX-512 loop writes whole steps of 16 dimensions, into
+// hl's capacity (u8QueryCap).
+func u8Quantize(q []float32, inv float64, hl []int8) {
+	if !useAVX512 || len(q) == 0 || cap(hl) < u8QueryCap(len(q)) || len(hl) != 8*u8Groups(len(q)) {
+		u8QuantizeGeneric(q, inv, hl)
 		return
 	}
-	dotU8BlockedAVX512(&q[0], &codes[0], len(q), len(out)/U8BlockRows, &out[0])
+	quantizeU8QueryAVX512(&q[0], len(q), inv, &hl[0])
+}
+
+func dotU8Blocked(u *U8Query, codes []byte, out []float32) {
+	if !useAVX512 || len(out) == 0 {
+		dotU8BlockedGeneric(u, codes, out)
+		return
+	}
+	_ = codes[len(out)/U8BlockRows*64*len(u.hl)/8-1]
+	dotU8BlockedVNNI(&u.hl[0], &codes[0], len(u.hl)/8, len(out)/U8BlockRows, u.S, &out[0])
 }
 
 // FastBlocked reports whether DotU8Blocked and L2SqBlocked have SIMD
-// kernels on this CPU (AVX-512); without them a caller should keep the
-// row layout, whose kernels are faster than the portable blocked code.
+// kernels on this CPU (AVX-512 F, BW and VNNI, which DotU8Blocked's
+// VPDPBUSD needs: useAVX512); without them a caller should keep the row
+// layout, whose kernels are faster than the portable blocked code.
 func FastBlocked() bool { return useAVX512 }
 
 func l2SqBlocked(q, rows, out []float32) {

@@ -5,6 +5,7 @@ package vecmath
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -114,6 +115,27 @@ func TestL2SqF64ViewsNoOverread(t *testing.T) {
 		L2SqF64Views(q, [][]float32{v, v}, out)
 		if want := L2SqF64(q, v); out[0] != want || out[1] != want {
 			t.Fatalf("D=%d: guarded %v, want %v", d, out, want)
+		}
+	}
+}
+
+// TestU8QuerySetNoOverread sets a U8Query from queries that end at an
+// inaccessible page: the masked loads of the last n mod 16 values must not
+// touch it, and the result must equal that from ordinary memory.
+func TestU8QuerySetNoOverread(t *testing.T) {
+	if Impl() != "avx512" {
+		t.Skipf("the masked loads are used only with avx512; this CPU uses %s", Impl())
+	}
+	r := rand.New(rand.NewPCG(12, 12))
+	for _, dim := range []int{1, 2, 15, 16, 17, 50, 127, 256} {
+		q := randF32(r, dim)
+		gq := unsafe.Slice((*float32)(unsafe.Pointer(&guarded(t, 4*dim)[0])), dim)
+		copy(gq, q)
+		var u, g U8Query
+		u.Set(q)
+		g.Set(gq)
+		if u.S != g.S || !slices.Equal(u.hl, g.hl) {
+			t.Fatalf("D=%d: guarded query quantized to S %v %v, want S %v %v", dim, g.S, g.hl, u.S, u.hl)
 		}
 	}
 }

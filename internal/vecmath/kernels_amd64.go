@@ -97,11 +97,6 @@ func lvq8DistsAVX512(dots, offs, scs *float32, base *float64, n int, norm2, sumq
 //go:noescape
 func dotU8Batch16AVX512(q *float32, codes *byte, d, n int, out *float32)
 
-// dotU8BlockedAVX512 is DotU8Blocked over nb blocks of 16 rows of d codes.
-//
-//go:noescape
-func dotU8BlockedAVX512(q *float32, codes *byte, d, nb int, out *float32)
-
 // l2SqBlockedAVX512 is L2SqBlocked over nb blocks of 16 rows of d values.
 //
 //go:noescape

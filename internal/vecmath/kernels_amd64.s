@@ -1795,79 +1795,12 @@ lvq8d_end:
 	VZEROUPPER
 	RET
 
-// func dotU8BlockedAVX512(q *float32, codes *byte, d, nb int, out *float32)
-//
-// 16 rows per block in the dimension-major layout (BlockU8): per dimension
-// j one widening of the rows' 16 codes, one conversion and one FMA with
-// q[j] broadcast, into the accumulator of j mod 4 (the last d mod 4 into
-// the first), then (Z0+Z1)+(Z2+Z3): row r's dot in lane r, no horizontal
-// sums.
-TEXT ·dotU8BlockedAVX512(SB), NOSPLIT, $0-40
-	MOVQ q+0(FP), R9
-	MOVQ codes+8(FP), DI
-	MOVQ d+16(FP), DX
-	MOVQ nb+24(FP), BX
-	MOVQ out+32(FP), R8
-
-du8bl_block:
-	TESTQ  BX, BX
-	JZ     du8bl_end
-	MOVQ   R9, SI
-	MOVQ   DX, CX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-
-du8bl_4:
-	CMPQ             CX, $4
-	JL               du8bl_1
-	VPMOVZXBD        (DI), Z4
-	VPMOVZXBD        16(DI), Z5
-	VPMOVZXBD        32(DI), Z6
-	VPMOVZXBD        48(DI), Z7
-	VCVTDQ2PS        Z4, Z4
-	VCVTDQ2PS        Z5, Z5
-	VCVTDQ2PS        Z6, Z6
-	VCVTDQ2PS        Z7, Z7
-	VFMADD231PS.BCST (SI), Z4, Z0
-	VFMADD231PS.BCST 4(SI), Z5, Z1
-	VFMADD231PS.BCST 8(SI), Z6, Z2
-	VFMADD231PS.BCST 12(SI), Z7, Z3
-	ADDQ             $16, SI
-	ADDQ             $64, DI
-	SUBQ             $4, CX
-	JMP              du8bl_4
-
-du8bl_1:
-	TESTQ            CX, CX
-	JZ               du8bl_sum
-	VPMOVZXBD        (DI), Z4
-	VCVTDQ2PS        Z4, Z4
-	VFMADD231PS.BCST (SI), Z4, Z0
-	ADDQ             $4, SI
-	ADDQ             $16, DI
-	DECQ             CX
-	JMP              du8bl_1
-
-du8bl_sum:
-	VADDPS  Z1, Z0, Z0
-	VADDPS  Z3, Z2, Z2
-	VADDPS  Z2, Z0, Z0
-	VMOVUPS Z0, (R8)
-	ADDQ    $64, R8
-	DECQ    BX
-	JMP     du8bl_block
-
-du8bl_end:
-	VZEROUPPER
-	RET
-
 // func l2SqBlockedAVX512(q, rows *float32, d, nb int, out *float32)
 //
-// dotU8BlockedAVX512's loop for float32 rows in BlockF32's layout: per
+// 16 float32 rows per block in BlockF32's dimension-major layout: per
 // dimension j the 16 rows' values minus q[j] broadcast, squared into the
-// accumulator of j mod 4 (FMA).
+// accumulator of j mod 4 (FMA; the last d mod 4 into the first), then
+// (Z0+Z1)+(Z2+Z3): row r's distance in lane r, no horizontal sums.
 TEXT ·l2SqBlockedAVX512(SB), NOSPLIT, $0-40
 	MOVQ q+0(FP), R9
 	MOVQ rows+8(FP), DI
