@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/parqdb/parqdb/internal/hugepage"
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/source"
 )
@@ -56,6 +57,10 @@ type listVecs struct {
 	v    []float32
 	ref  atomic.Bool // read since the clock hand passed
 	size int64       // bytes charged
+	// shared: v is part of the one allocation of a whole-store fill
+	// (fillStore), whose memory is freed only when no block of it is
+	// held: such blocks are evicted together (evictLocked).
+	shared bool
 }
 
 // listVecsOverhead is charged per stored block on top of its vectors.
@@ -123,14 +128,17 @@ func (s *vecStore) count(hits, misses int64) {
 // first, which is returned instead) and evicts down to the budget. A block
 // that the budget (or the process budget) has no room for is returned
 // without being stored.
-func (s *vecStore) put(cid int32, v []float32) []float32 {
+func (s *vecStore) put(cid int32, v []float32) []float32 { return s.putBlock(cid, v, false) }
+
+// putBlock is put, with listVecs.shared set to shared.
+func (s *vecStore) putBlock(cid int32, v []float32, shared bool) []float32 {
 	if cid < 0 || int(cid) >= len(s.slots) {
 		return v
 	}
 	if old := s.slots[cid].Load(); old != nil {
 		return old.v
 	}
-	lv := &listVecs{v: v, size: int64(len(v))*4 + listVecsOverhead}
+	lv := &listVecs{v: v, size: int64(len(v))*4 + listVecsOverhead, shared: shared}
 	if lv.size > s.budget || !s.acct.Reserve(lv.size) {
 		return v
 	}
@@ -168,13 +176,29 @@ func (s *vecStore) evictLocked(need int64, keep *listVecs) int64 {
 			o.ref.Store(false)
 			continue
 		}
-		s.slots[h].Store(nil)
-		s.mu.size -= o.size
-		freed += o.size
-		s.acct.Release(o.size)
-		s.acct.Evicted()
+		if o.shared {
+			// dropping one block of the fill's allocation frees nothing:
+			// drop them all, so that the memory goes as it is released
+			for i := range s.slots {
+				if o := s.slots[i].Load(); o != nil && o.shared && o != keep {
+					freed += s.dropLocked(i, o)
+				}
+			}
+			continue
+		}
+		freed += s.dropLocked(h, o)
 	}
 	return freed
+}
+
+// dropLocked removes block o from slot i and releases its bytes, which it
+// returns.
+func (s *vecStore) dropLocked(i int, o *listVecs) int64 {
+	s.slots[i].Store(nil)
+	s.mu.size -= o.size
+	s.acct.Release(o.size)
+	s.acct.Evicted()
+	return o.size
 }
 
 // bytes returns the bytes the stored blocks are charged.
@@ -230,6 +254,7 @@ func (ix *Index) fillStore(ctx context.Context) error {
 		where[i].cid = -1
 	}
 	blocks := make([][]float32, nlist)
+	lens := make([]int, nlist)
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	const chunk = 256
@@ -250,7 +275,7 @@ func (ix *Index) fillStore(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			blocks[l.cid] = make([]float32, len(ords)*w)
+			lens[l.cid] = len(ords)
 			for pos, o := range ords {
 				if o < 0 || o >= n {
 					return fmt.Errorf("index %q: %w: list %d row %d maps to source row %d of %d", ix.name, ErrCorrupt, l.cid, pos, o, n)
@@ -259,6 +284,20 @@ func (ix *Index) fillStore(ctx context.Context) error {
 			}
 		}
 		clear(sc.lists)
+	}
+	// One allocation for every block, in list order, advised for huge
+	// pages: a query streams through many lists' blocks, and with 4 KiB
+	// pages it took a TLB miss every 4 KiB (21 % of a text-set query at
+	// nprobe 448; docs/benchmarks.md, "Huge pages").
+	total := 0
+	for _, m := range lens {
+		total += m * w
+	}
+	arena := hugepage.Float32s(total)
+	for cid, m := range lens {
+		if m > 0 {
+			blocks[cid], arena = arena[:m*w:m*w], arena[m*w:]
+		}
 	}
 	err := ix.table.Scan(ctx, ix.layout, 0, func(b *source.Batch) error {
 		first := ix.fileStart[b.File] + b.FirstRow
@@ -276,7 +315,7 @@ func (ix *Index) fillStore(ctx context.Context) error {
 	}
 	for cid, v := range blocks {
 		if v != nil {
-			s.put(int32(cid), v)
+			s.putBlock(int32(cid), v, true)
 		}
 	}
 	s.where = where
