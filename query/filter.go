@@ -703,12 +703,10 @@ func (ix *Index) scoreExactCodes(s *scratch, l *list, c *exactCodes, vecs []floa
 	w := len(s.qp)
 	s.dists = slices.Grow(s.dists[:0], n)[:n]
 	vecmath.DotU8Batch(s.qp, c.codes, w, s.dists)
-	var sumq, norm2, qabs float64
+	norm2, sumq := s.norm2, s.sumq // prepareQuery's
+	var qabs float64
 	for _, v := range s.q {
-		f := float64(v)
-		sumq += f
-		norm2 += f * f
-		qabs += math.Abs(f)
+		qabs += math.Abs(float64(v))
 	}
 	// The float32 dot of D terms, each at most 255·|q_j|, is off by at most
 	// D·2^-23 of 255·Σ|q_j| (any summation order); the float64 rest is

@@ -89,3 +89,15 @@ func TestPrepareQuery(t *testing.T) {
 		}
 	}
 }
+
+// sumQuery sets s.sumq and s.norm2 from s.q as prepareQuery sums them (in
+// order, in float64): the reference of TestPrepareQuery, and the setup of
+// tests that fill a scratch by hand.
+func (s *scratch) sumQuery() {
+	s.sumq, s.norm2 = 0, 0
+	for _, v := range s.q {
+		f := float64(v)
+		s.sumq += f
+		s.norm2 += f * f
+	}
+}

@@ -190,33 +190,12 @@ var noSmallestRoute atomic.Bool
 // (vecmath.RanksBelow, n²/16 vector compares).
 func (s *routeScratch) selectByRank(n, nprobe int, dst []int32) ([]int32, bool) {
 	s.slot = slices.Grow(s.slot[:0], nprobe+1)[:nprobe+1]
-	for i := range s.slot {
-		s.slot[i] = -1
-	}
-	np, cnt := int32(nprobe), int32(0)
 	if nprobe <= vecmath.SmallestMaxK && !noSmallestRoute.Load() && vecmath.SmallestK(s.dists[:n], nprobe, &s.sel) {
-		sel := &s.sel
-		for i, r := range sel.Rank[:sel.M] {
-			s.slot[min(r, np)] = sel.Idx[i]  // place nprobe: a sink for the rest
-			cnt += int32(uint32(r-np) >> 31) // r < nprobe (0 ≤ r, np ≤ 256)
-		}
-	} else {
-		s.rank = slices.Grow(s.rank[:0], len(s.dists))[:len(s.dists)]
-		vecmath.RanksBelow(s.dists, n, s.rank)
-		for i, r := range s.rank[:n] {
-			s.slot[min(r, np)] = int32(i)
-			cnt += int32(uint32(r-np) >> 31)
-		}
+		return orderByRank(dst, s.sel.Rank[:s.sel.M], s.sel.Idx[:s.sel.M], nprobe, s.slot)
 	}
-	if cnt != np {
-		return dst, false
-	}
-	for _, c := range s.slot[:nprobe] {
-		if c < 0 {
-			return dst, false
-		}
-	}
-	return append(dst, s.slot[:nprobe]...), true
+	s.rank = slices.Grow(s.rank[:0], len(s.dists))[:len(s.dists)]
+	vecmath.RanksBelow(s.dists, n, s.rank)
+	return orderByRank(dst, s.rank[:n], nil, nprobe, s.slot)
 }
 
 // pruned reports whether a leaf at distance at least dq − r from q (the

@@ -210,7 +210,7 @@ type scratch struct {
 	vsFor   int           // len of the candidates refine left s.vs for; -1 none
 	kd      []float32     // rerank: the candidates' distances, for selection
 	d64     []float64     // rerank: the leaders' float64 distances
-	norm2   float64       // ‖q‖² of s.q in float64 (prepareQuery)
+	norm2   float64       // ‖q‖² of s.q in float64 (prepareQuery): the LVQ8 terms, refine's bounds
 	sumq    float64       // Σq of s.q in float64 (prepareQuery)
 
 	// u8q is s.q quantized for blocked LVQ8 lists (prepareQuery, when
@@ -329,8 +329,8 @@ func (ix *Index) keyResultColumns() []string {
 
 // prepareQuery checks q and normalises it under cosine into s.q (as
 // lvq.Normalize does: a float64 norm and a float64 division per value,
-// rounded once), then sets s.qp, s.sumq and s.norm2 (sumQuery's order),
-// all in two passes over q, and s.u8q for the blocked layout.
+// rounded once), then sets s.qp, s.sumq and s.norm2 (in order, in float64),
+// and s.u8q for the blocked layout.
 func (ix *Index) prepareQuery(s *scratch, q []float32) error {
 	d := ix.Dim()
 	if len(q) != d {
@@ -354,7 +354,6 @@ func (ix *Index) prepareQuery(s *scratch, q []float32) error {
 			}
 		}
 	}
-	var sumq, norm2 float64
 	if ix.snap.Metric == metadata.MetricCosine {
 		if ss == 0 {
 			return fmt.Errorf("%w: %v", ErrBadQuery, lvq.ErrZeroNorm)
@@ -363,37 +362,21 @@ func (ix *Index) prepareQuery(s *scratch, q []float32) error {
 		for i, v := range q {
 			dst[i] = float32(float64(v) / n)
 		}
-		for i, v := range dst {
-			qp[i] = v
-			f := float64(v)
-			sumq += f
-			norm2 += f * f
-		}
 	} else {
-		for i, v := range q {
-			dst[i] = v
-			qp[i] = v
-			f := float64(v)
-			sumq += f
-			norm2 += f * f
-		}
+		copy(dst, q)
+	}
+	var sumq, norm2 float64
+	for i, v := range dst {
+		qp[i] = v
+		f := float64(v)
+		sumq += f
+		norm2 += f * f
 	}
 	s.sumq, s.norm2 = sumq, norm2
 	if ix.blocked {
 		s.u8q.Set(s.q)
 	}
 	return nil
-}
-
-// sumQuery sets s.sumq and s.norm2 from s.q: computed once per query for
-// the LVQ8 distance terms, refine's cap and its lower bound.
-func (s *scratch) sumQuery() {
-	s.sumq, s.norm2 = 0, 0
-	for _, v := range s.q {
-		f := float64(v)
-		s.sumq += f
-		s.norm2 += f * f
-	}
 }
 
 // route selects the nprobe nearest leaves (router: the rule of

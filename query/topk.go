@@ -277,20 +277,14 @@ func (t *topK) sortByRank() bool {
 		return false
 	}
 	s := &t.sel
+	var order [vecmath.SmallestMaxK]int32
 	var slot [vecmath.SmallestMaxK + 1]int32
-	for i := range slot {
-		slot[i] = -1
-	}
-	k, cnt := int32(t.k), int32(0)
-	for i, r := range s.Rank[:s.M] {
-		slot[min(r, k)] = s.Idx[i]      // place k: a sink for the rest
-		cnt += int32(uint32(r-k) >> 31) // r < k (0 ≤ r, k ≤ 32)
-	}
-	if cnt != k || slices.Contains(slot[:k], -1) {
+	best, ok := orderByRank(order[:0], s.Rank[:s.M], s.Idx[:s.M], t.k, slot[:])
+	if !ok {
 		return false
 	}
 	t.out = t.out[:0]
-	for _, i := range slot[:k] {
+	for _, i := range best {
 		t.out = append(t.out, t.h[i])
 	}
 	n := copy(t.h, t.out)
@@ -298,6 +292,33 @@ func (t *topK) sortByRank() bool {
 	clear(t.h[n:])
 	t.h = t.h[:n]
 	return true
+}
+
+// orderByRank appends to dst the positions ranked 0…k−1, in rank order:
+// position pos[i] (i itself when pos is nil) has rank rank[i], the number
+// of values strictly below its own. Each position goes to slot[min(rank,
+// k)] without a branch (place k is a sink for the rest), so that slot,
+// working memory of at least k+1 values, holds the order when every rank
+// below k occurs exactly once. Otherwise — ties share a rank, a NaN ranks
+// below nothing — it returns dst unchanged and false.
+func orderByRank(dst, rank, pos []int32, k int, slot []int32) ([]int32, bool) {
+	slot = slot[:k+1]
+	for i := range slot {
+		slot[i] = -1
+	}
+	kk, cnt := int32(k), int32(0)
+	for i, r := range rank {
+		p := int32(i)
+		if pos != nil {
+			p = pos[i]
+		}
+		slot[min(r, kk)] = p
+		cnt += int32(uint32(r-kk) >> 31) // r < k (0 ≤ r, k < 2³¹)
+	}
+	if cnt != kk || slices.Contains(slot[:k], -1) {
+		return dst, false
+	}
+	return append(dst, slot[:k]...), true
 }
 
 // sortCands sorts h by lessCand: by insertion up to 32 candidates (no

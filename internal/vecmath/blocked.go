@@ -176,7 +176,7 @@ func (u *U8Query) Int(j int) int32 {
 // kernel gives the same bits. It panics unless len(out) is a multiple of
 // 16 and len(codes) == BlockU8Len(len(out), u.Dim()).
 func DotU8Blocked(u *U8Query, codes []byte, out []float32) {
-	if len(out)%U8BlockRows != 0 || len(codes) != len(out)/U8BlockRows*U8BlockRows*4*u8Groups(u.dim) {
+	if len(out)%U8BlockRows != 0 || len(codes) != BlockU8Len(len(out), u.dim) {
 		panic("vecmath: DotU8Blocked length mismatch")
 	}
 	if u.dim == 0 {

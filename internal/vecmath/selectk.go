@@ -88,16 +88,10 @@ func smallestKGeneric(d []float32, k int, s *Smallest) bool {
 // value ranked below k (every value ranked below k is at most the k-th
 // smallest, which is itself ranked below k).
 func kthRanked(v []float32, k int, rank []int32) float32 {
+	ranksBelowGeneric(v, len(v), rank)
 	kth := float32(math.Inf(-1))
 	for i, x := range v {
-		var r int32
-		for _, y := range v {
-			if y < x {
-				r++
-			}
-		}
-		rank[i] = r
-		if int(r) < k {
+		if int(rank[i]) < k {
 			kth = max(kth, x)
 		}
 	}
