@@ -5,21 +5,17 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/query"
@@ -35,6 +31,7 @@ type benchFlags struct {
 	recalls                           string
 	plot                              string
 	threads, maxQueries, coldQueries  int
+	minTime                           time.Duration
 	snapshot                          int64
 	format                            string
 	join, quiet                       bool
@@ -87,7 +84,8 @@ these rows are measured.`,
 	fl.StringVar(&f.plot, "plot", "", "write the recall–QPS curve to this PNG file")
 	fl.IntVar(&f.threads, "threads", runtime.GOMAXPROCS(0), "goroutines for the all-threads measurement")
 	fl.IntVar(&f.maxQueries, "max-queries", 0, "use only the first N queries (default all)")
-	fl.IntVar(&f.coldQueries, "cold-queries", 100, "queries run on an uncached index to measure bytes and requests per query")
+	fl.IntVar(&f.coldQueries, "cold-queries", 100, "queries run on an uncached index to measure bytes and requests per query (0: no cold pass)")
+	fl.DurationVar(&f.minTime, "min-time", benchMinTime, "repeat each timed pass over the queries until this much time has passed and report the median pass (0: one pass)")
 	fl.Int64Var(&f.snapshot, "snapshot", 0, "benchmark this retained snapshot")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json (one line per setting)")
 	fl.BoolVar(&f.join, "join", false, "also time a keys-only and a joined pass per setting (qps_join; qps_keys_cpu and qps_join_cpu per process CPU-second)")
@@ -96,7 +94,8 @@ these rows are measured.`,
 	intRange(fl, "k", query.MinK, query.MaxK, "")
 	intRange(fl, "threads", 1, maxWorkers, "")
 	intRange(fl, "max-queries", 1, math.MaxInt32, "all queries")
-	intRange(fl, "cold-queries", 1, math.MaxInt32, "")
+	intRange(fl, "cold-queries", 0, math.MaxInt32, "")
+	durationRange(fl, "min-time", 0, maxMinTime, "")
 	intRange(fl, "snapshot", 1, math.MaxInt64, "the current snapshot")
 	fl.StringVar(&f.where, "where", "", whereHelp+"; recall is measured against brute force over the matching rows")
 	addCacheSizeFlag(fl, &f.cacheSize)
@@ -107,19 +106,27 @@ these rows are measured.`,
 type benchRow struct {
 	// Target is the --recall target whose calibrated setting this row
 	// measures (absent for the rows of the nprobe × refine sweep).
-	Target        float64 `json:"recall_target,omitempty"`
-	NProbe        int     `json:"nprobe"`
-	Refine        int     `json:"refine"`
-	Recall        float64 `json:"recall"`
-	QPS1          float64 `json:"qps_1t"`
-	QPSCPU        float64 `json:"qps_1t_cpu,omitempty"` // queries per CPU-second of the one-thread pass
-	QPSN          float64 `json:"qps_nt"`
-	Threads       int     `json:"threads"`
-	QPSJoin       float64 `json:"qps_join,omitempty"`
-	QPSKeysCPU    float64 `json:"qps_keys_cpu,omitempty"` // queries per process CPU-second of a pass returning the key columns
-	QPSJoinCPU    float64 `json:"qps_join_cpu,omitempty"` // queries per process CPU-second of the joined pass
+	Target     float64 `json:"recall_target,omitempty"`
+	NProbe     int     `json:"nprobe"`
+	Refine     int     `json:"refine"`
+	Recall     float64 `json:"recall"`
+	QPS1       float64 `json:"qps_1t"`
+	QPSCPU     float64 `json:"qps_1t_cpu,omitempty"` // queries per CPU-second of the one-thread pass
+	QPSN       float64 `json:"qps_nt"`
+	Threads    int     `json:"threads"`
+	QPSJoin    float64 `json:"qps_join,omitempty"`
+	QPSKeysCPU float64 `json:"qps_keys_cpu,omitempty"` // queries per process CPU-second of a pass returning the key columns
+	QPSJoinCPU float64 `json:"qps_join_cpu,omitempty"` // queries per process CPU-second of the joined pass
+	// Passes1 and PassesN are how many timed passes over the queries the
+	// one-thread and the all-thread measurements ran (--min-time); each
+	// QPS is that of the median pass.
+	Passes1       int     `json:"passes_1t"`
+	PassesN       int     `json:"passes_nt"`
 	Candidates    float64 `json:"candidates_per_query"`
 	LeafDistances float64 `json:"leaf_distances_per_query"`
+	// ColdQueries is how many queries the cold pass searched (0: none,
+	// and the cold measures below are not measured).
+	ColdQueries int `json:"cold_queries"`
 	// ColdBytes and ColdRequests are the postings' (query.Stats.BytesRead
 	// and Requests) on the uncached index; the exact vectors that refine
 	// and the source encoding read there are counted apart: the vectors
@@ -233,11 +240,15 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 	if err := checkColumns(ix, f.columns); err != nil {
 		return err
 	}
-	cold, err := query.Open(ctx, env, name, query.OpenOptions{SnapshotID: f.snapshot, CacheBytes: -1, VectorCacheBytes: -1, RowCacheRows: -1})
-	if err != nil {
-		return err
+	// The cold index (no cache, no vector store) serves the cold pass;
+	// --cold-queries 0 runs none.
+	var cold *query.Index
+	if f.coldQueries > 0 {
+		if cold, err = query.Open(ctx, env, name, query.OpenOptions{SnapshotID: f.snapshot, CacheBytes: -1, VectorCacheBytes: -1, RowCacheRows: -1}); err != nil {
+			return err
+		}
+		defer cold.Close()
 	}
-	defer cold.Close()
 
 	// One untimed pass over the filter's columns first, so that neither
 	// the bitmap build nor the plain scan below pays the first reads of
@@ -284,33 +295,45 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 	}
 
 	var rows []benchRow
-	for _, rf := range refines {
-		opts := query.Options{K: f.k, Refine: rf, NoRows: true, Filter: where}
+	coldWarned := false
+	// measure runs one setting as one progress stage counting searches:
+	// the cold queries, then the warm-up, one-thread and all-thread
+	// passes, and the joined warm-up, keys-only and joined passes.
+	// target is the --recall target whose setting opts is (0 for the
+	// sweep).
+	measure := func(stage string, target float64, opts query.Options) (benchRow, error) {
 		if err := ix.Warm(ctx, opts); err != nil {
-			return err
+			return benchRow{}, err
 		}
+		if !coldWarned && cold != nil {
+			coldWarned = coldExactVectorsWarning(ctx, stderr, cold, f.coldQueries, opts)
+		}
+		passes := 3
+		if f.join {
+			passes += 3
+		}
+		start := time.Now()
+		p.Start(stage, int64(min(f.coldQueries, len(qs))+passes*len(qs)))
+		r, err := benchSetting(ctx, ix, cold, qs, truth, opts, f, p)
+		if err != nil {
+			return r, err
+		}
+		p.End(stage, time.Since(start))
+		r.Target = target
+		if f.format == "json" {
+			b, _ := json.Marshal(r)
+			fmt.Fprintln(cmd.OutOrStdout(), string(b))
+		}
+		return r, nil
+	}
+	for _, rf := range refines {
 		for _, np := range nprobes {
-			opts.NProbe = np
-			// One stage per setting, counting searches: the cold queries,
-			// then the warm-up, one-thread, all-thread, and the joined
-			// warm-up, keys-only and joined passes.
-			stage := fmt.Sprintf("nprobe %d refine %d", np, rf)
-			passes := 3
-			if f.join {
-				passes += 3
-			}
-			start := time.Now()
-			p.Start(stage, int64(min(f.coldQueries, len(qs))+passes*len(qs)))
-			r, err := benchSetting(ctx, ix, cold, qs, truth, opts, f, p)
+			opts := query.Options{K: f.k, NProbe: np, Refine: rf, NoRows: true, Filter: where}
+			r, err := measure(fmt.Sprintf("nprobe %d refine %d", np, rf), 0, opts)
 			if err != nil {
 				return err
 			}
-			p.End(stage, time.Since(start))
 			rows = append(rows, r)
-			if f.format == "json" {
-				b, _ := json.Marshal(r)
-				fmt.Fprintln(cmd.OutOrStdout(), string(b))
-			}
 		}
 	}
 	sweep := len(rows)
@@ -323,23 +346,11 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 		fmt.Fprintf(stderr, "recall %v: nprobe %d refine %d (calibrated recall %.4f ± %.4f%s; calibration ready in %.3f s)\n",
 			target, pt.NProbe, pt.Refine, pt.Recall, pt.StdErr, map[bool]string{true: "", false: ", below the target: the highest measured"}[met], time.Since(cstart).Seconds())
 		opts := query.Options{K: f.k, NProbe: pt.NProbe, Refine: pt.Refine, NoRows: true, Filter: where}
-		if err := ix.Warm(ctx, opts); err != nil {
-			return err
-		}
-		stage := fmt.Sprintf("recall %v", target)
-		start := time.Now()
-		p.Start(stage, int64(min(f.coldQueries, len(qs))+3*len(qs)))
-		r, err := benchSetting(ctx, ix, cold, qs, truth, opts, f, p)
+		r, err := measure(fmt.Sprintf("recall %v", target), target, opts)
 		if err != nil {
 			return err
 		}
-		p.End(stage, time.Since(start))
-		r.Target = target
 		rows = append(rows, r)
-		if f.format == "json" {
-			b, _ := json.Marshal(r)
-			fmt.Fprintln(cmd.OutOrStdout(), string(b))
-		}
 	}
 	if f.format == "table" {
 		writeBenchTable(cmd.OutOrStdout(), rows, f)
@@ -355,13 +366,41 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 		}
 	}
 	vectorsFileHint(ctx, stderr, ix, srcRows, false)
-	if f.plot != "" && sweep > 0 {
+	if f.plot != "" && len(rows) > 0 {
 		title := fmt.Sprintf("%s: recall@%d vs QPS (%d queries, nlist %d, %s)", name, f.k, len(qs), ix.NList(), snap.Parameters["posting_encoding"])
-		if err := plotBench(f.plot, title, f.k, rows[:sweep]); err != nil {
+		if err := plotBench(f.plot, title, f.k, rows[:sweep], rows[sweep:]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// coldExactVectorsWarning warns on w, and reports whether it did, when
+// the cold pass of a setting with opts reads exact vectors from source
+// pages: refine (or the source encoding) needs each candidate's exact
+// vector, the cold index has no vector store by design, and without a
+// vectors file (profile §4.2) every such vector costs a source page read
+// and decoded per row, which dominates a cold pass over a large source.
+// With a vectors file the cold pass reads it with small ranged reads
+// instead (the cold_vecfile columns), which is what the pass is meant to
+// measure, so nothing is printed. A vectors file that cannot be opened
+// prints nothing: the warning is advisory.
+func coldExactVectorsWarning(ctx context.Context, w io.Writer, cold *query.Index, coldQueries int, opts query.Options) bool {
+	why := ""
+	switch {
+	case opts.Refine > 0:
+		why = fmt.Sprintf("refine %d", opts.Refine)
+	case cold.Snapshot().Parameters["posting_encoding"] == "source":
+		why = "the source posting encoding"
+	default:
+		return false
+	}
+	if _, ok, err := cold.VectorsFileSize(ctx); err != nil || ok {
+		return false
+	}
+	fmt.Fprintf(w, "warning: the cold pass (--cold-queries %d, an uncached index with no vector store) with %s reads each candidate's exact vector from source pages, one page read and decoded per row, because index %q has no vectors file: slow on a large source (cold_src_vec_rows/q counts them); `parqdb index create %s … --vectors-file` serves them with small ranged reads, and --cold-queries 0 skips the cold pass\n",
+		coldQueries, why, cold.Name(), cold.Name())
+	return true
 }
 
 // benchTruth returns the encoded keys of each query's exact k nearest rows.
@@ -407,11 +446,101 @@ func benchTruth(ctx context.Context, ix *query.Index, qs [][]float32, f benchFla
 	return out, nil
 }
 
+// benchMinTime is --min-time's default. The package's tests set it to 0
+// (bench_test.go) so that the many in-process bench runs of other tests
+// take one pass per measurement; tests of the repetition give the flag.
+var benchMinTime = time.Second
+
+// maxMinTime bounds --min-time; with maxPasses it bounds the memory
+// of a timed measurement (one wall and one CPU duration per pass).
+const (
+	maxMinTime = time.Minute
+	maxPasses  = 1_000_000
+)
+
+// passTimes is what passTimer.run measured: the number of passes and the
+// median wall-clock and CPU time of one pass.
+type passTimes struct {
+	passes    int
+	wall, cpu time.Duration
+}
+
+// passTimer repeats a timed pass over the queries until minTime of wall
+// time has passed: one pass of 100 warm queries takes well under a
+// millisecond, where a scheduler's time slice or a page fault is a large
+// share of it, and the median of many passes is stable where one pass is
+// not (issue 30).
+type passTimer struct {
+	minTime time.Duration
+	now     func() time.Time // time.Now; tests give a fake clock
+}
+
+// run calls pass at least once and again until minTime has passed since
+// the first call began (or maxPasses have run, or ctx is done), and
+// returns the median wall time of a pass (by now) and the median CPU time
+// that pass returned (0 when it returns 0). It advances p by units in all,
+// in proportion to the time spent, so a progress line moves during a long
+// measurement without any work inside the timed passes.
+func (t passTimer) run(ctx context.Context, p progressReporter, units int64, pass func() (cpu time.Duration, err error)) (passTimes, error) {
+	var walls, cpus []time.Duration
+	var done int64
+	start := t.now()
+	for {
+		if err := ctx.Err(); err != nil {
+			return passTimes{}, err
+		}
+		t0 := t.now()
+		cpu, err := pass()
+		if err != nil {
+			return passTimes{}, err
+		}
+		t1 := t.now()
+		walls, cpus = append(walls, t1.Sub(t0)), append(cpus, cpu)
+		elapsed := t1.Sub(start)
+		if elapsed >= t.minTime || len(walls) >= maxPasses {
+			p.Add(units - done)
+			break
+		}
+		if n := int64(float64(units) * float64(elapsed) / float64(t.minTime)); n > done {
+			p.Add(n - done)
+			done = n
+		}
+	}
+	return passTimes{passes: len(walls), wall: medianDuration(walls), cpu: medianDuration(cpus)}, nil
+}
+
+// medianDuration returns the median of ds (the mean of the middle two for
+// an even count), reordering ds; 0 for none.
+func medianDuration(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	m := len(ds) / 2
+	if len(ds)%2 == 1 {
+		return ds[m]
+	}
+	return ds[m-1] + (ds[m]-ds[m-1])/2
+}
+
+// perSecond returns n queries over d as queries per second, 0 when d is 0
+// (a clock the platform does not report).
+func perSecond(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
 // benchSetting measures one setting; p counts the searches done.
+// cold is nil when f.coldQueries is 0.
 func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, truth [][]string, opts query.Options, f benchFlags, p progressReporter) (benchRow, error) {
 	r := benchRow{NProbe: opts.NProbe, Refine: opts.Refine, Threads: f.threads}
+	timer := passTimer{minTime: f.minTime, now: time.Now}
+	n := len(qs)
 	// Cold: bytes and requests per query with no cache.
-	nc := min(f.coldQueries, len(qs))
+	nc := min(f.coldQueries, n)
+	r.ColdQueries = nc
 	var cst query.Stats
 	for _, q := range qs[:nc] {
 		res, err := cold.Search(ctx, q, opts)
@@ -428,75 +557,76 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 		r.ColdVecFileRequests = float64(cst.VectorFileRequests) / float64(nc)
 		r.ColdSourceVectorRows = float64(cst.SourceVectorRows) / float64(nc)
 	}
-	// Warm-up, then one thread.
+	// Warm-up, then one thread: every pass searches the same queries on a
+	// warm index, so each gives the same results; the last one's are kept.
 	if _, err := ix.SearchBatch(ctx, qs, opts, f.threads); err != nil {
 		return r, err
 	}
-	p.Add(int64(len(qs)))
-	results := make([]*query.Result, len(qs))
-	start := time.Now()
-	cpu, err := threadCPU(func() error {
-		for i, q := range qs {
-			res, err := ix.Search(ctx, q, opts)
-			if err != nil {
-				return fmt.Errorf("query %d: %w", i, err)
+	p.Add(int64(n))
+	// Collect now what the work before (the ground truth, the previous
+	// setting, the warm-up) left to the collector, so that its cycle is
+	// not charged to this setting's first passes.
+	runtime.GC()
+	results := make([]*query.Result, n)
+	one, err := timer.run(ctx, p, int64(n), func() (time.Duration, error) {
+		return threadCPU(func() error {
+			for i, q := range qs { // the timed loop: no lock or clock read per query
+				res, err := ix.Search(ctx, q, opts)
+				if err != nil {
+					return fmt.Errorf("query %d: %w", i, err)
+				}
+				results[i] = res
 			}
-			results[i] = res
-			if i%256 == 255 { // the timed loop: no lock or clock read per query
-				p.Add(256)
-			}
-		}
-		p.Add(int64(len(qs) % 256))
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return r, err
 	}
-	r.QPS1 = float64(len(qs)) / time.Since(start).Seconds()
-	if cpu > 0 {
-		r.QPSCPU = float64(len(qs)) / cpu.Seconds()
-	}
+	r.QPS1, r.QPSCPU, r.Passes1 = perSecond(n, one.wall), perSecond(n, one.cpu), one.passes
 	// All threads.
-	start = time.Now()
-	if _, err := ix.SearchBatch(ctx, qs, opts, f.threads); err != nil {
+	all, err := timer.run(ctx, p, int64(n), func() (time.Duration, error) {
+		_, err := ix.SearchBatch(ctx, qs, opts, f.threads)
+		return 0, err
+	})
+	if err != nil {
 		return r, err
 	}
-	r.QPSN = float64(len(qs)) / time.Since(start).Seconds()
-	p.Add(int64(len(qs)))
+	r.QPSN, r.PassesN = perSecond(n, all.wall), all.passes
 	if f.join {
 		jopts := opts
 		jopts.NoRows, jopts.Columns = false, f.columns
 		// Process CPU time, keys-only pass first: the join may decode
 		// on other goroutines (source reads), which a thread clock misses.
-		pass := func(o query.Options) (time.Duration, error) {
-			return processCPU(func() error {
-				for i, q := range qs {
-					if _, err := ix.Search(ctx, q, o); err != nil {
-						return fmt.Errorf("query %d: %w", i, err)
+		pass := func(o query.Options) func() (time.Duration, error) {
+			return func() (time.Duration, error) {
+				return processCPU(func() error {
+					for i, q := range qs {
+						if _, err := ix.Search(ctx, q, o); err != nil {
+							return fmt.Errorf("query %d: %w", i, err)
+						}
 					}
-					p.Add(1)
-				}
-				return nil
-			})
+					return nil
+				})
+			}
 		}
-		if _, err := pass(jopts); err != nil { // warm-up, as for the other passes
+		if _, err := pass(jopts)(); err != nil { // warm-up, as for the other passes
 			return r, err
 		}
+		p.Add(int64(n))
 		kopts := opts
 		kopts.NoRows, kopts.Columns = false, ix.Snapshot().SourceKeyFields
-		kcpu, err := pass(kopts)
+		keys, err := timer.run(ctx, p, int64(n), pass(kopts))
 		if err != nil {
 			return r, err
 		}
-		start = time.Now()
-		jcpu, err := pass(jopts)
+		joined, err := timer.run(ctx, p, int64(n), pass(jopts))
 		if err != nil {
 			return r, err
 		}
-		r.QPSJoin = float64(len(qs)) / time.Since(start).Seconds()
-		if kcpu > 0 && jcpu > 0 {
-			r.QPSKeysCPU = float64(len(qs)) / kcpu.Seconds()
-			r.QPSJoinCPU = float64(len(qs)) / jcpu.Seconds()
+		r.QPSJoin = perSecond(n, joined.wall)
+		if keys.cpu > 0 && joined.cpu > 0 {
+			r.QPSKeysCPU, r.QPSJoinCPU = perSecond(n, keys.cpu), perSecond(n, joined.cpu)
 		}
 	}
 	var st query.Stats
@@ -533,18 +663,28 @@ func writeBenchTable(w io.Writer, rows []benchRow, f benchFlags) {
 	if f.join {
 		hdr += "qps_join\tqps_keys_cpu\tqps_join_cpu\t"
 	}
-	hdr += "candidates/q\trouting_dist/q\tcold_bytes/q\tcold_requests/q\t"
-	// The exact vectors' reads, only when some setting made them.
-	var vecFile, srcRows bool
+	hdr += "candidates/q\trouting_dist/q\t"
+	// The cold columns only with a cold pass, the exact vectors' reads
+	// only when some setting made them.
+	cold := f.coldQueries > 0
+	var vecFile, coldSrc, warmSrc bool
 	for _, r := range rows {
 		vecFile = vecFile || r.ColdVecFileRequests > 0
-		srcRows = srcRows || r.ColdSourceVectorRows > 0 || r.SourceVectorRows > 0
+		coldSrc = coldSrc || r.ColdSourceVectorRows > 0
+		warmSrc = warmSrc || r.SourceVectorRows > 0
+	}
+	srcRows := cold && (coldSrc || warmSrc)
+	if cold {
+		hdr += "cold_bytes/q\tcold_requests/q\t"
 	}
 	if vecFile {
 		hdr += "cold_vecfile_bytes/q\tcold_vecfile_requests/q\t"
 	}
 	if srcRows {
-		hdr += "cold_src_vec_rows/q\tsrc_vec_rows/q\t"
+		hdr += "cold_src_vec_rows/q\t"
+	}
+	if srcRows || warmSrc {
+		hdr += "src_vec_rows/q\t"
 	}
 	fmt.Fprintln(tw, hdr)
 	for _, r := range rows {
@@ -559,91 +699,22 @@ func writeBenchTable(w io.Writer, rows []benchRow, f benchFlags) {
 		if f.join {
 			line += fmt.Sprintf("%.0f\t%.0f\t%.0f\t", r.QPSJoin, r.QPSKeysCPU, r.QPSJoinCPU)
 		}
-		line += fmt.Sprintf("%.0f\t%.0f\t%.0f\t%.1f\t", r.Candidates, r.LeafDistances, r.ColdBytes, r.ColdRequests)
+		line += fmt.Sprintf("%.0f\t%.0f\t", r.Candidates, r.LeafDistances)
+		if cold {
+			line += fmt.Sprintf("%.0f\t%.1f\t", r.ColdBytes, r.ColdRequests)
+		}
 		if vecFile {
 			line += fmt.Sprintf("%.0f\t%.1f\t", r.ColdVecFileBytes, r.ColdVecFileRequests)
 		}
 		if srcRows {
-			line += fmt.Sprintf("%.0f\t%.1f\t", r.ColdSourceVectorRows, r.SourceVectorRows)
+			line += fmt.Sprintf("%.0f\t", r.ColdSourceVectorRows)
+		}
+		if srcRows || warmSrc {
+			line += fmt.Sprintf("%.1f\t", r.SourceVectorRows)
 		}
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
-}
-
-// plotBench draws recall@k (x) against QPS (y, log scale): per refine
-// factor, one thread by wall clock and per CPU-second, and all threads.
-func plotBench(path, title string, k int, rows []benchRow) error {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = fmt.Sprintf("recall@%d", k)
-	p.Y.Label.Text = "queries per second (log scale)"
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = logTicks{}
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = false
-	p.Legend.Left = true
-	palette := []color.RGBA{{0x1f, 0x77, 0xb4, 255}, {0xd6, 0x27, 0x28, 255}, {0x2c, 0xa0, 0x2c, 255}, {0x94, 0x67, 0xbd, 255}, {0xff, 0x7f, 0x0e, 255}}
-	var refines []int
-	for _, r := range rows {
-		if len(refines) == 0 || refines[len(refines)-1] != r.Refine {
-			refines = append(refines, r.Refine)
-		}
-	}
-	for i, rf := range refines {
-		for _, mode := range []string{"wall", "cpu", "threads"} {
-			var pts plotter.XYs
-			threads := 0
-			for _, r := range rows {
-				if r.Refine != rf {
-					continue
-				}
-				y := r.QPS1
-				switch mode {
-				case "cpu":
-					y = r.QPSCPU
-				case "threads":
-					y, threads = r.QPSN, r.Threads
-				}
-				if y > 0 {
-					pts = append(pts, plotter.XY{X: r.Recall, Y: y})
-				}
-			}
-			if len(pts) == 0 || (mode == "threads" && threads <= 1) {
-				continue
-			}
-			line, points, err := plotter.NewLinePoints(pts)
-			if err != nil {
-				return err
-			}
-			c := palette[i%len(palette)]
-			line.Color, points.Color = c, c
-			line.Width = vg.Points(1.5)
-			points.Shape = draw.CircleGlyph{}
-			label := fmt.Sprintf("refine %d", rf)
-			if rf == 0 {
-				label = "no refine"
-			}
-			switch mode {
-			case "wall":
-				label += ", 1 thread (wall clock)"
-			case "cpu":
-				label += ", 1 thread (per CPU-second)"
-				line.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
-				points.Shape = draw.BoxGlyph{}
-			case "threads":
-				label += fmt.Sprintf(", %d threads (wall clock)", threads)
-				line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-				points.Shape = draw.TriangleGlyph{}
-			}
-			p.Add(line, points)
-			p.Legend.Add(label, line, points)
-		}
-	}
-	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
-		return fmt.Errorf("--plot %s: %w", path, err)
-	}
-	return nil
 }
 
 // readIvecs reads the .ivecs format: per row an int32 count then that many
@@ -674,19 +745,4 @@ func readIvecs(path string) ([][]int32, error) {
 		return nil, fmt.Errorf("%s: no rows", path)
 	}
 	return out, nil
-}
-
-// logTicks labels a log axis at 1, 2 and 5 times each power of ten.
-type logTicks struct{}
-
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
-	var ticks []plot.Tick
-	for p := math.Pow(10, math.Floor(math.Log10(lo))); p <= hi; p *= 10 {
-		for _, m := range []float64{1, 2, 5} {
-			if v := p * m; v >= lo && v <= hi {
-				ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
-			}
-		}
-	}
-	return ticks
 }
