@@ -55,21 +55,37 @@ vectors file). qps_1t_cpu divides by the CPU time of the one-thread pass
 instead of wall time (Linux), which stays meaningful on a shared, busy
 machine.
 
+Every setting runs a warm-up pass first: QPS is for a warm index. Each
+timed pass over the queries is then repeated until --min-time (1s) has
+passed, and each QPS is that of the median pass (passes_1t and passes_nt
+in JSON count them), so that a pass of a few hundred microseconds is not
+at the mercy of one time slice; --min-time 0 runs each pass once.
+
+The cold pass searches the first --cold-queries queries (100) on an index
+with no cache and no vector store; --cold-queries 0 skips it and its
+columns. With refine (or the source encoding) and no vectors file, the cold
+pass reads every such exact vector from source pages: a warning says so
+before it runs (index create --vectors-file avoids it).
+
 The exact answer is computed by brute force over the source vectors unless
 --ground-truth gives it as an .ivecs file of source row numbers (0-based, in
 source file and row order, k or more per query). Timed searches skip the join
 (the result keys only, as FAISS returns ids); --join adds, per setting, a joined warm-up
 pass, a pass returning the key columns and a joined pass (with --columns), timed by
 the process's CPU clock (qps_keys_cpu, qps_join_cpu; qps_join is the joined
-pass by wall time) to show the join's cost. Every setting runs
-a warm-up pass first: QPS is for a warm index. --plot draws recall against
-QPS as a PNG.
+pass by wall time) to show the join's cost.
 
 --recall 0.95,0.99 adds one row per target recall, with the nprobe and
 refine that the index's calibration picks for it (see search --recall); the
 recall_target column marks those rows. Without --nprobe and --refine only
-these rows are measured.`,
-		Example: `  parqdb bench words --queries examples/glove/queries-100.fvecs -k 10 --nprobe 1,2,4,8,16,32 --refine 0,4 --plot recall-qps.png`,
+these rows are measured.
+
+--plot draws recall (x) against QPS (y, log scale) as a PNG: per refine
+factor the one-thread curves by wall clock and per CPU-second and the
+--threads curve, each one-thread wall-clock point labelled with its
+nprobe, the --recall rows as rings labelled with their target and setting,
+and the legend beneath the axes.`,
+		Example: `  parqdb bench words --queries examples/glove/queries-100.fvecs -k 10 --nprobe 2,8,32 --refine 0,4 --plot recall-qps.png`,
 		Args:    exactArgs(1),
 		RunE:    func(cmd *cobra.Command, args []string) error { return runBench(cmd, g, args[0], f) },
 	}
@@ -377,29 +393,30 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 
 // coldExactVectorsWarning warns on w, and reports whether it did, when
 // the cold pass of a setting with opts reads exact vectors from source
-// pages: refine (or the source encoding) needs each candidate's exact
-// vector, the cold index has no vector store by design, and without a
-// vectors file (profile §4.2) every such vector costs a source page read
-// and decoded per row, which dominates a cold pass over a large source.
+// pages: refine (or the source encoding) needs candidates' exact
+// vectors, the cold index has no vector store (nor any cache) by design,
+// and without a vectors file (profile §4.2) each such vector costs the
+// read and decode of the source page that holds it, which dominates a
+// cold pass over a large source.
 // With a vectors file the cold pass reads it with small ranged reads
 // instead (the cold_vecfile columns), which is what the pass is meant to
 // measure, so nothing is printed. A vectors file that cannot be opened
 // prints nothing: the warning is advisory.
 func coldExactVectorsWarning(ctx context.Context, w io.Writer, cold *query.Index, coldQueries int, opts query.Options) bool {
-	why := ""
+	var why, what string
 	switch {
 	case opts.Refine > 0:
-		why = fmt.Sprintf("refine %d", opts.Refine)
+		why, what = fmt.Sprintf("refine %d", opts.Refine), "each refined candidate's"
 	case cold.Snapshot().Parameters["posting_encoding"] == "source":
-		why = "the source posting encoding"
+		why, what = "the source posting encoding", "every candidate's"
 	default:
 		return false
 	}
 	if _, ok, err := cold.VectorsFileSize(ctx); err != nil || ok {
 		return false
 	}
-	fmt.Fprintf(w, "warning: the cold pass (--cold-queries %d, an uncached index with no vector store) with %s reads each candidate's exact vector from source pages, one page read and decoded per row, because index %q has no vectors file: slow on a large source (cold_src_vec_rows/q counts them); `parqdb index create %s … --vectors-file` serves them with small ranged reads, and --cold-queries 0 skips the cold pass\n",
-		coldQueries, why, cold.Name(), cold.Name())
+	fmt.Fprintf(w, "warning: the cold pass (--cold-queries %d: an uncached index, no vector store) with %s reads %s exact vector from the source files, decoding the Parquet page that holds it, because index %q has no vectors file: on a large source this can take far longer than the timed passes (cold_src_vec_rows/q counts the rows); `parqdb index create %s … --vectors-file` serves them with small ranged reads, and --cold-queries 0 skips the cold pass\n",
+		coldQueries, why, what, cold.Name(), cold.Name())
 	return true
 }
 

@@ -298,17 +298,17 @@ func (bp *benchPlot) draw(c draw.Canvas) {
 }
 
 // logTicks labels a log axis at 1, 2 and 5 times each power of ten (and
-// 3 when the axis spans less than a factor of 50, every integer multiple
-// when less than 5), with a short unlabelled tick at the other integer
-// multiples.
+// 3 when the axis spans less than a factor of 100, every integer multiple
+// when less than 10), with a short unlabelled tick at the other integer
+// multiples: at least three labels on any axis newBenchPlot sets.
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(lo > 0 && hi > lo) {
 		return nil
 	}
-	labelled := map[float64]bool{1: true, 2: true, 5: true, 3: hi/lo < 50}
-	dense := hi/lo < 5
+	labelled := map[float64]bool{1: true, 2: true, 5: true, 3: hi/lo < 100}
+	dense := hi/lo < 10
 	var ticks []plot.Tick
 	for p := math.Pow(10, math.Floor(math.Log10(lo))); p <= hi; p *= 10 {
 		for m := 1.0; m <= 9; m++ {

@@ -128,13 +128,17 @@ func TestBenchMinTime(t *testing.T) {
 // TestBenchColdQueries: --cold-queries 0 runs no cold pass (its columns
 // are left out of the table, cold_queries is 0 in JSON), and the warning
 // about exact vectors read from source pages in the cold pass appears on
-// standard error exactly when a cold pass runs with refine on an index
-// without a vectors file.
+// standard error exactly when a cold pass runs with refine (or on the
+// source encoding) on an index without a vectors file.
 func TestBenchColdQueries(t *testing.T) {
 	wh := gloveWarehouse(t)
 	if _, errs, code := runSplit(t, "--warehouse", wh, "index", "create", "wordsvf", "--source", gloveSample,
 		"--vector-field", "embedding", "--key-fields", "word", "--metric", "cosine", "--nlist", "50", "--vectors-file", "-q"); code != exitOK {
 		t.Fatalf("index create --vectors-file: exit %d: %s", code, errs)
+	}
+	if _, errs, code := runSplit(t, "--warehouse", wh, "index", "create", "wordssrc", "--source", gloveSample,
+		"--vector-field", "embedding", "--key-fields", "word", "--metric", "cosine", "--nlist", "50", "--encoding", "source", "-q"); code != exitOK {
+		t.Fatalf("index create --encoding source: exit %d: %s", code, errs)
 	}
 	qf := filepath.Join(t.TempDir(), "q.fvecs")
 	writeFvecs(t, qf, gloveQueries(4))
@@ -146,6 +150,8 @@ func TestBenchColdQueries(t *testing.T) {
 		{"no refine", "words", "0", "3", false},
 		{"no cold pass", "words", "2", "0", false},
 		{"vectors file", "wordsvf", "2", "3", false},
+		{"source encoding, no refine", "wordssrc", "0", "3", true},
+		{"source encoding, no cold pass", "wordssrc", "0", "0", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"--warehouse", wh, "bench", tc.index, "--queries", qf, "-k", "5", "--nprobe", "1,4", "--refine", tc.refine, "--cold-queries", tc.cold, "-q"}
