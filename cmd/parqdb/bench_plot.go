@@ -242,7 +242,7 @@ func (bp *benchPlot) setRanges() {
 	if len(bp.points) == 0 {
 		xlo, xhi, ylo, yhi = 0, 1, 1, 10
 	}
-	pad := max(xhi-xlo, 0.02) * 0.06
+	pad := max((xhi-xlo)*0.06, 0.01)
 	p.X.Min, p.X.Max = xlo-pad, xhi+pad
 	p.Y.Min, p.Y.Max = ylo/1.35, yhi*1.35
 }

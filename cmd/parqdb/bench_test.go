@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -204,6 +205,18 @@ func TestBenchPlotLayout(t *testing.T) {
 	// Sorted by refine, as bench makes them.
 	slices.SortStableFunc(sweep, func(a, b benchRow) int { return a.Refine - b.Refine })
 	targets := []benchRow{{Target: 0.95, NProbe: 24, Refine: 2, Recall: 0.962, QPS1: 90e3}}
+	t.Run("sweep and target", func(t *testing.T) {
+		checkBenchPlot(t, sweep, targets, []string{"--recall target", "target 0.95: nprobe 24, refine 2", "2 threads (wall clock)", "per CPU-second", "0.60", "0.70", "0.80", "0.90"})
+	})
+	t.Run("one setting", func(t *testing.T) {
+		checkBenchPlot(t, []benchRow{{NProbe: 8, Recall: 0.965, QPS1: 3e5, QPSCPU: 3.1e5, QPSN: 1e5, Threads: 2}}, nil, []string{"8", "2 threads (wall clock)"})
+	})
+}
+
+// checkBenchPlot renders the figure of sweep and targets and checks it
+// (TestBenchPlotLayout); wantTexts must each be drawn somewhere.
+func checkBenchPlot(t *testing.T, sweep, targets []benchRow, wantTexts []string) {
+	t.Helper()
 	bp, err := newBenchPlot("words: recall@10 vs QPS", 10, sweep, targets)
 	if err != nil {
 		t.Fatal(err)
@@ -241,8 +254,10 @@ func TestBenchPlotLayout(t *testing.T) {
 			t.Errorf("no label %d next to the point of nprobe %d refine %d", r.NProbe, r.NProbe, r.Refine)
 		}
 	}
-	if !near("target 0.95: nprobe 24, refine 2", at(0.962, 90e3)) {
-		t.Errorf("the --recall row is not labelled with its target and setting")
+	for _, r := range targets {
+		if s := fmt.Sprintf("target %v: nprobe %d, refine %d", r.Target, r.NProbe, r.Refine); !near(s, at(r.Recall, r.QPS1)) {
+			t.Errorf("the --recall row %v is not labelled %q next to it", r.Target, s)
+		}
 	}
 	has := func(sub string) int {
 		n := 0
@@ -253,7 +268,7 @@ func TestBenchPlotLayout(t *testing.T) {
 		}
 		return n
 	}
-	for _, s := range []string{"recall@10", "queries per second", "numbers at the points: nprobe", "--recall target", "2 threads (wall clock)", "per CPU-second"} {
+	for _, s := range append([]string{"recall@10", "queries per second", "numbers at the points: nprobe"}, wantTexts...) {
 		if has(s) == 0 {
 			t.Errorf("no text %q", s)
 		}
@@ -261,10 +276,8 @@ func TestBenchPlotLayout(t *testing.T) {
 	if n := has("k"); n < 3 {
 		t.Errorf("%d labelled QPS ticks (20k, 50k, …), want 3 or more", n)
 	}
-	for _, s := range []string{"0.60", "0.70", "0.80", "0.90"} {
-		if has(s) == 0 {
-			t.Errorf("no recall tick %s", s)
-		}
+	if n := has("0."); n < 3 {
+		t.Errorf("%d labelled recall ticks, want 3 or more", n)
 	}
 	inside := func(r vg.Rectangle, p vg.Point, margin vg.Length) bool {
 		return p.X > r.Min.X+margin && p.X < r.Max.X-margin && p.Y > r.Min.Y+margin && p.Y < r.Max.Y-margin
