@@ -263,7 +263,7 @@ func TestCorruptTwoCIDsInRowGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.overwrite(t, s.IndexTables[metadata.RolePostings].Properties["location"]+postings.ManifestName, mdata)
+	f.overwrite(t, postings.SnapshotLayout(s).Manifest(), mdata)
 	rep := f.verify(t, "idx", Options{})
 	txt := requireFail(t, rep, map[string]string{CheckLayout: path})
 	if !strings.Contains(txt, "cid") {
@@ -350,14 +350,14 @@ func TestCorruptManifestAndTables(t *testing.T) {
 		check string
 	}{
 		{"manifest", func(s *metadata.Snapshot, _ string) string {
-			return s.IndexTables[metadata.RolePostings].Properties["location"] + postings.ManifestName
+			return postings.SnapshotLayout(s).Manifest()
 		}, CheckManifest},
 		{"roots", func(_ *metadata.Snapshot, cm string) string {
 			return postings.RootsLocationFor(cm) + postings.RootsFile
 		}, CheckRoots},
 		{"centroids", func(_ *metadata.Snapshot, cm string) string { return cm + postings.CentroidsFile }, CheckCentroids},
 		{"source-files", func(s *metadata.Snapshot, _ string) string {
-			return s.IndexTables[metadata.RolePostings].Properties["location"] + postings.SourceFilesName
+			return postings.SnapshotLayout(s).SourceFiles()
 		}, CheckSourceFiles},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
