@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -384,10 +385,11 @@ func CommitPlan(ctx context.Context, env Env, planLoc string, co CommitOptions) 
 // removeStrayPieces deletes, after a successful commit, the postings files
 // in the committed table location that its manifest does not list: the
 // pieces of shard attempts that a later attempt replaced. It runs only in
-// the writer that won the commit, so they are no snapshot's files; until
-// they are gone, a reader that takes the table location as a table would
-// count their rows twice (profile §4). Failures are left to gc, as are
-// files an attempt still running writes after the listing.
+// the writer that won the commit, whose manifest is the one stored (it is
+// written once, mergeShards), so they are no snapshot's files; until they
+// are gone, a reader that takes the table location as a table would count
+// their rows twice (profile §4). Failures are left to gc, as are files an
+// attempt still running writes after the listing.
 func (b *builder) removeStrayPieces(ctx context.Context) {
 	listed := map[string]bool{}
 	for _, f := range b.manifest.Files {
@@ -554,9 +556,24 @@ func (b *builder) mergeShards(ctx context.Context, p *buildplan.Plan, planLoc st
 	if err != nil {
 		return err
 	}
-	if err := b.writeObject(ctx, b.metaLoc+postings.ManifestName, data); err != nil {
+	// Written once: a concurrent commit of this plan that read other shard
+	// attempts (a shard ran again while it ran) cannot replace the manifest
+	// the winner committed, so the winner may delete the attempts it does
+	// not list (removeStrayPieces).
+	mkey := b.metaLoc + postings.ManifestName
+	if err := wh.PutIfAbsent(ctx, mkey, data); errors.Is(err, storage.ErrExist) {
+		have, err := storage.ReadAll(ctx, wh, mkey)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", mkey, err)
+		}
+		if !bytes.Equal(have, data) {
+			return fmt.Errorf("%w: %s was written by another commit of plan %s from other shard attempts (a shard ran again during a commit); make a new plan",
+				ErrStalePlan, mkey, planLoc)
+		}
+	} else if err != nil {
 		return err
 	}
+	b.bytes += int64(len(data))
 	b.manifest = m
 	return nil
 }

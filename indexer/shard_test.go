@@ -313,3 +313,45 @@ func TestShardedConcurrentCommits(t *testing.T) {
 		mustVerify(t, env, name)
 	}
 }
+
+// TestShardedCommitManifestWrittenOnce: a commit that finds the plan's
+// manifest already written with other contents (by a concurrent commit
+// that read other shard attempts) refuses, commits nothing and deletes no
+// piece: the winner's stored manifest is never replaced, which is what
+// lets the winner delete the attempts it does not list.
+func TestShardedCommitManifestWrittenOnce(t *testing.T) {
+	ctx := context.Background()
+	env, dir := testEnv(t)
+	src := filepath.Join(dir, "src")
+	shardSource(t, src, 2, 300, 4)
+	pr, err := Plan(ctx, env, Options{Name: "once", Source: src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 10}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := BuildShard(ctx, env, pr.Location, i, ShardOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := env.Warehouse.List(ctx, pr.Plan.PostingsLocation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkey := postings.LayoutOf(pr.Plan.PostingsLocation, postings.PostingsVersion).Manifest()
+	if err := env.Warehouse.PutIfAbsent(ctx, mkey, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CommitPlan(ctx, env, pr.Location, CommitOptions{}); !errors.Is(err, ErrStalePlan) || !strings.Contains(err.Error(), mkey) {
+		t.Fatalf("commit over another commit's manifest: %v", err)
+	}
+	if _, err := env.Catalog.Load(ctx, "once"); !errors.Is(err, catalog.ErrNotFound) {
+		t.Fatalf("the refused commit committed: %v", err)
+	}
+	after, err := env.Warehouse.List(ctx, pr.Plan.PostingsLocation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Fatalf("the refused commit deleted pieces: %d objects, were %d", len(after), len(before))
+	}
+}

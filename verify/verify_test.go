@@ -16,8 +16,10 @@ import (
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/testfix"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
+	"github.com/parqdb/parqdb/storage"
 )
 
 const (
@@ -538,4 +540,48 @@ func TestUnboundSourceNotRead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestForeignObjectInTableLocation: a file inside the postings table
+// location that the manifest does not list — a Parquet file of another
+// schema, as the key-rows table was before definition version 2, or any
+// other object — fails the manifest check and names the file; in a
+// version-1 table, any object other than its known side objects does too.
+func TestForeignObjectInTableLocation(t *testing.T) {
+	for _, name := range []string{"foreign.parquet", "sub/bucket-000000-000.parquet", "notes.txt", "manifest.json"} {
+		t.Run(name, func(t *testing.T) {
+			f, s, _ := corrupt(t)
+			key := postings.SnapshotLayout(s).Table + name
+			if err := storage.WriteAll(context.Background(), f.env.Warehouse, key, f.read(t, postings.SnapshotLayout(s).KeyRows())); err != nil {
+				t.Fatal(err)
+			}
+			requireOnlyFail(t, f.verify(t, "idx", Options{}), CheckManifest)
+			requireFail(t, f.verify(t, "idx", Options{}), map[string]string{CheckManifest: key})
+		})
+	}
+	t.Run("version 1", func(t *testing.T) {
+		dir, _ := testfix.V1Layout(t)
+		wh, err := storage.NewLocal(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cat, err := catalog.Open(context.Background(), "warehouse", wh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cat.Close()
+		m, _, err := catalog.LoadMetadata(context.Background(), cat, wh, "v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := postings.SnapshotLayout(m.CurrentSnapshot()).Table + "calibration-x.json"
+		if err := storage.WriteAll(context.Background(), wh, key, []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Run(context.Background(), Env{Warehouse: wh, Catalog: cat}, "v1", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		requireFail(t, rep, map[string]string{CheckManifest: key})
+	})
 }
