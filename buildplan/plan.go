@@ -103,13 +103,24 @@ func ShardManifestLocation(postingsLoc string, i int) string {
 	return Prefix(postingsLoc) + ShardsFolder + fmt.Sprintf("shard-%06d.json", i)
 }
 
-// PiecesLocation returns the folder of one attempt of shard i: its
-// postings files, manifest.json and source-files.json.
+// PiecesLocation returns the name prefix of one attempt of shard i's
+// postings files: "<postingsLoc>shard-<I>-<attempt>-". They sit in the
+// postings table folder itself (…/ivf_postings/shard-000003-<attempt>-bucket-000017-000.parquet),
+// so that the committed table location holds every postings file at its
+// top level and nothing else (profile §4).
 func PiecesLocation(postingsLoc string, i int, attempt string) string {
-	return postingsLoc + fmt.Sprintf("shard-%06d-%s/", i, attempt)
+	return postingsLoc + fmt.Sprintf("shard-%06d-%s-", i, attempt)
 }
 
-// PiecesPrefix returns the prefix shared by every attempt folder of shard i.
+// PiecesMetaLocation returns the folder of one attempt of shard i's
+// manifest.json and source-files.json:
+// "<build prefix>_meta/shard-<I>-<attempt>/".
+func PiecesMetaLocation(postingsLoc string, i int, attempt string) string {
+	return Prefix(postingsLoc) + postings.MetaFolder + fmt.Sprintf("shard-%06d-%s/", i, attempt)
+}
+
+// PiecesPrefix returns the prefix shared by every attempt of shard i's
+// postings files.
 func PiecesPrefix(postingsLoc string, i int) string {
 	return postingsLoc + fmt.Sprintf("shard-%06d-", i)
 }
@@ -325,13 +336,14 @@ type ShardManifest struct {
 	// Plan is the plan's location.
 	Plan  string `json:"plan"`
 	Shard int    `json:"shard"`
-	// Attempt is the 16 hex digits naming this run's pieces folder.
+	// Attempt is the 16 hex digits naming this run's pieces.
 	Attempt string `json:"attempt"`
 	// Files are the source files read, as listed when the shard ran.
 	Files []postings.SourceFile `json:"files"`
 	Rows  int64                 `json:"rows"`
-	// Pieces is the attempt's folder (PiecesLocation), holding
-	// manifest.json; "" when the shard has no rows.
+	// Pieces is the name prefix of the attempt's postings files
+	// (PiecesLocation; their manifest is in PiecesMetaLocation); "" when
+	// the shard has no rows.
 	Pieces string `json:"pieces"`
 }
 

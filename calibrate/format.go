@@ -14,18 +14,20 @@ import (
 const FormatVersion = 1
 
 // FilePrefix and FileSuffix frame a calibration file's name inside the
-// snapshot's ivf_postings folder: calibration-<snapshot-id>.json.
+// side folder of the snapshot's postings table (postings.Layout.Meta):
+// calibration-<snapshot-id>.json.
 const (
 	FilePrefix = "calibration-"
 	FileSuffix = ".json"
 )
 
 // Location returns where the calibration of snapshot snapshotID lives:
-// beside the manifest in the snapshot's ivf_postings location (a folder
-// ending in "/"). Snapshots that share a postings folder have distinct
-// files, since each name carries its snapshot-id.
-func Location(postings string, snapshotID int64) string {
-	return postings + FilePrefix + strconv.FormatInt(snapshotID, 10) + FileSuffix
+// beside the manifest in meta, the side folder of the snapshot's postings
+// table (postings.Layout.Meta, ending in "/"). Snapshots that share a
+// postings table have distinct files, since each name carries its
+// snapshot-id.
+func Location(meta string, snapshotID int64) string {
+	return meta + FilePrefix + strconv.FormatInt(snapshotID, 10) + FileSuffix
 }
 
 // Point is one measured setting.

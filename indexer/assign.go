@@ -448,10 +448,10 @@ func (b *builder) writePostings(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := b.writeObject(ctx, b.postingsLoc+postings.SourceFilesName, sf); err != nil {
+	if err := b.writeObject(ctx, b.metaLoc+postings.SourceFilesName, sf); err != nil {
 		return err
 	}
-	mkey := b.postingsLoc + postings.ManifestName
+	mkey := b.metaLoc + postings.ManifestName
 	if err := b.writeObject(ctx, mkey, data); err != nil {
 		return err
 	}

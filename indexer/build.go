@@ -68,7 +68,7 @@ func Create(ctx context.Context, env Env, opts Options) (*Result, error) {
 		return nil, err
 	}
 	b := &builder{env: env, opts: opts, indexUUID: uuid.New(), op: "create"}
-	b.postingsLoc = postings.PostingsLocation(b.indexUUID, 1, rand.Uint64())
+	b.setPostings(postings.PostingsLocation(b.indexUUID, 1, rand.Uint64()))
 	defer b.close()
 	res, err := b.run(ctx)
 	if err != nil {
@@ -101,7 +101,9 @@ type builder struct {
 	baseVec     *baseVectors // the base's vectors file, kept rows for the successor's
 	manifestRaw []byte       // manifest.json as written
 	keySpill    *keySpill    // key map of a full scan, for the key-rows table
-	postingsLoc string
+	postingsLoc string       // where postings files go: the table location, or a shard's name prefix in it
+	metaLoc     string       // where the manifest and side objects go (postings.Layout.Meta)
+	pieceKeys   []string     // a sharded commit: the objects its listing of the table location found
 	manifest    *postings.Manifest
 
 	// Refresh state: the base the successor is built on, the view of new
@@ -409,6 +411,12 @@ func (b *builder) srcTable() metadata.TableDefinition {
 	return tableDefinition(b.table, b.srcLoc)
 }
 
+// setPostings makes loc, a postings table location, the folder this build
+// writes, in the current layout (postings.PostingsVersion).
+func (b *builder) setPostings(loc string) {
+	b.postingsLoc, b.metaLoc = loc, postings.LayoutOf(loc, postings.PostingsVersion).Meta
+}
+
 // snapshot is the snapshot this build publishes.
 func (b *builder) snapshot() metadata.Snapshot {
 	c := b.art.Meta
@@ -434,7 +442,7 @@ func (b *builder) snapshot() metadata.Snapshot {
 		IndexProvider: metadata.ProviderDefinition{Provider: postings.Provider, Properties: map[string]string{}},
 		IndexTables: map[string]metadata.IndexTableDefinition{
 			metadata.RoleCentroids: {DefinitionVersion: 1, Properties: map[string]string{"location": c.Centroids}},
-			metadata.RolePostings:  {DefinitionVersion: 1, Properties: map[string]string{"location": b.postingsLoc}},
+			metadata.RolePostings:  {DefinitionVersion: postings.PostingsVersion, Properties: map[string]string{"location": b.postingsLoc}},
 		},
 	}
 }

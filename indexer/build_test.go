@@ -13,6 +13,7 @@ import (
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 	"github.com/parqdb/parqdb/internal/testfix"
 	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/storage"
 )
 
@@ -96,11 +97,16 @@ func TestCreateIsDeterministic(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := res.Metadata.CurrentSnapshot()
-		loc := s.IndexTables[metadata.RolePostings].Properties["location"]
-		files, err := env.Warehouse.List(ctx, loc)
+		lay := postings.SnapshotLayout(s)
+		files, err := env.Warehouse.List(ctx, lay.Table)
 		if err != nil {
 			t.Fatal(err)
 		}
+		side, err := env.Warehouse.List(ctx, lay.Meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, side...)
 		var all []byte
 		for _, f := range files {
 			if filepath.Base(f.Key) == "manifest.json" {

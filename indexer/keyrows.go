@@ -144,7 +144,7 @@ func (k *keySpill) remove() {
 // writeKeyRows writes the key-rows table of a build that scanned the whole
 // source and returns its manifest entry.
 func (b *builder) writeKeyRows(ctx context.Context) (postings.KeyRowsEntry, error) {
-	key := b.postingsLoc + postings.KeyRowsName
+	key := b.metaLoc + postings.KeyRowsName
 	var rows int64
 	n, err := storage.WriteWith(ctx, b.env.Warehouse, key, func(w io.Writer) error {
 		var err error

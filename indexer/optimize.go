@@ -50,14 +50,14 @@ func Optimize(ctx context.Context, env Env, name string, oo OptimizeOptions) (*O
 	if err != nil {
 		return nil, err
 	}
-	postLoc := snap.IndexTables[metadata.RolePostings].Properties["location"]
-	data, err := storage.ReadAll(ctx, env.Warehouse, postLoc+postings.ManifestName)
+	lay := postings.SnapshotLayout(snap)
+	data, err := storage.ReadAll(ctx, env.Warehouse, lay.Manifest())
 	if err != nil {
 		return nil, fmt.Errorf("read postings manifest: %w", err)
 	}
 	man, err := postings.ParseManifest(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s%s: %w", postLoc, postings.ManifestName, err)
+		return nil, fmt.Errorf("%s: %w", lay.Manifest(), err)
 	}
 	a, err := artifact.LoadForSnapshot(ctx, env.Warehouse, snap)
 	if err != nil {
@@ -67,7 +67,7 @@ func Optimize(ctx context.Context, env Env, name string, oo OptimizeOptions) (*O
 	if !oo.Force && compact(man, a.Centroids.NumRoots()) {
 		return res, nil
 	}
-	sf, err := storage.ReadAll(ctx, env.Warehouse, postLoc+postings.SourceFilesName)
+	sf, err := storage.ReadAll(ctx, env.Warehouse, lay.SourceFiles())
 	if err != nil {
 		return nil, fmt.Errorf("read source file list: %w", err)
 	}
@@ -94,19 +94,19 @@ func Optimize(ctx context.Context, env Env, name string, oo OptimizeOptions) (*O
 		base: m, baseSnap: snap, art: a, reused: true, nlist: int(params.NList),
 		rows: snap.IndexedRows, dim: int(params.Dimension), schema: schema,
 		srcLoc: src.Properties["location"], keepSource: &src, keepSourceFiles: sf,
-		postingsLoc: postings.PostingsLocation(idx, next, rand.Uint64()),
 		detail: map[string]string{
 			"files-before":      strconv.Itoa(len(man.Files)),
 			"row-groups-before": strconv.Itoa(len(man.RowGroups)),
 		},
 	}
+	b.setPostings(postings.PostingsLocation(idx, next, rand.Uint64()))
 	defer b.close()
 	rd := &postingsReader{wh: env.Warehouse, man: man, schema: schema, c: a.Centroids.CIDOffsets}
 	b.readBucket = rd.bucket
 	steps := []step{{StageWrite, b.writePostings}}
 	// Optimize keeps every list's rows in order, so the successor's vectors
 	// file is the base's data under a footer bound to the new manifest.
-	if b.baseVec, err = openBaseVectors(ctx, env.Warehouse, postLoc, data, man); err != nil {
+	if b.baseVec, err = openBaseVectors(ctx, env.Warehouse, lay.Meta, data, man); err != nil {
 		return nil, fmt.Errorf("index %q: %w", name, err)
 	}
 	if b.baseVec != nil {

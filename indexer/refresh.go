@@ -108,8 +108,8 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 		}
 	}()
 	res := &RefreshResult{}
-	postLoc := snap.IndexTables[metadata.RolePostings].Properties["location"]
-	old, oldErr := ReadSourceFiles(ctx, env.Warehouse, postLoc)
+	lay := postings.SnapshotLayout(snap)
+	old, oldErr := ReadSourceFiles(ctx, env.Warehouse, lay)
 	if oldErr != nil && !errors.Is(oldErr, storage.ErrNotExist) && !ro.Retrain {
 		// A failed read is not a reason to retrain: report it, so that a
 		// retry can do the cheap refresh.
@@ -162,7 +162,7 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 	// A successor of a snapshot with a vectors file gets one too (profile
 	// §4.2), written in this process; a plan's shards write none.
 	if ro.Shards == 0 {
-		_, err := env.Warehouse.Stat(ctx, vecfile.Location(postLoc))
+		_, err := env.Warehouse.Stat(ctx, vecfile.Location(lay.Meta))
 		switch {
 		case err == nil:
 			opts.VectorsFile = true
@@ -187,7 +187,6 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 	b := &builder{
 		env: env, opts: opts, indexUUID: idx, op: "refresh",
 		base: m, baseSnap: snap, table: t, srcLoc: canon,
-		postingsLoc: postings.PostingsLocation(idx, next, rand.Uint64()),
 		detail: map[string]string{
 			"refresh":       res.Action,
 			"added-files":   strconv.Itoa(len(res.AddedFiles)),
@@ -195,6 +194,7 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 			"refresh-cause": res.Reason,
 		},
 	}
+	b.setPostings(postings.PostingsLocation(idx, next, rand.Uint64()))
 	defer b.close()
 	var steps []step
 	if res.Action == ActionIncremental {
@@ -260,24 +260,24 @@ func (b *builder) prepareIncremental(ctx context.Context, added []string) error 
 	}
 	b.art, b.reused = a, true
 	b.nlist = a.Centroids.NList
-	postLoc := b.baseSnap.IndexTables[metadata.RolePostings].Properties["location"]
-	data, err := storage.ReadAll(ctx, b.env.Warehouse, postLoc+postings.ManifestName)
+	lay := postings.SnapshotLayout(b.baseSnap)
+	data, err := storage.ReadAll(ctx, b.env.Warehouse, lay.Manifest())
 	if err != nil {
 		return fmt.Errorf("read base postings manifest: %w", err)
 	}
 	man, err := postings.ParseManifest(data)
 	if err != nil {
-		return fmt.Errorf("%s%s: %w", postLoc, postings.ManifestName, err)
+		return fmt.Errorf("%s: %w", lay.Manifest(), err)
 	}
 	b.baseFiles = manifestFiles(man)
 	if b.opts.VectorsFile {
 		// The successor's lists keep the base's rows: their exact vectors
 		// come from the base's file, the appended ones from the spill.
-		if b.baseVec, err = openBaseVectors(ctx, b.env.Warehouse, postLoc, data, man); err != nil {
+		if b.baseVec, err = openBaseVectors(ctx, b.env.Warehouse, lay.Meta, data, man); err != nil {
 			return err
 		}
 		if b.baseVec == nil {
-			return fmt.Errorf("base snapshot's vectors file %s: %w (it was there when the refresh began)", vecfile.Location(postLoc), storage.ErrNotExist)
+			return fmt.Errorf("base snapshot's vectors file %s: %w (it was there when the refresh began)", vecfile.Location(lay.Meta), storage.ErrNotExist)
 		}
 	}
 	set := map[string]bool{}

@@ -31,8 +31,7 @@ func current(t *testing.T, env Env, name string) (*metadata.Metadata, *postings.
 	if err != nil {
 		t.Fatal(err)
 	}
-	loc := m.CurrentSnapshot().IndexTables[metadata.RolePostings].Properties["location"]
-	data, err := storage.ReadAll(ctx, env.Warehouse, loc+postings.ManifestName)
+	data, err := storage.ReadAll(ctx, env.Warehouse, postings.SnapshotLayout(m.CurrentSnapshot()).Manifest())
 	if err != nil {
 		t.Fatal(err)
 	}

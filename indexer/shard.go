@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -69,7 +70,7 @@ func Plan(ctx context.Context, env Env, opts Options, shards int) (*PlanResult, 
 		return nil, err
 	}
 	b := &builder{env: env, opts: opts, indexUUID: uuid.New(), op: "create"}
-	b.postingsLoc = postings.PostingsLocation(b.indexUUID, 1, rand.Uint64())
+	b.setPostings(postings.PostingsLocation(b.indexUUID, 1, rand.Uint64()))
 	defer b.close()
 	pr, err := b.runPlan(ctx, []step{{StageScan, b.scanSource}, {StageTrain, b.train}}, buildplan.OpCreate, shards)
 	if err != nil {
@@ -160,7 +161,7 @@ func (b *builder) writePlan(ctx context.Context, op string, shards int) (*buildp
 		}
 		p.SnapshotID = next
 		if op == buildplan.OpRefreshIncremental {
-			p.BaseManifest = b.baseSnap.IndexTables[metadata.RolePostings].Properties["location"] + postings.ManifestName
+			p.BaseManifest = postings.SnapshotLayout(b.baseSnap).Manifest()
 		}
 	}
 	if err := p.Validate(); err != nil {
@@ -234,7 +235,7 @@ func BuildShard(ctx context.Context, env Env, planLoc string, i int, so ShardOpt
 	}
 	opts := Options{Name: p.IndexName, VectorField: p.VectorField, KeyFields: p.KeyFields, Metric: p.Metric,
 		Encoding: p.Encoding, Workers: so.Workers, TempDir: so.TempDir, Progress: so.Progress}.withDefaults()
-	if _, err := env.Warehouse.Stat(ctx, p.PostingsLocation+postings.ManifestName); err == nil {
+	if _, err := env.Warehouse.Stat(ctx, postings.LayoutOf(p.PostingsLocation, postings.PostingsVersion).Manifest()); err == nil {
 		return nil, fmt.Errorf("%w: plan %s was committed (or is being committed): its shards cannot change; make a new plan", ErrStalePlan, planLoc)
 	} else if !errors.Is(err, storage.ErrNotExist) {
 		return nil, err
@@ -250,6 +251,7 @@ func BuildShard(ctx context.Context, env Env, planLoc string, i int, so ShardOpt
 	}
 	if err == nil && sm.Rows > 0 {
 		b.postingsLoc = buildplan.PiecesLocation(p.PostingsLocation, i, attempt)
+		b.metaLoc = buildplan.PiecesMetaLocation(p.PostingsLocation, i, attempt)
 		sm.Pieces = b.postingsLoc
 		_, err = b.runSteps(ctx, []step{{StageAssign, b.assign}, {StageWrite, b.writePostings}})
 	}
@@ -362,8 +364,9 @@ func CommitPlan(ctx context.Context, env Env, planLoc string, co CommitOptions) 
 		return nil, err
 	}
 	op := map[string]string{buildplan.OpCreate: "create", buildplan.OpRefresh: "refresh", buildplan.OpRefreshIncremental: "refresh-incremental"}[p.Operation]
-	b := &builder{env: env, opts: opts, indexUUID: idx, op: op, postingsLoc: p.PostingsLocation,
+	b := &builder{env: env, opts: opts, indexUUID: idx, op: op,
 		nlist: p.NList, dim: p.Dimension, reused: p.ReusedCentroids, sampleRows: p.SampleRows, detail: p.Summary}
+	b.setPostings(p.PostingsLocation)
 	defer b.close()
 	res, err := b.runSteps(ctx, []step{
 		{StageScan, func(ctx context.Context) error { return b.checkPlanState(ctx, p) }},
@@ -375,7 +378,28 @@ func CommitPlan(ctx context.Context, env Env, planLoc string, co CommitOptions) 
 		// with the same manifest.json; an uncommitted one is gc's.
 		return nil, err
 	}
+	b.removeStrayPieces(ctx)
 	return res, nil
+}
+
+// removeStrayPieces deletes, after a successful commit, the postings files
+// in the committed table location that its manifest does not list: the
+// pieces of shard attempts that a later attempt replaced. It runs only in
+// the writer that won the commit, whose manifest is the one stored (it is
+// written once, mergeShards), so they are no snapshot's files; until they
+// are gone, a reader that takes the table location as a table would count
+// their rows twice (profile §4). Failures are left to gc, as are files an
+// attempt still running writes after the listing.
+func (b *builder) removeStrayPieces(ctx context.Context) {
+	listed := map[string]bool{}
+	for _, f := range b.manifest.Files {
+		listed[f.Path] = true
+	}
+	for _, k := range b.pieceKeys {
+		if !listed[k] {
+			_ = b.env.Warehouse.Delete(ctx, k)
+		}
+	}
 }
 
 // checkPlanState checks that the catalog and the source are as the plan
@@ -459,6 +483,7 @@ func (b *builder) mergeShards(ctx context.Context, p *buildplan.Plan, planLoc st
 	sizes := map[string]int64{}
 	for _, in := range pieces {
 		sizes[in.Key] = in.Size
+		b.pieceKeys = append(b.pieceKeys, in.Key)
 	}
 	schema, err := b.postingsSchema()
 	if err != nil {
@@ -494,7 +519,7 @@ func (b *builder) mergeShards(ctx context.Context, p *buildplan.Plan, planLoc st
 			b.opts.Progress.Add(1)
 			continue
 		}
-		m, err := readManifest(ctx, wh, sm.Pieces+postings.ManifestName)
+		m, err := readManifest(ctx, wh, buildplan.PiecesMetaLocation(p.PostingsLocation, i, sm.Attempt)+postings.ManifestName)
 		if err != nil {
 			return fmt.Errorf("shard %d: %w; rerun `parqdb index build-shard %s --shard %d`", i, err, planLoc, i)
 		}
@@ -503,7 +528,7 @@ func (b *builder) mergeShards(ctx context.Context, p *buildplan.Plan, planLoc st
 		}
 		for _, f := range m.Files {
 			if !strings.HasPrefix(f.Path, sm.Pieces) {
-				return fmt.Errorf("%w: shard %d manifest lists %s outside its folder %s", buildplan.ErrInvalid, i, f.Path, sm.Pieces)
+				return fmt.Errorf("%w: shard %d manifest lists %s, not one of its files %s…", buildplan.ErrInvalid, i, f.Path, sm.Pieces)
 			}
 			if sz, ok := sizes[f.Path]; !ok || sz != f.Size {
 				return fmt.Errorf("%w: shard %d postings file %s is missing or has another size; rerun `parqdb index build-shard %s --shard %d`",
@@ -524,16 +549,31 @@ func (b *builder) mergeShards(ctx context.Context, p *buildplan.Plan, planLoc st
 	if err != nil {
 		return err
 	}
-	if err := b.writeObject(ctx, b.postingsLoc+postings.SourceFilesName, sf); err != nil {
+	if err := b.writeObject(ctx, b.metaLoc+postings.SourceFilesName, sf); err != nil {
 		return err
 	}
 	data, err := m.Marshal()
 	if err != nil {
 		return err
 	}
-	if err := b.writeObject(ctx, b.postingsLoc+postings.ManifestName, data); err != nil {
+	// Written once: a concurrent commit of this plan that read other shard
+	// attempts (a shard ran again while it ran) cannot replace the manifest
+	// the winner committed, so the winner may delete the attempts it does
+	// not list (removeStrayPieces).
+	mkey := b.metaLoc + postings.ManifestName
+	if err := wh.PutIfAbsent(ctx, mkey, data); errors.Is(err, storage.ErrExist) {
+		have, err := storage.ReadAll(ctx, wh, mkey)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", mkey, err)
+		}
+		if !bytes.Equal(have, data) {
+			return fmt.Errorf("%w: %s was written by another commit of plan %s from other shard attempts (a shard ran again during a commit); make a new plan",
+				ErrStalePlan, mkey, planLoc)
+		}
+	} else if err != nil {
 		return err
 	}
+	b.bytes += int64(len(data))
 	b.manifest = m
 	return nil
 }

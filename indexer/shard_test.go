@@ -108,16 +108,17 @@ func TestShardedCreateEqualsSingleProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	attempts, err := env.Warehouse.List(ctx, buildplan.PiecesPrefix(pr.Plan.PostingsLocation, 0))
+	pre := buildplan.PiecesPrefix(pr.Plan.PostingsLocation, 0)
+	attempts, err := env.Warehouse.List(ctx, pre)
 	if err != nil {
 		t.Fatal(err)
 	}
-	folders := map[string]bool{}
+	folders := map[string]bool{} // attempt → its files' name prefix
 	for _, a := range attempts {
-		folders[a.Key[:strings.LastIndexByte(a.Key, '/')+1]] = true
+		folders[a.Key[:len(pre)+17]] = true // <attempt, 16 hex>-
 	}
 	if len(folders) != 2 {
-		t.Fatalf("shard 0 ran twice: %d attempt folders %v", len(folders), folders)
+		t.Fatalf("shard 0 ran twice: %d attempts %v", len(folders), folders)
 	}
 	res, err := CommitPlan(ctx, env, pr.Location, CommitOptions{})
 	if err != nil {
@@ -128,7 +129,7 @@ func TestShardedCreateEqualsSingleProcess(t *testing.T) {
 	}
 	mustVerify(t, env, "sharded")
 	// The committed manifest lists only the attempt the shard manifest names.
-	m, err := readManifest(ctx, env.Warehouse, pr.Plan.PostingsLocation+"manifest.json")
+	m, err := readManifest(ctx, env.Warehouse, postings.LayoutOf(pr.Plan.PostingsLocation, postings.PostingsVersion).Manifest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +142,20 @@ func TestShardedCreateEqualsSingleProcess(t *testing.T) {
 		}
 		if used != named {
 			t.Fatalf("attempt %s: in the manifest %v, named by its shard manifest %v", f, used, named)
+		}
+	}
+	// The commit removed the replaced attempt's pieces: the table location
+	// holds exactly the manifest's files.
+	inTable, err := env.Warehouse.List(ctx, pr.Plan.PostingsLocation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inTable) != len(m.Files) {
+		t.Fatalf("table location holds %d objects, the manifest lists %d files", len(inTable), len(m.Files))
+	}
+	for i, in := range inTable {
+		if !slices.ContainsFunc(m.Files, func(fe postings.FileEntry) bool { return fe.Path == in.Key }) {
+			t.Fatalf("table location object %d %s is not in the manifest", i, in.Key)
 		}
 	}
 	if _, err := CommitPlan(ctx, env, pr.Location, CommitOptions{}); !errors.Is(err, ErrStalePlan) {
@@ -296,5 +311,47 @@ func TestShardedConcurrentCommits(t *testing.T) {
 			t.Fatalf("%d commits won", won)
 		}
 		mustVerify(t, env, name)
+	}
+}
+
+// TestShardedCommitManifestWrittenOnce: a commit that finds the plan's
+// manifest already written with other contents (by a concurrent commit
+// that read other shard attempts) refuses, commits nothing and deletes no
+// piece: the winner's stored manifest is never replaced, which is what
+// lets the winner delete the attempts it does not list.
+func TestShardedCommitManifestWrittenOnce(t *testing.T) {
+	ctx := context.Background()
+	env, dir := testEnv(t)
+	src := filepath.Join(dir, "src")
+	shardSource(t, src, 2, 300, 4)
+	pr, err := Plan(ctx, env, Options{Name: "once", Source: src, VectorField: "embedding", KeyFields: []string{"id"}, NList: 10}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := BuildShard(ctx, env, pr.Location, i, ShardOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := env.Warehouse.List(ctx, pr.Plan.PostingsLocation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkey := postings.LayoutOf(pr.Plan.PostingsLocation, postings.PostingsVersion).Manifest()
+	if err := env.Warehouse.PutIfAbsent(ctx, mkey, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CommitPlan(ctx, env, pr.Location, CommitOptions{}); !errors.Is(err, ErrStalePlan) || !strings.Contains(err.Error(), mkey) {
+		t.Fatalf("commit over another commit's manifest: %v", err)
+	}
+	if _, err := env.Catalog.Load(ctx, "once"); !errors.Is(err, catalog.ErrNotFound) {
+		t.Fatalf("the refused commit committed: %v", err)
+	}
+	after, err := env.Warehouse.List(ctx, pr.Plan.PostingsLocation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Fatalf("the refused commit deleted pieces: %d objects, were %d", len(after), len(before))
 	}
 }

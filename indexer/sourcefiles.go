@@ -18,9 +18,9 @@ func sourceFilesOf(t *source.Table) *postings.SourceFiles {
 	return sf
 }
 
-// ReadSourceFiles reads the source file list of the postings folder loc.
-func ReadSourceFiles(ctx context.Context, wh storage.Bucket, loc string) (*postings.SourceFiles, error) {
-	key := loc + postings.SourceFilesName
+// ReadSourceFiles reads the source file list of the postings table l.
+func ReadSourceFiles(ctx context.Context, wh storage.Bucket, l postings.Layout) (*postings.SourceFiles, error) {
+	key := l.SourceFiles()
 	data, err := storage.ReadAll(ctx, wh, key)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", key, err)

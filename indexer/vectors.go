@@ -52,7 +52,7 @@ func (b *builder) writeVectors(ctx context.Context) error {
 	c := b.art.Centroids
 	p := b.opts.Progress
 	p.Start(StageVectors, m.Rows)
-	key := vecfile.Location(b.postingsLoc)
+	key := vecfile.Location(b.metaLoc)
 	winRows := max(1, int64(vectorsWindowBytes/(4*dim)))
 	n, err := storage.WriteWith(ctx, b.env.Warehouse, key, func(w io.Writer) error {
 		vw := vecfile.NewWriter(w, dim, m.Rows, vecfile.ManifestHash(b.manifestRaw))
@@ -125,11 +125,11 @@ type baseVectors struct {
 	starts []int64 // vecfile.Starts of the base manifest
 }
 
-// openBaseVectors opens the vectors file of the base postings at postLoc
-// (raw and m: its manifest as stored and parsed), checked against them,
-// or returns nil when the base has none.
-func openBaseVectors(ctx context.Context, wh storage.Bucket, postLoc string, raw []byte, m *postings.Manifest) (*baseVectors, error) {
-	f, o, err := vecfile.OpenIn(ctx, wh, vecfile.Location(postLoc), int(m.Dim), m.Rows, vecfile.ManifestHash(raw))
+// openBaseVectors opens the vectors file of the base postings whose side
+// objects are in meta (raw and m: its manifest as stored and parsed),
+// checked against them, or returns nil when the base has none.
+func openBaseVectors(ctx context.Context, wh storage.Bucket, meta string, raw []byte, m *postings.Manifest) (*baseVectors, error) {
+	f, o, err := vecfile.OpenIn(ctx, wh, vecfile.Location(meta), int(m.Dim), m.Rows, vecfile.ManifestHash(raw))
 	if err != nil {
 		return nil, fmt.Errorf("base snapshot's vectors file: %w", err)
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/vecfile"
@@ -44,15 +43,15 @@ func TestVectorsFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			loc := res.Metadata.CurrentSnapshot().IndexTables[metadata.RolePostings].Properties["location"]
-			key := vecfile.Location(loc)
+			lay := postings.SnapshotLayout(res.Metadata.CurrentSnapshot())
+			key := vecfile.Location(lay.Meta)
 			if !tc.on {
 				if _, err := env.Warehouse.Stat(ctx, key); !errors.Is(err, storage.ErrNotExist) {
 					t.Fatalf("build without VectorsFile: stat %s: %v, want not found", key, err)
 				}
 				return
 			}
-			raw, err := storage.ReadAll(ctx, env.Warehouse, loc+postings.ManifestName)
+			raw, err := storage.ReadAll(ctx, env.Warehouse, lay.Manifest())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +136,7 @@ func vectorsFileChecked(t *testing.T, env Env, name string) {
 func vectorsFileKey(t *testing.T, env Env, name string) string {
 	t.Helper()
 	m, _ := current(t, env, name)
-	return vecfile.Location(m.CurrentSnapshot().IndexTables[metadata.RolePostings].Properties["location"])
+	return vecfile.Location(postings.SnapshotLayout(m.CurrentSnapshot()).Meta)
 }
 
 // TestSuccessorVectorsFile: incremental refreshes, optimize and a

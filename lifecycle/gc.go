@@ -306,11 +306,12 @@ func markSnapshot(ctx context.Context, wh storage.Bucket, s *metadata.Snapshot, 
 		live[cm.Centroids+postings.CentroidsFile] = true
 		live[cm.Roots+postings.RootsFile] = true
 	}
-	post := s.IndexTables[metadata.RolePostings].Properties["location"]
+	lay := postings.SnapshotLayout(s)
+	post := lay.Table
 	// The snapshot's optional calibration file (profile §4.1) lives as
 	// long as the snapshot, whether or not it exists.
-	live[calibrate.Location(post, s.SnapshotID)] = true
-	mkey := post + postings.ManifestName
+	live[calibrate.Location(lay.Meta, s.SnapshotID)] = true
+	mkey := lay.Manifest()
 	if live[mkey] {
 		return nil
 	}
@@ -326,10 +327,10 @@ func markSnapshot(ctx context.Context, wh storage.Bucket, s *metadata.Snapshot, 
 		return fmt.Errorf("%s: %w", mkey, err)
 	}
 	live[mkey] = true
-	live[post+postings.SourceFilesName] = true
+	live[lay.SourceFiles()] = true
 	// The optional vectors file (profile §4.2) lives as long as the
 	// manifest it is bound to, whether or not it exists.
-	live[vecfile.Location(post)] = true
+	live[vecfile.Location(lay.Meta)] = true
 	for _, f := range man.Files {
 		live[f.Path] = true
 	}

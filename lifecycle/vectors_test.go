@@ -7,7 +7,7 @@ import (
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
-	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/vecfile"
 )
 
@@ -29,7 +29,7 @@ func TestGCKeepsVectorsFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return vecfile.Location(m.CurrentSnapshot().IndexTables[metadata.RolePostings].Properties["location"])
+		return vecfile.Location(postings.SnapshotLayout(m.CurrentSnapshot()).Meta)
 	}
 	first := current()
 	later := func() time.Time { return time.Now().Add(time.Minute) }

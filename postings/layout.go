@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/parqdb/parqdb/location"
+	"github.com/parqdb/parqdb/metadata"
 )
 
 // Warehouse layout of the parquet provider (profile "Folders and files").
@@ -17,9 +18,87 @@ import (
 const Provider = "parquet"
 
 // DefinitionVersion is the only definition-version of the parquet source
-// table-definition ("1", a string property) and of the parquet
-// index-table-definitions (1, the definition-version field).
+// table-definition ("1", a string property) and of the ivf_centroids
+// index-table-definition (1, the definition-version field).
 const DefinitionVersion = 1
+
+// Definition versions of the ivf_postings index-table-definition (profile
+// §3, §4). They differ only in where the table's manifest and side objects
+// are: version 1 kept them inside the table location, beside the postings
+// files, so that a reader taking the location as a table met a Parquet file
+// of another schema (key-rows.parquet) and JSON files; version 2 keeps them
+// in the sibling folder MetaFolder, and the table location holds the
+// postings files alone. Writers write PostingsVersion; readers accept both.
+const (
+	PostingsVersionInline = 1
+	PostingsVersion       = 2
+)
+
+// MetaFolder is the name of the folder, beside ivf_postings/ in the same
+// "<snapshot-id>-<write-id>/" folder, that holds a version-2 postings
+// table's manifest and side objects. The leading "_" marks it as not data
+// for readers that follow the Hive/Spark convention (Spark, Arrow
+// datasets, ParqDB's own folder sources).
+const MetaFolder = "_meta/"
+
+// Layout locates the objects of one ivf_postings table.
+type Layout struct {
+	// Table is the table location (properties.location), ending in "/".
+	// In version 2 it holds postings files and nothing else.
+	Table string
+	// Meta is the folder, ending in "/", of the manifest, source-files.json,
+	// the key-rows table, calibration files and the vectors file: Table
+	// itself in version 1, the sibling MetaFolder in version 2.
+	Meta string
+}
+
+// LayoutOf returns the layout of the postings table at loc written with
+// definition version v (PostingsVersionInline or PostingsVersion). loc is
+// a postings location (CheckIndexTable); other values of v are treated as
+// PostingsVersion, which CheckIndexTable refuses before any read.
+func LayoutOf(loc string, v int32) Layout {
+	if v == PostingsVersionInline {
+		return Layout{Table: loc, Meta: loc}
+	}
+	return Layout{Table: loc, Meta: strings.TrimSuffix(loc, "ivf_postings/") + MetaFolder}
+}
+
+// SnapshotLayout is LayoutOf the snapshot's ivf_postings table.
+func SnapshotLayout(s *metadata.Snapshot) Layout {
+	t := s.IndexTables[metadata.RolePostings]
+	return LayoutOf(t.Properties["location"], t.DefinitionVersion)
+}
+
+// Manifest is the location of the table's manifest.json.
+func (l Layout) Manifest() string { return l.Meta + ManifestName }
+
+// SourceFiles is the location of the table's source-files.json.
+func (l Layout) SourceFiles() string { return l.Meta + SourceFilesName }
+
+// IsInlineSideObject reports whether name, a key relative to a version-1
+// (PostingsVersionInline) table location, is one of the side objects that
+// version kept there: manifest.json, source-files.json, key-rows.parquet,
+// vectors.f32 or a calibration-<snapshot-id>.json, directly in the folder
+// or (for a sharded build's pieces) in a shard-<I>-<attempt>/ subfolder.
+func IsInlineSideObject(name string) bool {
+	if dir, base, ok := strings.Cut(name, "/"); ok {
+		if !strings.HasPrefix(dir, "shard-") || strings.Contains(base, "/") {
+			return false
+		}
+		return base == ManifestName || base == SourceFilesName
+	}
+	switch {
+	case name == ManifestName, name == SourceFilesName, name == KeyRowsName, name == "vectors.f32":
+		return true
+	case strings.HasPrefix(name, "calibration-") && strings.HasSuffix(name, ".json"):
+		return isSnapshotID(strings.TrimSuffix(strings.TrimPrefix(name, "calibration-"), ".json"))
+	}
+	return false
+}
+
+// KeyRows is where a writer puts the table's key-rows table (a reader
+// follows the manifest's key-rows.path).
+func (l Layout) KeyRows() string { return l.Meta + KeyRowsName }
 
 // File names inside the table folders.
 const (
@@ -134,14 +213,18 @@ func CheckSourceProvider(provider string) error {
 }
 
 // CheckIndexTable validates an index-table-definition of the parquet
-// index provider (profile "Index-table definitions"): definition-version 1
-// and exactly one property, location, of the shape the role requires.
+// index provider (profile §3): definition-version 1 for ivf_centroids, 1
+// or 2 for ivf_postings (PostingsVersionInline, PostingsVersion), and
+// exactly one property, location, of the shape the role requires.
 // ivf_centroids: "indexes/<32 hex>/1/ivf_centroids/"; ivf_postings:
 // "indexes/<32 hex>/<snapshot-id>-<write-id>/ivf_postings/". For ivf_postings with a
 // non-zero index UUID the hex must be that UUID's.
 func CheckIndexTable(role string, definitionVersion int32, props map[string]string, index uuid.UUID) error {
 	where := "index-tables." + role
-	if definitionVersion != DefinitionVersion {
+	switch {
+	case role == metadata.RolePostings && definitionVersion != PostingsVersionInline && definitionVersion != PostingsVersion:
+		return errorf(ErrProperties, where+".definition-version", "%d, want %d or %d", definitionVersion, PostingsVersionInline, PostingsVersion)
+	case role != metadata.RolePostings && definitionVersion != DefinitionVersion:
 		return errorf(ErrProperties, where+".definition-version", "%d, want %d", definitionVersion, DefinitionVersion)
 	}
 	loc, ok := props["location"]

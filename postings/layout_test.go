@@ -41,12 +41,17 @@ func TestCheckIndexTable(t *testing.T) {
 			t.Fatalf("%s: %v", role, err)
 		}
 	}
+	if err := CheckIndexTable("ivf_postings", PostingsVersion, map[string]string{"location": good["ivf_postings"]}, idx); err != nil {
+		t.Fatalf("ivf_postings version %d: %v", PostingsVersion, err)
+	}
 	bad := []struct {
 		name, role string
 		version    int32
 		props      map[string]string
 	}{
-		{"version 2", "ivf_postings", 2, map[string]string{"location": good["ivf_postings"]}},
+		{"version 3", "ivf_postings", 3, map[string]string{"location": good["ivf_postings"]}},
+		{"version 0", "ivf_postings", 0, map[string]string{"location": good["ivf_postings"]}},
+		{"centroids definition version 2", "ivf_centroids", 2, map[string]string{"location": good["ivf_centroids"]}},
 		{"no location", "ivf_postings", 1, map[string]string{}},
 		{"extra property", "ivf_postings", 1, map[string]string{"location": good["ivf_postings"], "x": "y"}},
 		{"no trailing slash", "ivf_postings", 1, map[string]string{"location": "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701-00000000000000aa/ivf_postings"}},
@@ -94,6 +99,51 @@ func TestCheckSourceProperties(t *testing.T) {
 		mut(p)
 		if err := CheckSourceProperties(p); !errors.Is(err, ErrProperties) {
 			t.Fatalf("%s: got %v", name, err)
+		}
+	}
+}
+
+func TestLayoutOf(t *testing.T) {
+	const loc = "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701-00000000000000aa/ivf_postings/"
+	for _, c := range []struct {
+		v    int32
+		meta string
+	}{
+		{PostingsVersionInline, loc},
+		{PostingsVersion, "indexes/2f1c7f5e3c434a448f2acf560c4db8d1/701-00000000000000aa/_meta/"},
+	} {
+		l := LayoutOf(loc, c.v)
+		if l.Table != loc || l.Meta != c.meta {
+			t.Fatalf("version %d: %+v, want meta %s", c.v, l, c.meta)
+		}
+		if l.Manifest() != c.meta+ManifestName || l.SourceFiles() != c.meta+SourceFilesName || l.KeyRows() != c.meta+KeyRowsName {
+			t.Fatalf("version %d: %s %s %s", c.v, l.Manifest(), l.SourceFiles(), l.KeyRows())
+		}
+		if strings.HasPrefix(l.Meta, l.Table) != (c.v == PostingsVersionInline) {
+			t.Fatalf("version %d: side folder %s inside the table location %s", c.v, l.Meta, l.Table)
+		}
+	}
+}
+
+func TestIsInlineSideObject(t *testing.T) {
+	for name, want := range map[string]bool{
+		"manifest.json":       true,
+		"source-files.json":   true,
+		"key-rows.parquet":    true,
+		"vectors.f32":         true,
+		"calibration-3.json":  true,
+		"calibration-03.json": false,
+		"calibration-x.json":  false,
+		"shard-000001-00000000000000aa/manifest.json":             true,
+		"shard-000001-00000000000000aa/source-files.json":         true,
+		"shard-000001-00000000000000aa/bucket-000000-000.parquet": false,
+		"shard-000001-00000000000000aa/x/manifest.json":           false,
+		"other/manifest.json":                                     false,
+		"bucket-000000-000.parquet":                               false,
+		"foreign.parquet":                                         false,
+	} {
+		if got := IsInlineSideObject(name); got != want {
+			t.Errorf("IsInlineSideObject(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -210,11 +210,12 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 
 // openPostings reads and checks the manifest and opens the postings files.
 func (ix *Index) openPostings(ctx context.Context) error {
-	loc := ix.snap.IndexTables[metadata.RolePostings].Properties["location"]
+	lay := postings.SnapshotLayout(ix.snap)
+	loc := lay.Table
 	if err := location.Check(loc); err != nil {
 		return err
 	}
-	mkey := loc + postings.ManifestName
+	mkey := lay.Manifest()
 	data, err := storage.ReadAll(ctx, ix.wh, mkey)
 	if err != nil {
 		return fmt.Errorf("read postings manifest: %w", err)

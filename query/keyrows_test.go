@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/parqdb/parqdb/indexer"
-	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
@@ -32,7 +31,7 @@ func TestKeyRowsTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mkey := res.Metadata.CurrentSnapshot().IndexTables[metadata.RolePostings].Properties["location"] + postings.ManifestName
+	mkey := postings.SnapshotLayout(res.Metadata.CurrentSnapshot()).Manifest()
 	data, err := storage.ReadAll(ctx, benv.Warehouse, mkey)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/parqdb/parqdb/calibrate"
 	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/storage"
 )
 
@@ -138,9 +139,10 @@ func (ix *Index) calibrateLocked(ctx context.Context) (*calibrate.Calibration, e
 }
 
 // CalibrationLocation is the warehouse-relative location of snapshot s's
-// calibration file (calibrate.Location in its ivf_postings folder).
+// calibration file (calibrate.Location in its postings table's side
+// folder, postings.Layout.Meta).
 func CalibrationLocation(s *metadata.Snapshot) string {
-	return calibrate.Location(s.IndexTables[metadata.RolePostings].Properties["location"], s.SnapshotID)
+	return calibrate.Location(postings.SnapshotLayout(s).Meta, s.SnapshotID)
 }
 
 // ReadCalibration reads snapshot s's calibration file from the warehouse.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/vecfile"
 )
@@ -189,7 +189,7 @@ func (ix *Index) vectorsFromFile(ctx context.Context, opts Options) (bool, error
 // VectorsFileLocation returns the warehouse key at which the snapshot's
 // vectors file is, or would be (profile §4.2).
 func (ix *Index) VectorsFileLocation() string {
-	return vecfile.Location(ix.snap.IndexTables[metadata.RolePostings].Properties["location"])
+	return vecfile.Location(postings.SnapshotLayout(ix.snap).Meta)
 }
 
 // VectorsFileSize returns the size in bytes of the snapshot's vectors file

@@ -17,6 +17,7 @@ import (
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/vecfile"
@@ -46,8 +47,8 @@ func vecFileFixture(t *testing.T, name, metric, enc string) (query.Env, string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	loc := res.Metadata.CurrentSnapshot().IndexTables[metadata.RolePostings].Properties["location"]
-	return query.Env{Warehouse: wh, Catalog: cat}, whDir, filepath.Join(whDir, filepath.FromSlash(vecfile.Location(loc)))
+	meta := postings.SnapshotLayout(res.Metadata.CurrentSnapshot()).Meta
+	return query.Env{Warehouse: wh, Catalog: cat}, whDir, filepath.Join(whDir, filepath.FromSlash(vecfile.Location(meta)))
 }
 
 // searchAll runs a fixed set of queries and settings with refine, with

@@ -164,16 +164,16 @@ func Referenced(ctx context.Context, wh storage.Bucket, m *metadata.Metadata) (m
 				}
 			}
 		}
-		post := s.IndexTables[metadata.RolePostings].Properties["location"]
+		lay := postings.SnapshotLayout(s)
 		// The optional calibration file (profile §4.1): accounted for,
 		// never required.
-		refs[calibrate.Location(post, s.SnapshotID)] = true
-		mkey := post + postings.ManifestName
+		refs[calibrate.Location(lay.Meta, s.SnapshotID)] = true
+		mkey := lay.Manifest()
 		if refs[mkey] {
 			continue
 		}
 		need(mkey, -1)
-		need(post+postings.SourceFilesName, -1)
+		need(lay.SourceFiles(), -1)
 		data, err := readChecked(ctx, wh, mkey)
 		if err != nil {
 			continue // reported as missing

@@ -10,7 +10,6 @@ import (
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
-	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/reliability"
 	"github.com/parqdb/parqdb/storage"
@@ -92,7 +91,7 @@ func TestChecksDetect(t *testing.T) {
 		if first.SnapshotID == m.CurrentSnapshotID {
 			first = m.Snapshots[1]
 		}
-		key := first.IndexTables[metadata.RolePostings].Properties["location"] + postings.ManifestName
+		key := postings.SnapshotLayout(&first).Manifest()
 		if err := e.Warehouse.Delete(ctx, key); err != nil {
 			t.Fatal(err)
 		}

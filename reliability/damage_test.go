@@ -89,7 +89,7 @@ func fileKind(rel string) string {
 		return kindManifest
 	case strings.HasSuffix(rel, "/source-files.json"):
 		return kindSourceFiles
-	case strings.HasSuffix(rel, "/ivf_postings/"+postings.KeyRowsName):
+	case strings.HasSuffix(rel, "/"+postings.KeyRowsName):
 		return kindKeyRows
 	case strings.HasSuffix(rel, ".parquet") && strings.Contains(rel, "/ivf_postings/"):
 		return kindPostings

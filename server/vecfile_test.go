@@ -13,8 +13,10 @@ import (
 
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/server"
 	"github.com/parqdb/parqdb/storage"
+	"github.com/parqdb/parqdb/vecfile"
 )
 
 // TestSearchStatsVectorsFile: with the vector store off, a refined
@@ -119,7 +121,7 @@ func TestDescribeVectorsFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		locs[name] = res.Metadata.CurrentSnapshot().IndexTables[metadata.RolePostings].Properties["location"] + "vectors.f32"
+		locs[name] = vecfile.Location(postings.SnapshotLayout(res.Metadata.CurrentSnapshot()).Meta)
 	}
 	// Damage the footer's magic: the file no longer opens.
 	o, err := env.Warehouse.Open(context.Background(), locs["damaged"])

@@ -18,13 +18,13 @@ import (
 	"github.com/parqdb/parqdb/storage"
 )
 
-// Name is the fixed name of the vectors file inside a snapshot's
-// ivf_postings location (profile §4.2).
+// Name is the fixed name of the vectors file inside the side folder of a
+// snapshot's postings table (postings.Layout.Meta; profile §4.2).
 const Name = "vectors.f32"
 
-// Location returns the vectors file of the postings location postingsLoc
-// (which ends in "/").
-func Location(postingsLoc string) string { return postingsLoc + Name }
+// Location returns the vectors file of the postings table whose side
+// folder (postings.Layout.Meta, ending in "/") is meta.
+func Location(meta string) string { return meta + Name }
 
 // FooterSize is the length of the footer that ends every vectors file.
 const FooterSize = 64

@@ -244,3 +244,11 @@ func TestStream(t *testing.T) {
 		t.Fatal("a read of a partial row succeeded")
 	}
 }
+
+// TestNameKnownToLayout: postings.IsInlineSideObject, which cannot import
+// this package, recognises the vectors file of a version-1 table.
+func TestNameKnownToLayout(t *testing.T) {
+	if !postings.IsInlineSideObject(Name) {
+		t.Fatalf("postings.IsInlineSideObject(%q) = false", Name)
+	}
+}

@@ -177,7 +177,7 @@ func (f *fixture) current(t *testing.T, name string) (*metadata.Metadata, *metad
 		t.Fatal(err)
 	}
 	s := m.CurrentSnapshot()
-	data, err := storage.ReadAll(ctx, f.env.Warehouse, s.IndexTables[metadata.RolePostings].Properties["location"]+postings.ManifestName)
+	data, err := storage.ReadAll(ctx, f.env.Warehouse, postings.SnapshotLayout(s).Manifest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func (f *fixture) rewritePostings(t *testing.T, name string, i int, mutate func(
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.overwrite(t, s.IndexTables[metadata.RolePostings].Properties["location"]+postings.ManifestName, data)
+	f.overwrite(t, postings.SnapshotLayout(s).Manifest(), data)
 }
 
 // fileWith returns the index of a postings file with at least n rows.

@@ -51,7 +51,7 @@ func (r *runner) openVectorsFile(ctx context.Context) error {
 	if r.man == nil || r.postLoc == "" {
 		return nil
 	}
-	key := vecfile.Location(r.postLoc)
+	key := vecfile.Location(r.postings.Meta)
 	f, o, err := vecfile.OpenIn(ctx, r.env.Warehouse, key, r.man.Dim, r.man.Rows, vecfile.ManifestHash(r.manRaw))
 	if err == nil && f == nil {
 		return nil

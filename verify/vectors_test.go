@@ -22,7 +22,7 @@ func TestVectorsFileDamage(t *testing.T) {
 	f.create(t, "none", indexer.Options{NList: 20})
 	loc := func(name string) string {
 		_, s, _ := f.current(t, name)
-		return vecfile.Location(s.IndexTables[metadata.RolePostings].Properties["location"])
+		return vecfile.Location(postings.SnapshotLayout(s).Meta)
 	}
 	key := loc("idx")
 	good := f.read(t, key)

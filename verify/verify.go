@@ -181,6 +181,7 @@ type runner struct {
 	params    metadata.IVFParams
 	indexUUID uuid.UUID
 	postLoc   string
+	postings  postings.Layout
 
 	cm      *metadata.CentroidMetadata // strictly parsed, or decoded leniently after a failed parse
 	offsets []int32                    // ivf_roots intervals
@@ -443,7 +444,8 @@ func (r *runner) checkIndexTables(ctx context.Context) error {
 		r.fail(CheckIndexTables, p)
 		return nil
 	}
-	r.postLoc = s.IndexTables[metadata.RolePostings].Properties["location"]
+	r.postings = postings.SnapshotLayout(s)
+	r.postLoc = r.postings.Table
 	r.ok(CheckIndexTables, "ivf_centroids %s, ivf_postings %s", s.IndexTables[metadata.RoleCentroids].Properties["location"], r.postLoc)
 	return nil
 }
@@ -653,7 +655,7 @@ func (r *runner) checkManifest(ctx context.Context) error {
 		r.skip(CheckManifest, "no valid ivf_postings location")
 		return nil
 	}
-	key := r.postLoc + postings.ManifestName
+	key := r.postings.Manifest()
 	data, fatal, problem := r.readObject(ctx, key)
 	if fatal != nil {
 		return fatal
@@ -693,9 +695,41 @@ func (r *runner) checkManifest(ctx context.Context) error {
 	if len(m.KeyTypes) != len(r.snap.SourceKeyFields) {
 		p.add("%s: %d key types for %d source-key-fields", key, len(m.KeyTypes), len(r.snap.SourceKeyFields))
 	}
+	if err := r.checkTableObjects(ctx, m, p); err != nil {
+		return err
+	}
 	r.man = m // the file checks still run against it
 	r.manRaw = data
 	r.finish(CheckManifest, p, "%d rows, %d CIDs, %d files, %d row groups", m.Rows, m.CIDs, len(m.Files), len(m.RowGroups))
+	return nil
+}
+
+// checkTableObjects lists the postings table location and adds a problem
+// for every object in it that is not one of the manifest's postings files
+// (profile §4): a reader that takes the location as a table (DuckDB's
+// read_parquet('<location>/**/*.parquet'), Spark, Arrow datasets) would
+// read it as postings. A version-1 table also holds its side objects,
+// which are allowed by name.
+func (r *runner) checkTableObjects(ctx context.Context, m *postings.Manifest, p *problems) error {
+	infos, err := r.env.Warehouse.List(ctx, r.postLoc)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		p.add("list %s: %v", r.postLoc, err)
+		return nil
+	}
+	listed := make(map[string]bool, len(m.Files))
+	for _, f := range m.Files {
+		listed[f.Path] = true
+	}
+	inline := r.postings.Meta == r.postings.Table
+	for _, in := range infos {
+		if listed[in.Key] || inline && postings.IsInlineSideObject(strings.TrimPrefix(in.Key, r.postLoc)) {
+			continue
+		}
+		p.add("table location %s holds %s, which is not a postings file of the manifest: a reader of the table would take it for postings", r.postLoc, in.Key)
+	}
 	return nil
 }
 
@@ -705,7 +739,7 @@ func (r *runner) checkSourceFiles(ctx context.Context) error {
 		r.skip(CheckSourceFiles, "no valid ivf_postings location")
 		return nil
 	}
-	key := r.postLoc + postings.SourceFilesName
+	key := r.postings.SourceFiles()
 	data, fatal, problem := r.readObject(ctx, key)
 	if fatal != nil {
 		return fatal

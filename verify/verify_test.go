@@ -16,8 +16,10 @@ import (
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/testfix"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
+	"github.com/parqdb/parqdb/storage"
 )
 
 const (
@@ -263,7 +265,7 @@ func TestCorruptTwoCIDsInRowGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.overwrite(t, s.IndexTables[metadata.RolePostings].Properties["location"]+postings.ManifestName, mdata)
+	f.overwrite(t, postings.SnapshotLayout(s).Manifest(), mdata)
 	rep := f.verify(t, "idx", Options{})
 	txt := requireFail(t, rep, map[string]string{CheckLayout: path})
 	if !strings.Contains(txt, "cid") {
@@ -350,14 +352,14 @@ func TestCorruptManifestAndTables(t *testing.T) {
 		check string
 	}{
 		{"manifest", func(s *metadata.Snapshot, _ string) string {
-			return s.IndexTables[metadata.RolePostings].Properties["location"] + postings.ManifestName
+			return postings.SnapshotLayout(s).Manifest()
 		}, CheckManifest},
 		{"roots", func(_ *metadata.Snapshot, cm string) string {
 			return postings.RootsLocationFor(cm) + postings.RootsFile
 		}, CheckRoots},
 		{"centroids", func(_ *metadata.Snapshot, cm string) string { return cm + postings.CentroidsFile }, CheckCentroids},
 		{"source-files", func(s *metadata.Snapshot, _ string) string {
-			return s.IndexTables[metadata.RolePostings].Properties["location"] + postings.SourceFilesName
+			return postings.SnapshotLayout(s).SourceFiles()
 		}, CheckSourceFiles},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -538,4 +540,48 @@ func TestUnboundSourceNotRead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestForeignObjectInTableLocation: a file inside the postings table
+// location that the manifest does not list — a Parquet file of another
+// schema, as the key-rows table was before definition version 2, or any
+// other object — fails the manifest check and names the file; in a
+// version-1 table, any object other than its known side objects does too.
+func TestForeignObjectInTableLocation(t *testing.T) {
+	for _, name := range []string{"foreign.parquet", "sub/bucket-000000-000.parquet", "notes.txt", "manifest.json"} {
+		t.Run(name, func(t *testing.T) {
+			f, s, _ := corrupt(t)
+			key := postings.SnapshotLayout(s).Table + name
+			if err := storage.WriteAll(context.Background(), f.env.Warehouse, key, f.read(t, postings.SnapshotLayout(s).KeyRows())); err != nil {
+				t.Fatal(err)
+			}
+			requireOnlyFail(t, f.verify(t, "idx", Options{}), CheckManifest)
+			requireFail(t, f.verify(t, "idx", Options{}), map[string]string{CheckManifest: key})
+		})
+	}
+	t.Run("version 1", func(t *testing.T) {
+		dir, _ := testfix.V1Layout(t)
+		wh, err := storage.NewLocal(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cat, err := catalog.Open(context.Background(), "warehouse", wh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cat.Close()
+		m, _, err := catalog.LoadMetadata(context.Background(), cat, wh, "v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := postings.SnapshotLayout(m.CurrentSnapshot()).Table + "calibration-x.json"
+		if err := storage.WriteAll(context.Background(), wh, key, []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Run(context.Background(), Env{Warehouse: wh, Catalog: cat}, "v1", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		requireFail(t, rep, map[string]string{CheckManifest: key})
+	})
 }

@@ -19,7 +19,6 @@ import (
 	"os"
 
 	"github.com/parqdb/parqdb/catalog"
-	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/storage"
 	"github.com/parquet-go/parquet-go"
@@ -54,14 +53,14 @@ func run(args []string) error {
 	if snap == nil {
 		return fmt.Errorf("index %s has no snapshot", args[1])
 	}
-	loc := snap.IndexTables[metadata.RolePostings].Properties["location"]
-	data, err := storage.ReadAll(ctx, wh, loc+postings.ManifestName)
+	mkey := postings.SnapshotLayout(snap).Manifest()
+	data, err := storage.ReadAll(ctx, wh, mkey)
 	if err != nil {
 		return fmt.Errorf("read postings manifest: %w", err)
 	}
 	man, err := postings.ParseManifest(data)
 	if err != nil {
-		return fmt.Errorf("%s%s: %w", loc, postings.ManifestName, err)
+		return fmt.Errorf("%s: %w", mkey, err)
 	}
 	s := man.Schema()
 	if len(s.Keys) != 1 || len(snap.SourceKeyFields) != 1 {

@@ -18,6 +18,7 @@ import (
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/vecfile"
 )
@@ -196,7 +197,7 @@ func describeVectorsFile(ctx context.Context, wh storage.Bucket, s *metadata.Sna
 	if !ok || t.Properties["location"] == "" {
 		return nil, nil
 	}
-	key := vecfile.Location(t.Properties["location"])
+	key := vecfile.Location(postings.SnapshotLayout(s).Meta)
 	info, err := wh.Stat(ctx, key)
 	if errors.Is(err, storage.ErrNotExist) {
 		return nil, nil

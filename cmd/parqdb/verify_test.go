@@ -78,7 +78,7 @@ func TestIndexVerify(t *testing.T) {
 	}
 
 	// Corrupt the manifest: exit 1, the failed check named.
-	matches, err := filepath.Glob(filepath.Join(wh, "indexes", "*", "*", "ivf_postings", "manifest.json"))
+	matches, err := filepath.Glob(filepath.Join(wh, "indexes", "*", "*", "_meta", "manifest.json"))
 	if err != nil || len(matches) != 1 {
 		t.Fatalf("manifest: %v %v", matches, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
 	"github.com/parqdb/parqdb/storage"
@@ -285,7 +286,7 @@ func TestIcebergLifecycle(t *testing.T) {
 			}
 			// Data files are immutable: source-files.json gives them one
 			// version, not a clock reading.
-			sf, err := indexer.ReadSourceFiles(ctx, env.Warehouse, m.CurrentSnapshot().IndexTables[metadata.RolePostings].Properties["location"])
+			sf, err := indexer.ReadSourceFiles(ctx, env.Warehouse, postings.SnapshotLayout(m.CurrentSnapshot()))
 			if err != nil {
 				t.Fatal(err)
 			}

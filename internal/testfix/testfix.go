@@ -7,11 +7,14 @@ package testfix
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
@@ -90,4 +93,43 @@ func WritePart(t testing.TB, path string, first int64, n, dim int, seed, stream 
 	if err := WriteVectors(path, keys, vecs, opt); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// V1LayoutSource is the source location recorded in testdata/v1-layout.
+const V1LayoutSource = "/tmp/parqdb-v1-layout/src/"
+
+// V1Layout copies testdata/v1-layout (an index "v1" written by a release
+// whose ivf_postings tables were definition version 1; its README says
+// how) into a temporary folder and returns the warehouse folder (with the
+// object-store catalog, `--catalog warehouse`) and the source folder (ending
+// in "/"). The source location in the copied JSON files is the copy's, and
+// the source file's modification time is the recorded one, so the source
+// binding holds.
+func V1Layout(t testing.TB) (wh, src string) {
+	t.Helper()
+	_, self, _, _ := runtime.Caller(0)
+	from := filepath.Join(filepath.Dir(self), "testdata", "v1-layout")
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(from)); err != nil {
+		t.Fatal(err)
+	}
+	src = filepath.Join(dir, "src") + "/"
+	err := filepath.WalkDir(filepath.Join(dir, "wh"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".json" {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(p, bytes.ReplaceAll(data, []byte(V1LayoutSource), []byte(src)), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(src, "part-0.parquet"), mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "wh"), src
 }
