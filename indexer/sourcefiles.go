@@ -18,9 +18,10 @@ func sourceFilesOf(t *source.Table) *postings.SourceFiles {
 	return sf
 }
 
-// ReadSourceFiles reads the source file list of the postings folder loc.
+// ReadSourceFiles reads the source file list of the snapshot whose
+// postings table is at loc (postings.SourceFilesLocation).
 func ReadSourceFiles(ctx context.Context, wh storage.Bucket, loc string) (*postings.SourceFiles, error) {
-	key := loc + postings.SourceFilesName
+	key := postings.SourceFilesLocation(loc)
 	data, err := storage.ReadAll(ctx, wh, key)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", key, err)

@@ -13,6 +13,12 @@ import (
 // append from a rewrite and lets verify recompute the table-identity.
 const SourceFilesName = "source-files.json"
 
+// SourceFilesLocation returns the warehouse key of the source file list of
+// the snapshot whose postings table is at postingsLoc (the ivf_postings
+// location, ending in '/'). Every reader of the list goes through it, so
+// that where the list lives is decided in one place.
+func SourceFilesLocation(postingsLoc string) string { return postingsLoc + SourceFilesName }
+
 // SourceFiles is the source file list of one snapshot.
 type SourceFiles struct {
 	FormatVersion int          `json:"format-version"`
