@@ -248,3 +248,47 @@ func (ix *Index) keyNotIndexed(ctx context.Context, vals []parquet.Value) error 
 	return fmt.Errorf("index %q: %w: key %v is in file %q, added to source %s after snapshot %d was built; run `parqdb index refresh %s` to index it",
 		ix.name, ErrKeyNotIndexed, vals, a.Files()[loc.File].Key, s.Location, ix.snap.SnapshotID, ix.name)
 }
+
+// Column is a source column as describe shows it.
+type Column struct {
+	Name string `json:"name"`
+	Type string `json:"type"` // source.FieldType
+}
+
+// SourceColumns returns the top-level columns of the source of snapshot
+// snap and their types, reading one footer: the first recorded file's for
+// a folder or file source (the whole source when the snapshot records no
+// file list), the bound snapshot's for an Iceberg table.
+func SourceColumns(ctx context.Context, wh storage.Bucket, snap *metadata.Snapshot) ([]Column, error) {
+	st := snap.SourceTable
+	loc := st.Properties["location"]
+	var t *source.Table
+	var err error
+	if st.Provider == icesource.Provider {
+		t, err = icesource.OpenBound(ctx, st.Properties, nil)
+	} else {
+		var b storage.Bucket
+		var prefix string
+		if b, prefix, err = sourceBucket(ctx, loc); err != nil {
+			return nil, err
+		}
+		var rec []source.Recorded
+		if rec, err = recordedFiles(ctx, wh, snap); err != nil {
+			return nil, err
+		}
+		if len(rec) > 0 {
+			prefix = rec[0].Key
+		}
+		t, err = source.Open(ctx, b, prefix)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", loc, err)
+	}
+	defer t.Close()
+	fields := t.Schema().Fields()
+	cols := make([]Column, len(fields))
+	for i, f := range fields {
+		cols[i] = Column{Name: f.Name(), Type: source.FieldType(f)}
+	}
+	return cols, nil
+}

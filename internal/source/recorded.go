@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/parqdb/parqdb/storage"
 )
@@ -161,4 +165,55 @@ func (t *Table) FileChanged(ctx context.Context, key string) (string, error) {
 		return "", nil
 	}
 	return fmt.Sprintf("%q was rewritten (size %d, version %s; opened at size %d, version %s)", key, in.Size, v, f.Size, f.Version()), nil
+}
+
+// FieldType describes a Parquet field's type for people: the logical type
+// when it has one ("string", "date"), else the physical type ("int64",
+// "float"), "list<…>" for a list, "struct<name type, …>" for another group,
+// with "repeated " before a repeated field.
+func FieldType(f parquet.Field) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = "?"
+		}
+	}()
+	var t string
+	switch {
+	case f.Leaf():
+		t = strings.ToLower(f.Type().Kind().String())
+		if lt := f.Type().LogicalType(); lt != nil && lt.Value != nil {
+			t = strings.ToLower(lt.Value.String())
+			if it, ok := lt.Value.(*format.IntType); ok {
+				t = fmt.Sprintf("int%d", it.BitWidth)
+				if !it.IsSigned {
+					t = "u" + t
+				}
+			}
+		}
+	case isList(f):
+		elem := f.Fields()[0]
+		if !elem.Leaf() && len(elem.Fields()) == 1 {
+			elem = elem.Fields()[0]
+		}
+		t = "list<" + strings.TrimPrefix(FieldType(elem), "repeated ") + ">"
+	default:
+		parts := make([]string, 0, len(f.Fields()))
+		for _, c := range f.Fields() {
+			parts = append(parts, c.Name()+" "+FieldType(c))
+		}
+		t = "struct<" + strings.Join(parts, ", ") + ">"
+	}
+	if f.Repeated() {
+		t = "repeated " + t
+	}
+	return t
+}
+
+func isList(f parquet.Field) bool {
+	lt := f.Type().LogicalType()
+	if lt == nil || lt.Value == nil {
+		return false
+	}
+	_, ok := lt.Value.(*format.ListType)
+	return ok && len(f.Fields()) == 1
 }
