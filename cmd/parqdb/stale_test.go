@@ -19,6 +19,56 @@ type gloveRow struct {
 	Embedding []float32 `parquet:"embedding,list"`
 }
 
+// gloveFolderIndex builds index "words" over a folder holding the GloVe
+// sample as part-0.parquet, with the working folder the test's temporary
+// folder; it returns that folder, the source folder, the warehouse flag
+// and the sample's bytes.
+func gloveFolderIndex(t *testing.T) (dir, src, wh string, sample []byte) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	t.Chdir(dir) // the table shows the source relative to the working folder
+	src = filepath.Join(dir, "vectors")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sample, err = os.ReadFile(filepath.Join(root, "examples/glove/glove-10k.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "part-0.parquet"), sample, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wh = "--warehouse=" + filepath.Join(dir, "warehouse")
+	if _, errs, code := runSplit(t, wh, "index", "create", "words", "--source", src,
+		"--vector-field", "embedding", "--key-fields", "word", "--metric", "cosine", "--nlist", "50"); code != exitOK {
+		t.Fatalf("index create: exit %d: %s", code, errs)
+	}
+	return dir, src, wh, sample
+}
+
+// appendWord adds part-1.parquet with the one word "zyzzyva" to src and
+// returns its embedding.
+func appendWord(t *testing.T, src string) []float32 {
+	t.Helper()
+	emb := make([]float32, 50)
+	emb[0] = 1
+	f, err := os.Create(filepath.Join(src, "part-1.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := parquet.Write(f, []gloveRow{{Word: "zyzzyva", Rank: 10001, Embedding: emb}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return emb
+}
+
 // TestStaleFolderSourceCLI: a file appended to a folder source leaves
 // search answering with one warning on stderr and index list/describe
 // showing stale true in every format (false before); a key only the new
@@ -26,28 +76,7 @@ type gloveRow struct {
 // with stale_index's message naming it and the fix. The table of index
 // list fits 80 columns; describe lists the source's columns and types.
 func TestStaleFolderSourceCLI(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	t.Chdir(dir) // the table shows the source relative to the working folder
-	src := filepath.Join(dir, "vectors")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sample, err := os.ReadFile(filepath.Join(root, "examples/glove/glove-10k.parquet"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(src, "part-0.parquet"), sample, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	wh := "--warehouse=" + filepath.Join(dir, "warehouse")
-	if _, errs, code := runSplit(t, wh, "index", "create", "words", "--source", src,
-		"--vector-field", "embedding", "--key-fields", "word", "--metric", "cosine", "--nlist", "50"); code != exitOK {
-		t.Fatalf("index create: exit %d: %s", code, errs)
-	}
+	dir, src, wh, sample := gloveFolderIndex(t)
 	stale := func(want string) {
 		t.Helper()
 		out, errs, code := runSplit(t, wh, "index", "list")
@@ -97,17 +126,7 @@ func TestStaleFolderSourceCLI(t *testing.T) {
 		t.Errorf("index describe json lacks the source columns:\n%s", out)
 	}
 
-	// Append a file with a new word.
-	emb := make([]float32, 50)
-	emb[0] = 1
-	f, err := os.Create(filepath.Join(src, "part-1.parquet"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := parquet.Write(f, []gloveRow{{Word: "zyzzyva", Rank: 10001, Embedding: emb}}); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	emb := appendWord(t, src)
 	out, errs, code := runSplit(t, wh, "search", "words", "--near-key", "king", "-k", "3", "--columns", "word")
 	if code != exitOK || !strings.Contains(out, "queen") {
 		t.Fatalf("search after an append: exit %d: %s %s", code, out, errs)
