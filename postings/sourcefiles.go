@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// SourceFilesName is the file in every ivf_postings folder that lists the
+// SourceFilesName is the file in every postings side folder
+// (Layout.SourceFiles) that lists the
 // source files the snapshot indexed (profile §4). It lets refresh tell an
 // append from a rewrite and lets verify recompute the table-identity.
 const SourceFilesName = "source-files.json"

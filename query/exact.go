@@ -94,7 +94,8 @@ func (ix *Index) KeyAt(ctx context.Context, ord int64) ([]byte, error) {
 // Key and Distance only. It needs the source vectors in memory
 // (ErrTooLarge otherwise) and runs on up to workers goroutines (0: one per
 // core).
-func (ix *Index) ExactBatch(ctx context.Context, qs [][]float32, k int, workers int) ([][]Hit, error) {
+func (ix *Index) ExactBatch(ctx context.Context, qs [][]float32, k int, workers int) (_ [][]Hit, err error) {
+	defer func() { err = ix.staleOr(ctx, err) }()
 	if k < 1 || k > MaxK {
 		return nil, fmt.Errorf("%w: k = %d is outside [1, %d]", ErrBadQuery, k, MaxK)
 	}

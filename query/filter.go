@@ -287,7 +287,7 @@ func (c *filterCache) popAtLocked(i int) int64 {
 func (ix *Index) Filter(ctx context.Context, p *filter.Predicate) (FilterInfo, error) {
 	e, err := ix.filterRows(ctx, p)
 	if err != nil {
-		return FilterInfo{}, err
+		return FilterInfo{}, ix.staleOr(ctx, err)
 	}
 	return e.info, nil
 }
@@ -1160,7 +1160,8 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 // ExactFilteredBatch is ExactBatch restricted to the source rows that
 // match p: the ground truth of filtered search (brute force over the
 // matching rows). Hits carry Key and Distance only.
-func (ix *Index) ExactFilteredBatch(ctx context.Context, qs [][]float32, k int, workers int, p *filter.Predicate) ([][]Hit, error) {
+func (ix *Index) ExactFilteredBatch(ctx context.Context, qs [][]float32, k int, workers int, p *filter.Predicate) (_ [][]Hit, err error) {
+	defer func() { err = ix.staleOr(ctx, err) }()
 	if k < 1 || k > MaxK {
 		return nil, fmt.Errorf("%w: k = %d is outside [1, %d]", ErrBadQuery, k, MaxK)
 	}

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -86,6 +84,10 @@ type Index struct {
 
 	table  *source.Table
 	layout *source.Layout
+	// recorded: the source was opened from the snapshot's recorded file
+	// list (openSourceTable); stale is what the last check found added.
+	recorded bool
+	stale    atomic.Pointer[Staleness]
 
 	cache *cache
 
@@ -286,15 +288,19 @@ func (ix *Index) openSource(ctx context.Context) error {
 		t, err = ix.openSourceTable(ctx, loc)
 	}
 	if err != nil {
+		var se *StaleError
+		if errors.As(err, &se) {
+			return err
+		}
 		return fmt.Errorf("index %q: open source: %w", ix.name, err)
 	}
 	ix.table = t
 	if got, want := t.Identity(), st.Properties["table-identity"]; got != want {
-		return &StaleError{
-			Index: ix.name, SnapshotID: ix.snap.SnapshotID, Location: loc,
-			Snapshot: fmt.Sprintf("%s files, %d rows", orUnknown(ix.snap.Summary["source-files"]), ix.snap.IndexedRows),
-			Now:      fmt.Sprintf("%d files, %d rows", len(t.Files()), t.NumRows()),
+		if ix.recorded {
+			return fmt.Errorf("index %q: %w: the files %s records give table-identity %s, the snapshot's source-table has %s; run `parqdb index verify %s`",
+				ix.name, ErrCorrupt, postings.SnapshotLayout(ix.snap).SourceFiles(), got, want, ix.name)
 		}
+		return legacyStale(ix.name, ix.snap, t)
 	}
 	l, err := t.Check(ctx, source.Binding{
 		VectorField: ix.snap.VectorField,
@@ -325,35 +331,48 @@ func (ix *Index) openSource(ctx context.Context) error {
 	return nil
 }
 
-// openSourceTable opens the source at its canonical location (as
+// openSourceTable opens the parquet source at its canonical location (as
 // source.OpenLocation records it: an s3:// URL, or an absolute local path
 // with a trailing '/' for a folder) through a counting bucket, so that
-// StorageStats covers source reads too.
+// StorageStats covers source reads too. When the snapshot records its
+// source files (postings.Layout.SourceFiles) it opens exactly those
+// (source.OpenRecorded): files added since the build leave the snapshot's
+// state intact and only make Stale report them; a recorded file removed
+// or rewritten is a *StaleError naming it. A snapshot without the list is
+// opened by listing the source, as it was built.
 func (ix *Index) openSourceTable(ctx context.Context, loc string) (*source.Table, error) {
-	var bucket, prefix string
-	switch {
-	case strings.HasPrefix(loc, "s3://"):
-		rest := strings.TrimPrefix(loc, "s3://")
-		host, path, _ := strings.Cut(rest, "/")
-		bucket, prefix = "s3://"+host, path
-	case strings.HasSuffix(loc, "/"):
-		bucket = strings.TrimSuffix(loc, "/")
-	default:
-		bucket, prefix = filepath.Dir(loc), filepath.Base(loc)
-	}
-	if bucket == "" {
-		bucket = "/"
-	}
-	b, err := storage.Open(ctx, bucket)
+	b, prefix, err := sourceBucket(ctx, loc)
 	if err != nil {
-		return nil, fmt.Errorf("source %s: %w", loc, err)
+		return nil, err
 	}
 	b, ix.srcStats = storage.WithStats(b)
-	t, err := source.Open(ctx, b, prefix)
+	rec, err := recordedFiles(ctx, ix.wh, ix.snap)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		t, err := source.Open(ctx, b, prefix)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: %w", loc, err)
+		}
+		return t, nil
+	}
+	ix.recorded = true
+	t, d, err := source.OpenRecorded(ctx, b, prefix, rec)
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", loc, err)
 	}
+	s, err := driftStaleness(ix.name, ix.snap, d)
+	if err != nil {
+		return nil, err
+	}
+	ix.stale.Store(s)
 	return t, nil
+}
+
+// postingsLoc returns the snapshot's postings table location.
+func (ix *Index) postingsLoc() string {
+	return ix.snap.IndexTables[metadata.RolePostings].Properties["location"]
 }
 
 // StorageStats returns the storage requests and bytes read so far by this

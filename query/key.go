@@ -175,7 +175,12 @@ func plainJSONString(t []byte) (string, bool) {
 
 // VectorOf returns the canonical vector (normalised under cosine) of the
 // source row whose key is vals, for searching near an existing row.
-func (ix *Index) VectorOf(ctx context.Context, vals []parquet.Value) ([]float32, error) {
+//
+// A key no indexed row has fails with ErrKeyNotIndexed naming the file
+// when a file added to the source since the build has it (Stale), else
+// with ErrKeyNotFound.
+func (ix *Index) VectorOf(ctx context.Context, vals []parquet.Value) (_ []float32, err error) {
+	defer func() { err = ix.staleOr(ctx, err) }()
 	ki, err := ix.keys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("index %q: key index: %w", ix.name, err)
@@ -185,6 +190,9 @@ func (ix *Index) VectorOf(ctx context.Context, vals []parquet.Value) ([]float32,
 		return nil, fmt.Errorf("%w: %v", ErrBadQuery, err)
 	}
 	if !ok {
+		if err := ix.keyNotIndexed(ctx, vals); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: no row of %s has key %v", ErrKeyNotFound, ix.snap.SourceTable.Properties["location"], vals)
 	}
 	v, err := ix.vectorOf(ctx, ix.fileStart[loc.File]+loc.Row)
@@ -200,7 +208,8 @@ func (ix *Index) VectorOf(ctx context.Context, vals []parquet.Value) ([]float32,
 // routed ones, so that the row itself is found and, having distance 0 (or
 // its code-domain distance, about 1e-5 of the data scale, under LVQ
 // without refine), comes first.
-func (ix *Index) SearchNearKey(ctx context.Context, vals []parquet.Value, opts Options) (*Result, error) {
+func (ix *Index) SearchNearKey(ctx context.Context, vals []parquet.Value, opts Options) (_ *Result, err error) {
+	defer func() { err = ix.staleOr(ctx, err) }()
 	v, err := ix.VectorOf(ctx, vals)
 	if err != nil {
 		return nil, err

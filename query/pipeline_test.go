@@ -276,40 +276,6 @@ func TestConcurrentSearch(t *testing.T) {
 	}
 }
 
-// TestStaleSourceRefused: a file added, removed or rewritten in the source
-// folder makes Open fail with ErrStale naming the fix.
-func TestStaleSourceRefused(t *testing.T) {
-	ctx := context.Background()
-	for _, change := range []string{"added", "removed", "rewritten"} {
-		t.Run(change, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "src")
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			writeSynth(t, filepath.Join(dir, "a.parquet"), synthRows(1, 0, 400, 8))
-			writeSynth(t, filepath.Join(dir, "b.parquet"), synthRows(2, 400, 400, 8))
-			benv, env := localEnv(t)
-			buildIndex(t, benv, dir, metadata.EncodingLVQ8, 8)
-			switch change {
-			case "added":
-				writeSynth(t, filepath.Join(dir, "c.parquet"), synthRows(3, 800, 10, 8))
-			case "removed":
-				os.Remove(filepath.Join(dir, "b.parquet"))
-			case "rewritten":
-				writeSynth(t, filepath.Join(dir, "b.parquet"), synthRows(4, 400, 401, 8))
-			}
-			_, err := query.Open(ctx, env, "vecs", query.OpenOptions{})
-			var se *query.StaleError
-			if !errors.Is(err, query.ErrStale) || !errors.As(err, &se) {
-				t.Fatalf("Open after the source was %s: %v, want a StaleError", change, err)
-			}
-			if msg := err.Error(); !strings.Contains(msg, "parqdb index refresh vecs") || !strings.Contains(msg, "2 files") {
-				t.Fatalf("error does not say what changed and how to fix it: %s", msg)
-			}
-		})
-	}
-}
-
 // TestSnapshotTimeTravel: after a successor snapshot (a retrained rebuild
 // over the same source), the old snapshot still answers as before.
 func TestSnapshotTimeTravel(t *testing.T) {

@@ -222,9 +222,12 @@ var scratchPool = sync.Pool{New: func() any { return &scratch{vsFor: -1} }}
 
 // Search returns the approximate K nearest source rows of q. Results are
 // ordered by _distance, ties by key, so equal indexes give identical
-// answers wherever they are stored. Safe for concurrent use.
+// answers wherever they are stored. Safe for concurrent use. A source file
+// that no longer decodes because it was removed or rewritten after Open
+// fails with a *StaleError (ErrStale), not as a damaged source.
 func (ix *Index) Search(ctx context.Context, q []float32, opts Options) (*Result, error) {
-	return ix.search(ctx, q, opts, -1)
+	r, err := ix.search(ctx, q, opts, -1)
+	return r, ix.staleOr(ctx, err)
 }
 
 // search runs the pipeline; extra, when ≥ 0, is a CID probed in addition

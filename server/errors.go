@@ -35,6 +35,7 @@ const (
 	CodeIndexNotFound        = "index_not_found"        // 404: no index has that name
 	CodeSnapshotNotFound     = "snapshot_not_found"     // 404: the snapshot is not retained
 	CodeKeyNotFound          = "key_not_found"          // 404: no source row has that key
+	CodeKeyNotIndexed        = "key_not_indexed"        // 404: only a source file added since the snapshot was built has that key
 	CodeNotFound             = "not_found"              // 404: no such route
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405
 	CodeTimeout              = "timeout"                // 408: the request took longer than its time limit
@@ -88,6 +89,8 @@ func AsError(err error) *Error {
 		return &Error{http.StatusBadRequest, CodeInvalidArgument, msg, err}
 	case errors.Is(err, query.ErrNoSnapshot):
 		return &Error{http.StatusNotFound, CodeSnapshotNotFound, msg, err}
+	case errors.Is(err, query.ErrKeyNotIndexed):
+		return &Error{http.StatusNotFound, CodeKeyNotIndexed, msg, err}
 	case errors.Is(err, query.ErrKeyNotFound):
 		return &Error{http.StatusNotFound, CodeKeyNotFound, msg, err}
 	case errors.Is(err, query.ErrStale):

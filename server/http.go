@@ -442,6 +442,12 @@ type IndexDescription struct {
 	// VectorsFile is the served snapshot's vectors file (profile §4.2),
 	// absent when it has none.
 	VectorsFile *VectorsFileDescription `json:"vectors_file,omitempty"`
+	// Stale is true when the source gained data the served snapshot does
+	// not index (query.Staleness, as last checked); StaleReason then says
+	// what, as the ParqDB-Stale header does.
+	Stale       bool     `json:"stale"`
+	StaleReason string   `json:"stale_reason,omitempty"`
+	AddedFiles  []string `json:"added_files,omitempty"`
 }
 
 // VectorsFileDescription describes a snapshot's vectors file.
@@ -476,6 +482,9 @@ func Describe(ctx context.Context, ix *query.Index) IndexDescription {
 	if p, err := snap.IVF(); err == nil {
 		d.Encoding = p.PostingEncoding
 	}
+	if st := ix.Stale(); st != nil {
+		d.Stale, d.StaleReason, d.AddedFiles = true, staleSummary(st), st.Added
+	}
 	for _, sn := range m.Snapshots {
 		d.Snapshots = append(d.Snapshots, SnapshotSummary{sn.SnapshotID, sn.TimestampMs, sn.IndexedRows})
 	}
@@ -495,6 +504,7 @@ func (s *Server) describe(w http.ResponseWriter, r *http.Request, name string) e
 		return err
 	}
 	defer l.Release()
+	setStaleHeader(w, l.Index().Stale())
 	return writeJSON(w, http.StatusOK, Describe(r.Context(), l.Index()))
 }
 
@@ -542,6 +552,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 	// Accept: application/vnd.apache.arrow.stream asks for Arrow IPC;
 	// JSON is the default (and the form of every error).
 	w.Header().Set("Vary", "Accept")
+	setStaleHeader(w, resp.stale)
 	var body []byte
 	ctype := "application/json"
 	if wantsArrow(r) {
@@ -599,6 +610,7 @@ func (s *Server) runSearch(ctx context.Context, name string, plan *searchPlan) (
 	}
 	s.metrics.observeSearch(name, results)
 	resp := newSearchResponse(ix, results, s.rowJSON, &l.h.rowEnc)
+	resp.stale = ix.Stale()
 	if resp.Columns == nil {
 		resp.Columns = []string{metadata.ReservedField}
 	}

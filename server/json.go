@@ -23,7 +23,8 @@ type SearchResponse struct {
 	Results [][]query.JSONRow `json:"results"`
 	Stats   searchStats       `json:"stats"`
 
-	rows *rowEncoder // nil: encode every row
+	rows  *rowEncoder      // nil: encode every row
+	stale *query.Staleness // the served snapshot's, for the ParqDB-Stale header
 }
 
 type searchStats struct {

@@ -97,9 +97,11 @@ type handle struct {
 	ix     *query.Index
 	pool   *Pool
 	rowEnc atomic.Pointer[rowEncoder] // the last answer's (server.newSearchResponse)
-	mu     sync.Mutex
-	refs   int
-	gone   bool // retired: close when refs reaches 0
+	// staleErr is the first moved-file error a recheck logged (once).
+	staleErr atomic.Pointer[error]
+	mu       sync.Mutex
+	refs     int
+	gone     bool // retired: close when refs reaches 0
 }
 
 func (h *handle) acquire() bool {
@@ -213,6 +215,9 @@ func (p *Pool) openIndex(ctx context.Context, name string, snapshot int64) (*han
 		return nil, err
 	}
 	p.open.Add(1)
+	if st := ix.Stale(); st != nil {
+		p.log.Warn("index is stale", "index", name, "reason", st.String())
+	}
 	return &handle{ix: ix, pool: p}, nil
 }
 
@@ -362,6 +367,7 @@ func (p *Pool) refreshSlot(ctx context.Context, s *slot) error {
 		return fmt.Errorf("refresh %s: %w", s.name, err)
 	}
 	if _, loc := old.ix.Metadata(); loc == entry.MetadataLocation {
+		p.recheckSource(ctx, old)
 		return nil
 	}
 	// Open the new snapshot without holding the slot: the old one serves
@@ -386,6 +392,23 @@ func (p *Pool) refreshSlot(ctx context.Context, s *slot) error {
 	p.log.Info("serving new snapshot", "index", s.name, "snapshot", h.ix.Snapshot().SnapshotID,
 		"previous", old.ix.Snapshot().SnapshotID)
 	return nil
+}
+
+// recheckSource lists the served snapshot's source again (one listing per
+// refresh) so that answers carry the ParqDB-Stale header once files are
+// added, and logs each change of staleness once. A recorded file that
+// moved is logged too; searches that read it answer stale_index.
+func (p *Pool) recheckSource(ctx context.Context, h *handle) {
+	was := h.ix.Stale()
+	now, err := h.ix.RecheckSource(ctx)
+	switch {
+	case err != nil:
+		if h.staleErr.CompareAndSwap(nil, &err) {
+			p.log.Warn("source changed; searches that read the changed files answer stale_index", "index", h.ix.Name(), "err", err)
+		}
+	case now != nil && (was == nil || len(now.Added) != len(was.Added) || now.SourceSnapshot != was.SourceSnapshot):
+		p.log.Warn("index is stale", "index", h.ix.Name(), "reason", now.String())
+	}
 }
 
 // Run polls the catalog every RefreshInterval until ctx ends.

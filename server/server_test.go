@@ -485,7 +485,7 @@ func TestOpenAPIDocumentsAPI(t *testing.T) {
 		server.CodeMalformedJSON, server.CodeInvalidArgument, server.CodeWrongDimension, server.CodeInvalidVector,
 		server.CodeOutOfRange, server.CodeUnknownColumn, server.CodeSQLError, server.CodeUnauthenticated,
 		server.CodeFilterSyntax, server.CodeFilterColumn, server.CodeFilterType,
-		server.CodeSourceNotBound, server.CodeIndexNotFound, server.CodeSnapshotNotFound, server.CodeKeyNotFound,
+		server.CodeSourceNotBound, server.CodeIndexNotFound, server.CodeSnapshotNotFound, server.CodeKeyNotFound, server.CodeKeyNotIndexed,
 		server.CodeNotFound, server.CodeMethodNotAllowed, server.CodeTimeout, server.CodeStaleIndex,
 		server.CodeBodyTooLarge, server.CodeUnsupportedMediaType, server.CodeInternal, server.CodeUnavailable, server.CodeOverloaded,
 	} {

@@ -253,6 +253,7 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 		return err
 	}
 	defer ix.Close()
+	warnStale(cmd.ErrOrStderr(), ix)
 	if err := checkColumns(ix, f.columns); err != nil {
 		return err
 	}

@@ -259,9 +259,15 @@ func TestIndexListFormats(t *testing.T) {
 	csvLines := strings.Split(strings.TrimSpace(run("csv")), "\n")
 	tableLines := strings.Split(strings.TrimSpace(run("table")), "\n")
 	csvHdr := strings.Split(csvLines[0], ",")
-	tableHdr := strings.Fields(strings.ToLower(tableLines[0]))
-	if !reflect.DeepEqual(csvHdr, tableHdr) || len(csvHdr) != len(jsonSet) {
-		t.Fatalf("fields differ: csv %v, table %v, json %v", csvHdr, tableHdr, jsonSet)
+	tableHdr := strings.Fields(tableLines[0])
+	// The table abbreviates and leaves out the metadata location (-v
+	// adds it) and the error column when no index has an error.
+	if want := []string{"NAME", "ROWS", "METRIC", "ENC", "NLIST", "DIM", "STALE", "SOURCE"}; !reflect.DeepEqual(tableHdr, want) {
+		t.Fatalf("table header %v, want %v", tableHdr, want)
+	}
+	delete(jsonSet, "stale_reason") // present only when stale
+	if !reflect.DeepEqual(csvHdr, indexListColumns) || len(csvHdr) != len(jsonSet) {
+		t.Fatalf("fields differ: csv %v, json %v", csvHdr, jsonSet)
 	}
 	for _, k := range csvHdr {
 		if !jsonSet[k] {
@@ -280,12 +286,12 @@ func TestIndexListFormats(t *testing.T) {
 	}
 	csvRow := strings.Split(csvLines[1], ",")
 	src, _ := js[0]["source"].(map[string]any)
-	for i, want := range []any{js[0]["name"], js[0]["indexed_rows"], js[0]["metric"], js[0]["encoding"], js[0]["nlist"], js[0]["dimension"], src["location"]} {
+	for i, want := range []any{js[0]["name"], js[0]["indexed_rows"], js[0]["metric"], js[0]["encoding"], js[0]["nlist"], js[0]["dimension"], js[0]["stale"], src["location"]} {
 		if fmt.Sprint(want) != csvRow[i] {
 			t.Errorf("%s: json %v, csv %q", csvHdr[i], want, csvRow[i])
 		}
 	}
-	if csvRow[2] != "cosine" || csvRow[3] != "lvq8" || csvRow[4] != "50" || !strings.Contains(csvRow[6], "glove-10k.parquet") {
+	if csvRow[2] != "cosine" || csvRow[3] != "lvq8" || csvRow[4] != "50" || csvRow[6] != "false" || !strings.Contains(csvRow[7], "glove-10k.parquet") {
 		t.Errorf("csv row %v", csvRow)
 	}
 	if _, errs, code := runSplit(t, "--warehouse", wh, "index", "list", "--format", "xml"); code != exitUsage || !strings.Contains(errs, "table, json or csv") {

@@ -19,6 +19,7 @@ import (
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
+	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/vecfile"
 )
@@ -180,6 +181,14 @@ type indexDescription struct {
 	// absent when it has none): its warehouse key and size, from a stat
 	// of the location the manifest implies (no read).
 	VectorsFile *vectorsFileDescription `json:"vectors-file,omitempty"`
+	// Stale and StaleReason: checkStale of the current snapshot.
+	Stale       *bool  `json:"stale"`
+	StaleReason string `json:"stale-reason,omitempty"`
+	// SourceColumns are the source's top-level columns and their types
+	// (query.SourceColumns: one footer read); SourceColumnsError says why
+	// they could not be read instead.
+	SourceColumns      []query.Column `json:"source-columns"`
+	SourceColumnsError string         `json:"source-columns-error,omitempty"`
 }
 
 type vectorsFileDescription struct {
@@ -212,7 +221,7 @@ func newIndexDescribeCmd(g *globals) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "describe NAME",
-		Short: "Show an index's current metadata location, snapshot and parameters",
+		Short: "Show an index's current metadata location, snapshot, parameters, staleness and source columns",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
@@ -230,6 +239,11 @@ func newIndexDescribeCmd(g *globals) *cobra.Command {
 				}
 				if d.VectorsFile, err = describeVectorsFile(ctx, e.wh, d.Snapshot); err != nil {
 					return err
+				}
+				st := checkStale(ctx, e.wh, d.Snapshot, d.Name)
+				d.Stale, d.StaleReason = st.Stale, st.Reason
+				if d.SourceColumns, err = query.SourceColumns(ctx, e.wh, d.Snapshot); err != nil {
+					d.SourceColumnsError = err.Error()
 				}
 				out := cmd.OutOrStdout()
 				if format == "json" {
@@ -262,6 +276,20 @@ func newIndexDescribeCmd(g *globals) *cobra.Command {
 					fmt.Fprintf(tw, "vectors-file\tnone (index create --vectors-file writes one; refine then reads it when the vector store does not fit the cache)\n")
 				}
 				writeCalibrationText(tw, d.Calibration)
+				fmt.Fprintf(tw, "stale\t%s\n", st.cell())
+				if st.Reason != "" {
+					fmt.Fprintf(tw, "stale-reason\t%s\n", st.Reason)
+				}
+				if d.SourceColumnsError != "" {
+					fmt.Fprintf(tw, "source-columns\t? (%s)\n", d.SourceColumnsError)
+				}
+				for i, c := range d.SourceColumns {
+					label := ""
+					if i == 0 {
+						label = "source-columns"
+					}
+					fmt.Fprintf(tw, "%s\t%s %s\n", label, c.Name, c.Type)
+				}
 				return tw.Flush()
 			})
 		},
@@ -283,32 +311,50 @@ type indexListRow struct {
 	Dimension        int               `json:"dimension"`
 	Source           map[string]string `json:"source"`
 	MetadataLocation string            `json:"metadata_location"`
+	// staleState: whether the source gained data the current snapshot
+	// does not index, or moved under it (checkStale).
+	staleState
 	// Error says why the index's metadata could not be loaded; the other
 	// fields but name are then empty.
 	Error string `json:"error,omitempty"`
 }
 
-// indexListColumns are the csv and table columns, in order.
-var indexListColumns = []string{"name", "indexed_rows", "metric", "encoding", "nlist", "dimension", "source", "metadata_location", "error"}
+// indexListColumns are the csv columns, in order.
+var indexListColumns = []string{"name", "indexed_rows", "metric", "encoding", "nlist", "dimension", "stale", "source", "metadata_location", "error"}
 
-// cells returns the row's csv and table cells, in indexListColumns order.
+// indexListTable are the table's headers for indexListColumns: shorter,
+// so that a typical index fits 80 columns.
+var indexListTable = []string{"NAME", "ROWS", "METRIC", "ENC", "NLIST", "DIM", "STALE", "SOURCE", "METADATA", "ERROR"}
+
+// cells returns the row's csv cells, in indexListColumns order.
 func (r indexListRow) cells() []string {
 	if r.Error != "" {
-		return []string{r.Name, "", "", "", "", "", "", "", r.Error}
+		return []string{r.Name, "", "", "", "", "", "", "", "", r.Error}
 	}
 	return []string{r.Name, fmt.Sprint(r.IndexedRows), r.Metric, r.Encoding, fmt.Sprint(r.NList), fmt.Sprint(r.Dimension),
-		r.Source["location"], r.MetadataLocation, ""}
+		r.cell(), r.Source["location"], r.MetadataLocation, ""}
 }
 
 func newIndexListCmd(g *globals) *cobra.Command {
 	var format string
+	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the indexes in the catalog",
 		Long: `list prints, per index: name, indexed_rows, metric, encoding, nlist,
-dimension, source (its location), metadata_location and, when its metadata
-cannot be loaded, error. Every format has these fields; --format json prints
-one JSON array with the HTTP API's key spelling.`,
+dimension, stale, source (its location), metadata_location and, when its
+metadata cannot be loaded, error. --format json prints one JSON array with
+the HTTP API's key spelling (and stale_reason when stale); csv has every
+field. The table (the default) abbreviates the headers (ROWS, ENC, DIM),
+shows a local source below the working folder as a relative path, and
+leaves out metadata_location unless -v, and error when no index has one,
+so that a typical index fits 80 columns.
+
+stale is true when the source gained data the current snapshot does not
+index (files added to a folder source, newer Iceberg snapshots: searches
+still answer from the snapshot) or a file the snapshot recorded was removed
+or rewritten (searches fail until a refresh); ? when the source could not be
+checked. Checking lists each source once.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch format {
@@ -339,9 +385,10 @@ one JSON array with the HTTP API's key spelling.`,
 					if p, err := s.IVF(); err == nil {
 						r.Encoding, r.NList, r.Dimension = p.PostingEncoding, int(p.NList), int(p.Dimension)
 					}
+					r.staleState = checkStale(ctx, e.wh, s, n)
 					rows = append(rows, r)
 				}
-				if err := writeIndexList(cmd.OutOrStdout(), format, rows); err != nil {
+				if err := writeIndexList(cmd.OutOrStdout(), format, rows, verbose); err != nil {
 					return err
 				}
 				if broken { // every index is listed; an unreadable one is a problem (exit 1)
@@ -352,11 +399,13 @@ one JSON array with the HTTP API's key spelling.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json or csv")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "table: add the metadata location")
 	return cmd
 }
 
-// writeIndexList writes rows as a table, a JSON array or CSV.
-func writeIndexList(w io.Writer, format string, rows []indexListRow) error {
+// writeIndexList writes rows as a table, a JSON array or CSV; the table
+// has the metadata location only when verbose.
+func writeIndexList(w io.Writer, format string, rows []indexListRow, verbose bool) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
@@ -371,10 +420,33 @@ func writeIndexList(w io.Writer, format string, rows []indexListRow) error {
 		cw.Flush()
 		return cw.Error()
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.ToUpper(strings.Join(indexListColumns, "\t")))
+	errs := false
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r.cells(), "\t"))
+		errs = errs || r.Error != ""
+	}
+	keep := func(row []string) []string {
+		out := make([]string, 0, len(row))
+		for i, c := range row {
+			switch indexListColumns[i] {
+			case "metadata_location":
+				if !verbose {
+					continue
+				}
+			case "error":
+				if !errs {
+					continue
+				}
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(keep(indexListTable), "\t"))
+	for _, r := range rows {
+		c := r.cells()
+		c[7] = displayLocation(c[7])
+		fmt.Fprintln(tw, strings.TrimRight(strings.Join(keep(c), "\t"), "\t"))
 	}
 	return tw.Flush()
 }

@@ -163,6 +163,7 @@ func runSearch(cmd *cobra.Command, g *globals, name string, f searchFlags) error
 		return err
 	}
 	defer ix.Close()
+	warnStale(cmd.ErrOrStderr(), ix)
 	if err := checkColumns(ix, f.columns); err != nil {
 		return err
 	}

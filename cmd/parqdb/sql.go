@@ -69,7 +69,7 @@ Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 				return err
 			}
 			defer e.Close()
-			pool := server.NewPool(query.Env{Warehouse: e.wh, Catalog: e.cat}, server.PoolOptions{RefreshInterval: -1})
+			pool := server.NewPool(query.Env{Warehouse: e.wh, Catalog: e.cat}, server.PoolOptions{RefreshInterval: -1, Logger: warnLogger(cmd.ErrOrStderr())})
 			defer pool.Close()
 			eng, err := sqlengine.New(pool, sqlengine.Options{ExternalAccess: !noExternal})
 			if err != nil {

@@ -100,3 +100,22 @@ func TestSQLJoinsFiles(t *testing.T) {
 
 // ranksDenied is DuckDB's refusal of a file outside the allowed paths.
 const ranksDenied = "disabled by configuration"
+
+// TestSQLStaleFolderSource: after a file is appended to a folder source,
+// `parqdb sql` keeps answering from the snapshot with one warning on
+// stderr, and a key only the new file has fails naming the file.
+func TestSQLStaleFolderSource(t *testing.T) {
+	_, src, wh, _ := gloveFolderIndex(t)
+	appendWord(t, src)
+	out, errs, code := runSplit(t, wh, "sql", "SELECT word FROM ivf_search_key('words', 'king', 3)")
+	if code != exitOK || !strings.Contains(out, "queen") {
+		t.Fatalf("sql after an append: exit %d: %s %s", code, out, errs)
+	}
+	if n := strings.Count(errs, "warning:"); n != 1 || !strings.Contains(errs, `"part-1.parquet"`) {
+		t.Fatalf("sql after an append: %d warnings, want one naming the file: %q", n, errs)
+	}
+	_, errs, code = runSplit(t, wh, "sql", "SELECT word FROM ivf_search_key('words', 'zyzzyva', 3)")
+	if code == exitOK || !strings.Contains(errs, "part-1.parquet") || !strings.Contains(errs, "snapshot does not index") {
+		t.Fatalf("sql, key only in the appended file: exit %d: %s", code, errs)
+	}
+}
