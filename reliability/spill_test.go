@@ -2,10 +2,13 @@ package reliability_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parqdb/parqdb/indexer"
 )
@@ -98,4 +101,69 @@ func TestKilledBuildSpillRemoved(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSpillRandomKills SIGKILLs create --vectors-file at random times
+// (PARQDB_SPILL_KILLS of them, default 4), each run in the temporary
+// folder the previous one was killed in, and checks after each that at
+// a run that made a spill folder left none of the folders before it (it
+// removed them when it started spilling), and after a final complete
+// build that none is left.
+func TestSpillRandomKills(t *testing.T) {
+	kills := 4
+	if v, err := strconv.Atoi(os.Getenv("PARQDB_SPILL_KILLS")); err == nil && v > 0 {
+		kills = v
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	tmp := t.TempDir()
+	b := localBackend(t, "local", "")
+	src := newSource(t)
+	env := func(name string) []string {
+		return append(b.env(), childOp+"=create", childName+"="+name, childSource+"="+src, childVectors+"=1", "TMPDIR="+tmp)
+	}
+	full := runChildProcess(t, "op", env("full"), 0)
+	if full.exitCode != 0 || full.killed {
+		t.Fatalf("create: exit %d: %s", full.exitCode, full.stderr)
+	}
+	killed, leaked := 0, 0
+	for i := 0; i < kills; i++ {
+		before := map[string]bool{}
+		for _, n := range spillFolders(t, tmp) {
+			before[n] = true
+		}
+		r := runChildProcess(t, "op", env("k"+strconv.Itoa(i)), time.Duration(1+rng.Int64N(int64(full.took))))
+		if !r.killed {
+			if r.exitCode != 0 {
+				t.Fatalf("create %d: exit %d: %s", i, r.exitCode, r.stderr)
+			}
+			continue
+		}
+		killed++
+		// A run sweeps before it makes its first spill folder: once it
+		// made one, none of the folders before it may remain.
+		now := spillFolders(t, tmp)
+		made := false
+		for _, n := range now {
+			made = made || !before[n]
+		}
+		if made {
+			leaked++
+		}
+		for _, n := range now {
+			if made && before[n] {
+				t.Errorf("kill %d: %s, left by a kill before, is still there", i, n)
+			}
+		}
+	}
+	o := createOptions("last", src)
+	o.TempDir = tmp
+	if _, err := indexer.Create(context.Background(), buildEnv(b.open(t)), o); err != nil {
+		t.Fatal(err)
+	}
+	if got := spillFolders(t, tmp); len(got) > 0 {
+		t.Fatalf("after the last build: %v", got)
+	}
+	t.Logf("%d runs, %d killed, %d of them while spilling (leaving folders for the next start); 0 spill folders left after the last build", kills, killed, leaked)
 }
