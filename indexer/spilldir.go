@@ -7,10 +7,13 @@ import (
 	"strings"
 )
 
-// Spill folders are named spillPrefix + a kind + "-" + random characters
-// in the build's TempDir: parqdb-build-* (the assign stage's root buckets
-// and, with a vectors file, their vectors) and parqdb-keys-* (the key map).
-const spillPrefix = "parqdb-"
+// Spill folders are named spillPrefix + a kind + random characters in the
+// build's TempDir: parqdb-spill-build-* (the assign stage's root buckets
+// and, with a vectors file, their vectors) and parqdb-spill-keys-* (the
+// key map). The names differ from those of older ParqDB versions
+// (parqdb-build-*, parqdb-keys-*), whose builds held no lock: a sweep
+// must never take a running old build's folder for a dead one.
+const spillPrefix = "parqdb-spill-"
 
 // spillKinds are the kinds of spill folder a build makes.
 var spillKinds = []string{"build-", "keys-"}
@@ -70,7 +73,7 @@ type SpillLeftover struct {
 }
 
 // SpillLeftovers finds the spill folders in tmp (default os.TempDir();
-// parqdb-build-* and parqdb-keys-*) that no running build holds and, if
+// parqdb-spill-build-* and parqdb-spill-keys-*) that no running build holds and, if
 // remove, deletes them. Every build calls it before it spills, and
 // `parqdb gc` on the temporary folder; a folder a running build holds is
 // never touched. On systems without flock(2) it finds nothing. The error

@@ -10,7 +10,8 @@ import (
 // TestSpillLeftoversKeepsLive checks that the sweep removes a spill
 // folder nobody holds (a killed build's; TestKilledBuildSpillRemoved in
 // package reliability kills real builds) and keeps the folders of a build
-// still running, also in this process, and every other name.
+// still running, also in this process, and every other name, including
+// the unlocked folders of older versions.
 func TestSpillLeftoversKeepsLive(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no flock")
@@ -24,10 +25,11 @@ func TestSpillLeftoversKeepsLive(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(live.path, "bucket-000000-1"), []byte("live"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dead := filepath.Join(tmp, "parqdb-keys-123")
-	other := filepath.Join(tmp, "parqdb-other-1")
-	bare := filepath.Join(tmp, "parqdb-build-")
-	for _, d := range []string{dead, other, bare} {
+	dead := filepath.Join(tmp, "parqdb-spill-keys-123")
+	other := filepath.Join(tmp, "parqdb-spill-other-1")
+	bare := filepath.Join(tmp, "parqdb-spill-build-")
+	legacy := filepath.Join(tmp, "parqdb-build-123") // an older version's: it held no lock
+	for _, d := range []string{dead, other, bare, legacy} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +44,7 @@ func TestSpillLeftoversKeepsLive(t *testing.T) {
 	if len(got) != 1 || got[0].Path != dead || !got[0].Removed || got[0].Bytes != 100 {
 		t.Fatalf("SpillLeftovers = %+v, want only %s (100 bytes) removed", got, dead)
 	}
-	for _, d := range []string{live.path, other, bare} {
+	for _, d := range []string{live.path, other, bare, legacy} {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("%s: %v", d, err)
 		}

@@ -22,7 +22,7 @@ func spillFolders(t *testing.T, tmp string) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), "parqdb-build-") || strings.HasPrefix(e.Name(), "parqdb-keys-") {
+		if strings.HasPrefix(e.Name(), "parqdb-spill-build-") || strings.HasPrefix(e.Name(), "parqdb-spill-keys-") {
 			out = append(out, e.Name())
 		}
 	}
@@ -59,8 +59,8 @@ func TestKilledBuildSpillRemoved(t *testing.T) {
 			for _, n := range left {
 				kinds[n[:strings.LastIndex(n, "-")]] = true
 			}
-			if !kinds["parqdb-build"] || !kinds["parqdb-keys"] {
-				t.Fatalf("the kill left %v in the temporary folder, want a parqdb-build-* and a parqdb-keys-* folder", left)
+			if !kinds["parqdb-spill-build"] || !kinds["parqdb-spill-keys"] {
+				t.Fatalf("the kill left %v in the temporary folder, want a parqdb-spill-build-* and a parqdb-spill-keys-* folder", left)
 			}
 			env := b.open(t)
 			switch tc.next {

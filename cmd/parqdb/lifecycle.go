@@ -292,7 +292,7 @@ grace period are never deleted, so a build in progress is safe. gc also removes
 the unfinished writes that killed writers left (local temporary files named
 .parqdb-tmp:…, S3 multipart uploads never completed) once they are older than
 the grace period, and the spill folders of killed builds in the temporary
-folder ($TMPDIR/parqdb-build-*, parqdb-keys-* that no running build holds);
+folder ($TMPDIR/parqdb-spill-build-*, parqdb-spill-keys-* that no running build holds);
 --dry-run lists them.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
