@@ -269,7 +269,7 @@ func (c *chunk) vecRecord(i int) []byte {
 
 // spill holds one temporary file per root bucket.
 type spill struct {
-	dir   string
+	dir   *spillDir
 	files []*os.File
 	bufs  []*bufio.Writer
 	rows  []int64
@@ -277,7 +277,7 @@ type spill struct {
 }
 
 func newSpill(tmp string, buckets int) (*spill, error) {
-	dir, err := os.MkdirTemp(tmp, "parqdb-build-*")
+	dir, err := newSpillDir(tmp, "build-")
 	if err != nil {
 		return nil, fmt.Errorf("spill folder: %w", err)
 	}
@@ -286,7 +286,7 @@ func newSpill(tmp string, buckets int) (*spill, error) {
 
 func (s *spill) add(bucket int32, rec []byte) error {
 	if s.files[bucket] == nil {
-		f, err := os.CreateTemp(s.dir, fmt.Sprintf("bucket-%06d-*", bucket))
+		f, err := os.CreateTemp(s.dir.path, fmt.Sprintf("bucket-%06d-*", bucket))
 		if err != nil {
 			return fmt.Errorf("spill: %w", err)
 		}
@@ -371,7 +371,7 @@ func (s *spill) remove() {
 			f.Close()
 		}
 	}
-	os.RemoveAll(s.dir)
+	s.dir.remove()
 }
 
 // writePostings sorts each spilled bucket by CID and writes it as postings

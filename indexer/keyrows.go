@@ -23,7 +23,7 @@ const keyPartitions = 256
 // keySpill collects (StableKeyHash, source ordinal) pairs during the scan,
 // partitioned by the hash's top 8 bits into temporary files.
 type keySpill struct {
-	dir   string
+	dir   *spillDir
 	files [keyPartitions]*os.File
 	bufs  [keyPartitions]*bufio.Writer
 	n     [keyPartitions]int64
@@ -31,7 +31,7 @@ type keySpill struct {
 }
 
 func newKeySpill(tmp string) (*keySpill, error) {
-	dir, err := os.MkdirTemp(tmp, "parqdb-keys-*")
+	dir, err := newSpillDir(tmp, "keys-")
 	if err != nil {
 		return nil, fmt.Errorf("key map spill folder: %w", err)
 	}
@@ -41,7 +41,7 @@ func newKeySpill(tmp string) (*keySpill, error) {
 func (k *keySpill) add(h uint64, ord int64) error {
 	p := h >> 56
 	if k.files[p] == nil {
-		f, err := os.CreateTemp(k.dir, fmt.Sprintf("keys-%03d-*", p))
+		f, err := os.CreateTemp(k.dir.path, fmt.Sprintf("keys-%03d-*", p))
 		if err != nil {
 			return fmt.Errorf("key map spill: %w", err)
 		}
@@ -138,7 +138,7 @@ func (k *keySpill) remove() {
 			f.Close()
 		}
 	}
-	os.RemoveAll(k.dir)
+	k.dir.remove()
 }
 
 // writeKeyRows writes the key-rows table of a build that scanned the whole

@@ -49,6 +49,8 @@ const (
 	childRole       = "PARQDB_RELIABILITY_ROLE"        // writer: refresh or expire
 	childIters      = "PARQDB_RELIABILITY_ITERS"
 	childID         = "PARQDB_RELIABILITY_ID"
+	childVectors    = "PARQDB_RELIABILITY_VECTORS_FILE" // "1": create writes the vectors file
+	childKillKey    = "PARQDB_RELIABILITY_KILL_KEY"     // kill before the first mutating operation on a key containing this
 )
 
 func runChild(mode string) int {
@@ -69,10 +71,14 @@ func child(mode string) error {
 	killAt, _ := strconv.ParseInt(os.Getenv(childKillAt), 10, 64)
 	afterKill := os.Getenv(childKillAfter) == "1"
 	commitKill := os.Getenv(childKillCommit) == "1"
+	killKey := os.Getenv(childKillKey)
 	var started, done atomic.Int64
 	wh = reliability.NewHookBucket(wh, reliability.Hooks{
 		Before: func(_ context.Context, op, key string) error {
 			if reliability.Mutating(op) && started.Add(1) == killAt && !afterKill {
+				killSelf(op, key)
+			}
+			if killKey != "" && reliability.Mutating(op) && strings.Contains(key, killKey) {
 				killSelf(op, key)
 			}
 			return nil
@@ -124,7 +130,9 @@ func childOp1(ctx context.Context, env reliability.Env, op string) error {
 	benv := buildEnv(env)
 	switch op {
 	case "create":
-		res, err := indexer.Create(ctx, benv, createOptions(name, os.Getenv(childSource)))
+		o := createOptions(name, os.Getenv(childSource))
+		o.VectorsFile = os.Getenv(childVectors) == "1"
+		res, err := indexer.Create(ctx, benv, o)
 		if err != nil {
 			return err
 		}

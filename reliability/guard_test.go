@@ -23,20 +23,8 @@ var straceOpen = regexp.MustCompile(`\b(?:open|openat|openat2)\((?:(AT_FDCWD|\d+
 
 // systemPaths are what the Go runtime, the dynamic loader and the C
 // library of SQLite open in every run; nothing ParqDB decides.
-var systemPaths = append([]string{"/proc/", "/sys/", "/dev/", "/etc/ld.so.cache", "/lib/", "/lib64/", "/usr/lib/",
-	"/etc/localtime", "/usr/share/zoneinfo/"}, icebergConfig()...)
-
-// icebergConfig is the user's ~/.iceberg-go.yaml, which iceberg-go's
-// config package reads when the process starts (a package variable, in
-// every parqdb command): the user's own catalog configuration, never a
-// location that metadata names.
-func icebergConfig() []string {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return nil
-	}
-	return []string{filepath.Join(home, ".iceberg-go.yaml")}
-}
+var systemPaths = []string{"/proc/", "/sys/", "/dev/", "/etc/ld.so.cache", "/lib/", "/lib64/", "/usr/lib/",
+	"/etc/localtime", "/usr/share/zoneinfo/"}
 
 // outsideOpens returns every path in an strace log that is not under one
 // of allowed (nor a system path), and every connect call.

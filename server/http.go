@@ -51,6 +51,9 @@ type Config struct {
 	// SQL) may read besides the indexes' sources; nothing else is
 	// reachable from SQL.
 	SQLAllowDirs []string
+	// SQLMemory bounds the SQL engine's memory, in bytes (0: its default,
+	// half the process cache budget; package sqlengine).
+	SQLMemory int64
 }
 
 // Server serves the HTTP JSON API. It is safe for concurrent use; one
@@ -116,6 +119,9 @@ func (s *Server) Admitter() *Admitter { return s.admit }
 
 // SQLAllowDirs returns Config.SQLAllowDirs, for the SQL front end.
 func (s *Server) SQLAllowDirs() []string { return s.cfg.SQLAllowDirs }
+
+// SQLMemory returns Config.SQLMemory, for the SQL front end.
+func (s *Server) SQLMemory() int64 { return s.cfg.SQLMemory }
 
 // Token returns the server's token.
 func (s *Server) Token() Token { return s.cfg.Token }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/parqdb/parqdb/internal/membudget"
+	"github.com/parqdb/parqdb/server/sqlengine"
 )
 
 // cacheSizeHelp describes --cache-size, shared by search, bench, serve and
@@ -73,4 +74,23 @@ func cacheStats() []cacheStat {
 		out = append(out, cacheStat{Name: s.Name, Hits: s.Hits, Misses: s.Misses, HitRate: s.HitRate(), Evictions: s.Evictions, Bytes: s.Bytes})
 	}
 	return out
+}
+
+// sqlMemoryHelp describes --sql-memory, shared by serve and sql.
+const sqlMemoryHelp = "memory for the SQL engine's statements together (DuckDB's memory_limit; nothing spills to disk, a statement that needs more fails): bytes with a unit (256MiB, 2GiB) or a share of RAM (10%); default half of --cache-size, at least 256 MiB"
+
+// parseSQLMemory parses a --sql-memory value (empty: 0, the engine's
+// default).
+func parseSQLMemory(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := membudget.ParseSize(s)
+	if err != nil {
+		return 0, usagef("--sql-memory: %v", err)
+	}
+	if n < sqlengine.MinMemoryLimit {
+		return 0, usagef("--sql-memory %s: below the minimum of 16MiB", s)
+	}
+	return n, nil
 }

@@ -291,7 +291,9 @@ working (the retention boundary, docs/lifecycle.md). Files younger than the
 grace period are never deleted, so a build in progress is safe. gc also removes
 the unfinished writes that killed writers left (local temporary files named
 .parqdb-tmp:…, S3 multipart uploads never completed) once they are older than
-the grace period; --dry-run lists them.`,
+the grace period, and the spill folders of killed builds in the temporary
+folder ($TMPDIR/parqdb-spill-build-*, parqdb-spill-keys-* that no running build holds);
+--dry-run lists them.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.GraceSet = cmd.Flags().Changed("grace")
@@ -302,6 +304,20 @@ the grace period; --dry-run lists them.`,
 					return err
 				}
 				out := cmd.OutOrStdout()
+				spills, err := indexer.SpillLeftovers("", !o.DryRun)
+				if err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", err)
+				}
+				for _, sp := range spills {
+					switch {
+					case o.DryRun:
+						fmt.Fprintf(out, "spill folder of a killed build %s (%s)\n", sp.Path, formatBytes(sp.Bytes))
+					case sp.Err != nil:
+						fmt.Fprintf(cmd.ErrOrStderr(), "warning: spill folder of a killed build %s: %v\n", sp.Path, sp.Err)
+					default:
+						fmt.Fprintf(out, "removed spill folder of a killed build %s (%s)\n", sp.Path, formatBytes(sp.Bytes))
+					}
+				}
 				for _, in := range rep.Orphans {
 					if o.DryRun {
 						fmt.Fprintf(out, "orphan %s (%s, %s)\n", in.Key, formatBytes(in.Size), in.ModTime.UTC().Format(time.RFC3339))

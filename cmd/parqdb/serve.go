@@ -39,6 +39,7 @@ type serveFlags struct {
 	logFormat, logLevel       string
 	noPreload                 bool
 	sqlAllowDirs              []string
+	sqlMemory                 string
 }
 
 // defaultFlightAddr is the Flight SQL address when the binary has it.
@@ -106,6 +107,7 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 	fl.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.BoolVar(&f.noPreload, "no-preload", false, "open indexes on first use instead of at start")
+	fl.StringVar(&f.sqlMemory, "sql-memory", "", sqlMemoryHelp)
 	fl.StringArrayVar(&f.sqlAllowDirs, "sql-allow-dir", nil, "a directory whose files Flight SQL statements may read (read_parquet …) besides the indexes' sources; repeatable")
 	durationRange(fl, "refresh-interval", time.Millisecond, maxDuration, "")
 	durationRange(fl, "timeout", time.Millisecond, maxDuration, "")
@@ -184,6 +186,10 @@ func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) erro
 			return usageError{err}
 		}
 	}
+	sqlMemory, err := parseSQLMemory(f.sqlMemory)
+	if err != nil {
+		return err
+	}
 	for _, d := range f.sqlAllowDirs {
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 			return usagef("--sql-allow-dir %s: not a directory", d)
@@ -219,7 +225,7 @@ func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) erro
 		Pool: server.PoolOptions{RefreshInterval: f.refresh, CacheBytes: f.cacheBytes,
 			VectorCacheBytes: f.vectorBytes, Logger: log},
 		Logger: log, ShutdownTimeout: f.shutdown, Preload: !f.noPreload,
-		SQLAllowDirs: f.sqlAllowDirs,
+		SQLAllowDirs: f.sqlAllowDirs, SQLMemory: sqlMemory,
 	})
 	if err != nil {
 		return usageError{err}

@@ -89,3 +89,40 @@ func TestServeSQLAllowDir(t *testing.T) {
 		t.Errorf("a missing --sql-allow-dir: exit %d\n%s", code, out)
 	}
 }
+
+// TestServeSQLMemory: with --sql-memory 64MiB, a statement that needs
+// more fails over Flight SQL with an error naming the limit, and the
+// server keeps answering; parqdb sql takes the same flag, and a bound
+// that cannot be parsed or is below 16 MiB is a usage error.
+func TestServeSQLMemory(t *testing.T) {
+	wh := cliIndex(t)
+	_, faddr := startServe(t, wh, "--flight", "127.0.0.1:0", "--sql-memory", "64MiB")
+	cl, err := flightsql.NewClient(faddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	const hungry = "SELECT count(*) FROM (SELECT * FROM range(40000000) ORDER BY random())"
+	for i := 0; i < 2; i++ {
+		if _, err := flightRows(ctx, cl, hungry); err == nil || !strings.Contains(err.Error(), "SQL memory limit of 64.0 MiB") {
+			t.Fatalf("memory-hungry statement: %v, want the limit named", err)
+		}
+		got, err := flightRows(ctx, cl, "SELECT count(*) AS n FROM words")
+		if err != nil || len(got) != 1 || got[0]["n"] != "10000" {
+			t.Fatalf("after it: %v, %v", got, err)
+		}
+	}
+	if out, code := runCLI(t, wh, "sql", "--sql-memory", "64MiB", hungry); code != exitUsage || !strings.Contains(out, "SQL memory limit of 64.0 MiB") {
+		t.Errorf("parqdb sql --sql-memory 64MiB: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{
+		{"sql", "--sql-memory", "1MiB", "SELECT 1"},
+		{"sql", "--sql-memory", "lots", "SELECT 1"},
+		{"serve", "--flight", "", "--sql-memory", "15MiB"},
+	} {
+		if out, code := runCLI(t, append([]string{wh}, args...)...); code != exitUsage || !strings.Contains(out, "--sql-memory") {
+			t.Errorf("%v: exit %d\n%s", args, code, out)
+		}
+	}
+}

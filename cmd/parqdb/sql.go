@@ -15,8 +15,8 @@ func init() { subcommands = append(subcommands, newSQLCmd) }
 
 func newSQLCmd(g *globals) *cobra.Command {
 	var (
-		format, cacheSize string
-		noExternal        bool
+		format, cacheSize, sqlMemory string
+		noExternal                   bool
 	)
 	cmd := &cobra.Command{
 		Use:   `sql "SELECT … FROM ivf_search('index', '[vector]', k) …"`,
@@ -42,7 +42,9 @@ list (FLOAT[], DOUBLE[]). Join and filter the results with SQL: the
 statement runs with your rights and reads files and URLs (read_parquet,
 read_csv, s3:// through DuckDB's httpfs) unless --no-external-access. The
 same SQL runs over Arrow Flight SQL on parqdb serve --flight, where only
-the indexes' sources and --sql-allow-dir directories can be read.
+the indexes' source Parquet files and --sql-allow-dir directories can be
+read. Statements share --sql-memory (default half of --cache-size, at
+least 256 MiB); nothing spills to disk, so one that needs more fails.
 
 Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 		Example: `  parqdb sql "SELECT word, _distance FROM ivf_search_key('words', 'king', 10) WHERE word <> 'king'"
@@ -60,6 +62,10 @@ Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 			if err := applyCacheSize(cacheSize); err != nil {
 				return err
 			}
+			memLimit, err := parseSQLMemory(sqlMemory)
+			if err != nil {
+				return err
+			}
 			if !sqlengine.Available {
 				return sqlengine.ErrUnavailable
 			}
@@ -71,7 +77,7 @@ Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 			defer e.Close()
 			pool := server.NewPool(query.Env{Warehouse: e.wh, Catalog: e.cat}, server.PoolOptions{RefreshInterval: -1, Logger: warnLogger(cmd.ErrOrStderr())})
 			defer pool.Close()
-			eng, err := sqlengine.New(pool, sqlengine.Options{ExternalAccess: !noExternal})
+			eng, err := sqlengine.New(pool, sqlengine.Options{ExternalAccess: !noExternal, MemoryLimit: memLimit})
 			if err != nil {
 				return err
 			}
@@ -89,5 +95,6 @@ Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json (one object per row) or csv")
 	cmd.Flags().BoolVar(&noExternal, "no-external-access", false, "read no files or URLs but the indexes' sources, and run only queries (as parqdb serve does)")
 	addCacheSizeFlag(cmd.Flags(), &cacheSize)
+	cmd.Flags().StringVar(&sqlMemory, "sql-memory", "", sqlMemoryHelp)
 	return cmd
 }

@@ -2,9 +2,13 @@ package icesource
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -12,8 +16,51 @@ import (
 	_ "github.com/apache/iceberg-go/catalog/sql"  // registers the "sql" catalog type
 	"github.com/apache/iceberg-go/config"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for SQL catalogs on PostgreSQL
-	_ "modernc.org/sqlite"             // database/sql driver "sqlite" for SQL catalogs on SQLite
+	"gopkg.in/yaml.v3"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite" for SQL catalogs on SQLite
+
+	"github.com/parqdb/parqdb/internal/icesource/icehome"
 )
+
+// iceberg-go's config package has read no file (package icehome): put
+// GOICEBERG_HOME back for the lazy read below and for child processes.
+func init() { icehome.Restore() }
+
+// fileConfig reads .iceberg-go.yaml ($GOICEBERG_HOME, else the home
+// folder) once, when the first catalog is looked up by name, and makes it
+// iceberg-go's configuration (config.EnvConfig: the fallbacks of
+// catalog.Load and the scan's max-workers), as iceberg-go would have at
+// start-up. A missing file is an empty configuration; one that does not
+// parse is an error naming it.
+var fileConfig = sync.OnceValues(func() (config.Config, error) {
+	path := ""
+	if dir := icehome.Dir(); dir != "" {
+		path = filepath.Join(dir, ".iceberg-go.yaml")
+	}
+	cfg := config.Config{DefaultCatalog: "default", MaxWorkers: config.EnvConfig.MaxWorkers}
+	data, err := config.LoadConfigFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return cfg, fmt.Errorf("%w: %v", ErrCatalog, err)
+	}
+	if len(data) == 0 {
+		return cfg, nil
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		name := path
+		if name == "" {
+			name = "~/.iceberg-go.yaml"
+		}
+		return cfg, fmt.Errorf("%w: %s: %v", ErrCatalog, name, err)
+	}
+	if cfg.DefaultCatalog == "" {
+		cfg.DefaultCatalog = "default"
+	}
+	if cfg.MaxWorkers <= 0 {
+		cfg.MaxWorkers = config.EnvConfig.MaxWorkers
+	}
+	config.EnvConfig = cfg
+	return cfg, nil
+})
 
 // EnvPrefix starts every environment variable that configures a catalog:
 // PARQDB_ICEBERG_<NAME>_<SETTING>, where NAME is the catalog name in
@@ -28,7 +75,8 @@ func envName(catalogName, setting string) string {
 // CatalogProps returns the iceberg-go catalog properties of catalog name,
 // from the environment first and then from the catalog's entry in
 // .iceberg-go.yaml (iceberg-go's own configuration file, found in
-// $GOICEBERG_HOME or the home folder):
+// $GOICEBERG_HOME or the home folder, read at the first call and not
+// before):
 //
 //	PARQDB_ICEBERG_<NAME>_URI        catalog URI: sqlite:PATH or a *.db path (SQL catalog on SQLite),
 //	                                 postgres://… (SQL catalog on PostgreSQL; the password
@@ -44,7 +92,11 @@ func envName(catalogName, setting string) string {
 // yaml file's credential is ignored) and never leave this process: the
 // source-table properties name the catalog, not its URI.
 func CatalogProps(name string) (iceberg.Properties, error) {
-	conf := config.EnvConfig.Catalogs[name]
+	fc, err := fileConfig()
+	if err != nil {
+		return nil, err
+	}
+	conf := fc.Catalogs[name]
 	get := func(setting, fallback string) string {
 		if v, ok := os.LookupEnv(envName(name, setting)); ok {
 			return v

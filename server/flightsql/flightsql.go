@@ -61,7 +61,7 @@ func Serve(ctx context.Context, ln net.Listener, srv *server.Server) error {
 // grpc+tls://host:port); a nil cfg serves plain text. cfg must not be
 // changed after the call.
 func ServeTLS(ctx context.Context, ln net.Listener, srv *server.Server, cfg *tls.Config) error {
-	eng, err := sqlengine.New(srv.Pool(), sqlengine.Options{Limits: srv.Limits(), Admitter: srv.Admitter(), AllowedDirs: srv.SQLAllowDirs()})
+	eng, err := sqlengine.New(srv.Pool(), sqlengine.Options{Limits: srv.Limits(), Admitter: srv.Admitter(), AllowedDirs: srv.SQLAllowDirs(), MemoryLimit: srv.SQLMemory()})
 	if err != nil {
 		return err
 	}

@@ -15,11 +15,15 @@
 // table functions before reading any table). ivf_nearest runs one search
 // per row of another table. The options are DuckDB named arguments (NULL
 // or absent: the default); the query vector is a JSON array in a string
-// or a list. Each index with a local source has a view of that source
-// under its name (SHOW TABLES lists them).
+// or a list. Each index with a local source has a view of that source's
+// Parquet files under its name (SHOW TABLES lists them); source(name)
+// resolves the exact name, also for names equal but for case, which
+// share one (refusing) view because DuckDB's identifiers are
+// case-insensitive.
 //
 // Without Options.ExternalAccess (the server), statements read no files
-// but the indexes' sources and Options.AllowedDirs, and change no
-// settings. DuckDB is linked with cgo, so the engine builds only with
+// but the indexes' source Parquet files and Options.AllowedDirs, and
+// change no settings. In both modes DuckDB holds at most
+// Options.MemoryLimit and spills nothing to disk. DuckDB is linked with cgo, so the engine builds only with
 // -tags duckdb,duckdb_arrow; without them New returns ErrUnavailable.
 package sqlengine

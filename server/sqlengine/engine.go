@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -45,7 +46,9 @@ type Engine struct {
 	opts Options
 	open atomic.Int64
 
-	registered atomic.Bool
+	registered  atomic.Bool
+	sourceMacro atomic.Pointer[string] // CREATE MACRO source(…), by createViews
+	memory      int64                  // DuckDB's memory_limit, bytes
 }
 
 // New opens an in-memory DuckDB and registers ivf_search and
@@ -58,14 +61,24 @@ func New(pool *server.Pool, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{pool: pool, opts: opts}
+	e := &Engine{pool: pool, opts: opts, memory: opts.MemoryLimit}
+	if e.memory == 0 {
+		e.memory = DefaultMemoryLimit()
+	}
+	if e.memory < MinMemoryLimit {
+		return nil, fmt.Errorf("SQL memory limit %d bytes: below the minimum of %d (16 MiB)", e.memory, MinMemoryLimit)
+	}
 	// The macros name the Go functions, so they can be created only on
 	// connections opened after the registration.
 	c, err := duckdb.NewConnector(dsn(opts.ExternalAccess), func(ex driver.ExecerContext) error {
 		if !e.registered.Load() {
 			return nil
 		}
-		_, err := ex.ExecContext(context.Background(), macros, nil)
+		m := macros
+		if src := e.sourceMacro.Load(); src != nil {
+			m += *src
+		}
+		_, err := ex.ExecContext(context.Background(), m, nil)
 		return err
 	})
 	if err != nil {
@@ -86,7 +99,7 @@ func New(pool *server.Pool, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("duckdb: register table functions: %w", err)
 	}
 	e.registered.Store(true)
-	if err := e.createViews(ctx, dirs); err != nil {
+	if err := e.createViews(ctx, dirs, e.memory); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("duckdb: %w", err)
 	}
@@ -112,10 +125,13 @@ func (e *Engine) Close() error {
 // function's error keeps its API code through DuckDB.
 type errKey struct{}
 
-type errHolder struct{ err atomic.Pointer[server.Error] }
+type errHolder struct {
+	err    atomic.Pointer[server.Error]
+	memory int64 // the engine's memory limit, for the message
+}
 
-func withHolder(ctx context.Context) (context.Context, *errHolder) {
-	h := &errHolder{}
+func withHolder(ctx context.Context, memory int64) (context.Context, *errHolder) {
+	h := &errHolder{memory: memory}
 	return context.WithValue(ctx, errKey{}, h), h
 }
 
@@ -138,6 +154,10 @@ func classify(ctx context.Context, h *errHolder, err error) error {
 		return server.AsError(ctx.Err())
 	}
 	var de *duckdb.Error
+	if errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory {
+		return &server.Error{Status: 400, Code: server.CodeSQLError, Err: fmt.Errorf("%w: %w", ErrSQL, err),
+			Message: fmt.Sprintf("the statement needs more than the SQL memory limit of %s (--sql-memory; nothing spills to disk): %s", formatBytes(h.memory), firstLine(de.Error()))}
+	}
 	if errors.As(err, &de) {
 		return &server.Error{Status: 400, Code: server.CodeSQLError, Message: de.Error(), Err: fmt.Errorf("%w: %w", ErrSQL, err)}
 	}
@@ -208,6 +228,21 @@ func (r *reader) Err() error {
 
 // Schema is the result schema.
 func (r *reader) Schema() *arrow.Schema { return r.RecordReader.Schema() }
+
+// firstLine is the first line of DuckDB's message (its advice on
+// temporary directories and threads does not apply here).
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+// formatBytes prints n in MiB or GiB.
+func formatBytes(n int64) string {
+	if n >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
 
 // rollback ends the statement's transaction (if still open) and closes
 // its connection.

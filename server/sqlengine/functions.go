@@ -121,8 +121,6 @@ var macros = func() string {
 	params[1] = "key"
 	fmt.Fprintf(&b, "CREATE OR REPLACE TEMP MACRO ivf_nearest_key(%s) AS CAST(%s(%s) AS STRUCT(_distance FLOAT, _row JSON)[]);\n",
 		strings.Join(params, ", "), fnNearestKey, macroArgs("key", "VARCHAR", `coalesce("filter", "where")`))
-	// source('words') is the source view of index words.
-	b.WriteString("CREATE OR REPLACE TEMP MACRO source(index_name) AS TABLE (SELECT * FROM query_table(index_name));\n")
 	return b.String()
 }()
 

@@ -43,7 +43,7 @@ func (e *Engine) Prepare(ctx context.Context, statement string) (*Prepared, erro
 	if err := refuse(statement); err != nil {
 		return nil, err
 	}
-	ctx, h := withHolder(ctx)
+	ctx, h := withHolder(ctx, e.memory)
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
 		return nil, server.AsError(err)
@@ -88,7 +88,7 @@ func (e *Engine) QueryArgs(ctx context.Context, statement string, args []any) (a
 	if err := refuse(statement); err != nil {
 		return nil, err
 	}
-	ctx, h := withHolder(ctx)
+	ctx, h := withHolder(ctx, e.memory)
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
 		return nil, server.AsError(err)
