@@ -34,7 +34,7 @@ func newSQLCmd(g *globals) *cobra.Command {
   ivf_nearest_key(index_name, key_expr, k)      the same, near each row's key
   <index> (a view), source('<index>')           the index's source table
 
-Optional named arguments, for all three search functions: nprobe := 16,
+Optional named arguments, for each of the four search functions: nprobe := 16,
 refine := 4, snapshot := 2, columns := ['word', 'rank'] (or 'word,rank'),
 filter := 'rank < 100' (a search --where predicate; "where" := … also works).
 NULL keeps a default. The query vector is a JSON array in a string, or a
