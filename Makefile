@@ -12,13 +12,19 @@ all: build
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS = -X github.com/parqdb/parqdb/internal/version.Version=$(VERSION)
 
+# One binary name per build: build (and demo) write bin/parqdb, build-sql
+# writes bin/parqdb-sql, so neither replaces the other (README, docs/serve.md
+# and the errors of a binary without SQL name the same files).
 build:
+	@echo "building bin/parqdb: the first build downloads the Go modules and compiles them, which takes minutes; later builds take seconds"
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/parqdb ./cmd/parqdb
 
-# build-sql builds parqdb with the embedded DuckDB SQL engine (cgo): `parqdb sql`
-# and the Flight SQL port of `parqdb serve`.
+# build-sql builds parqdb with the embedded DuckDB SQL engine (cgo) as
+# bin/parqdb-sql: `parqdb-sql sql` and the Flight SQL port of
+# `parqdb-sql serve`. The first build compiles DuckDB (minutes).
 build-sql:
-	$(GO) build -ldflags "$(LDFLAGS)" -tags $(DUCKDB_TAGS) -o bin/parqdb ./cmd/parqdb
+	@echo "building bin/parqdb-sql with DuckDB (cgo): the first build compiles DuckDB and takes minutes"
+	$(GO) build -ldflags "$(LDFLAGS)" -tags $(DUCKDB_TAGS) -o bin/parqdb-sql ./cmd/parqdb
 
 # deps installs PostgreSQL, versitygw and staticcheck when missing.
 deps:

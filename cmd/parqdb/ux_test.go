@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/parqdb/parqdb/server/sqlengine"
 )
 
 // cli runs the CLI as a separate process (this test binary, asCLI; in the
@@ -289,6 +291,97 @@ func jsonNames(t reflect.Type) []string {
 		if name != "" && name != "-" {
 			out = append(out, name)
 		}
+	}
+	return out
+}
+
+// TestBuildNamesAgree: each build has one binary name, the same in the
+// Makefile, the docs and the errors of a binary without SQL: make build
+// (and make demo) write bin/parqdb, make build-sql bin/parqdb-sql.
+func TestBuildNamesAgree(t *testing.T) {
+	recipe := func(target string) string {
+		cmd := exec.Command("make", "-n", "-s", target)
+		cmd.Dir = "../.."
+		cmd.Env = append(os.Environ(), "MAKEFLAGS=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("make -n %s: %v\n%s", target, err, out)
+		}
+		return string(out)
+	}
+	goBuild := regexp.MustCompile(`(?m)^go build .*$`)
+	for _, tc := range []struct {
+		target, out string
+		sql         bool
+	}{
+		{"build", "bin/parqdb", false},
+		{"demo", "bin/parqdb", false},
+		{"build-sql", "bin/parqdb-sql", true},
+	} {
+		r := recipe(tc.target)
+		builds := goBuild.FindAllString(r, -1)
+		if len(builds) != 1 || !strings.Contains(builds[0], " -o "+tc.out+" ") ||
+			strings.Contains(builds[0], "duckdb") != tc.sql {
+			t.Errorf("make %s builds %q, want one go build -o %s (DuckDB %v):\n%s", tc.target, builds, tc.out, tc.sql, r)
+		}
+		if !strings.Contains(r, "echo ") || strings.Index(r, "echo ") > strings.Index(r, "go build") {
+			t.Errorf("make %s says nothing before its build (minutes the first time):\n%s", tc.target, r)
+		}
+	}
+	// The docs: every binary under bin/ is one of the two, a build line
+	// gives bin/parqdb-sql exactly the DuckDB tags, and every example of
+	// the SQL features runs parqdb-sql.
+	names := regexp.MustCompile(`bin/parqdb[-\w.]*`)
+	output := regexp.MustCompile(`-o bin/(parqdb[-\w]*)`)
+	sqlUse := regexp.MustCompile(`^(bin/)?parqdb(-sql)?\b.* (sql|serve .*--flight)\b`)
+	docs := append([]string{"../../README.md"}, mustGlob(t, "../../docs/*.md")...)
+	mentions := 0
+	for _, f := range docs {
+		if strings.Contains(f, "benchmarks") { // dated measurement recipes name their own binaries
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, n := range names.FindAllString(line, -1) {
+				if n != "bin/parqdb" && n != "bin/parqdb-sql" {
+					t.Errorf("%s:%d names %s, not bin/parqdb or bin/parqdb-sql", f, i+1, n)
+				}
+				if n == "bin/parqdb-sql" {
+					mentions++
+				}
+			}
+			if m := output.FindStringSubmatch(line); m != nil && (m[1] == "parqdb-sql") != strings.Contains(line, "duckdb") {
+				t.Errorf("%s:%d builds bin/%s with the wrong tags: %s", f, i+1, m[1], line)
+			}
+			cmd := strings.TrimSpace(line)
+			if m := sqlUse.FindStringSubmatch(cmd); m != nil && m[2] == "" && !synopsis.MatchString(cmd) {
+				t.Errorf("%s:%d runs the SQL features with bin/parqdb (the build without them): %s", f, i+1, cmd)
+			}
+		}
+	}
+	if mentions < 2 {
+		t.Errorf("the README and docs name bin/parqdb-sql %d times", mentions)
+	}
+	// The errors of the build without SQL say how to get it.
+	if sqlengine.Available {
+		return
+	}
+	for _, msg := range []string{sqlengine.ErrUnavailable.Error(), cliError(t, "sql", "SELECT 1"), cliError(t, "serve", "--flight", "127.0.0.1:0")} {
+		if !strings.Contains(msg, "make build-sql") || !strings.Contains(msg, "bin/parqdb-sql") {
+			t.Errorf("the error does not name make build-sql and bin/parqdb-sql: %s", msg)
+		}
+	}
+}
+
+// cliError runs the CLI in-process and returns what it prints on failure.
+func cliError(t *testing.T, args ...string) string {
+	t.Helper()
+	out, code := runCLI(t, append([]string{"--warehouse", t.TempDir()}, args...)...)
+	if code == exitOK {
+		t.Fatalf("%v: exit 0, want a failure: %s", args, out)
 	}
 	return out
 }
