@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -384,4 +385,33 @@ func cliError(t *testing.T, args ...string) string {
 		t.Fatalf("%v: exit 0, want a failure: %s", args, out)
 	}
 	return out
+}
+
+// TestSelfMatchDistance: on the cosine GloVe index, a row's distance to
+// itself is its LVQ8 reconstruction error without refine (small, not 0:
+// docs/search.md, "_distance") and exactly 0 with refine.
+func TestSelfMatchDistance(t *testing.T) {
+	wh := gloveWarehouse(t)
+	for _, word := range []string{"king", "queen", "the", "paris"} {
+		for _, refine := range []string{"0", "1", "4"} {
+			out, errs, code := runSplit(t, "--warehouse", wh, "search", "words", "--near-key", word, "-k", "1",
+				"--refine", refine, "--format", "json", "--columns", "word")
+			if code != exitOK {
+				t.Fatalf("search %s: exit %d: %s", word, code, errs)
+			}
+			var res struct {
+				Results []struct {
+					Word     string  `json:"word"`
+					Distance float64 `json:"_distance"`
+				} `json:"results"`
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Results) != 1 || res.Results[0].Word != word {
+				t.Fatalf("search %s --refine %s: %v %s", word, refine, err, out)
+			}
+			d := res.Results[0].Distance
+			if refine == "0" && !(d > 0 && d < 1e-4) || refine != "0" && d != 0 {
+				t.Errorf("%s --refine %s: self-match distance %g; want exactly 0 with refine, in (0, 1e-4) without", word, refine, d)
+			}
+		}
+	}
 }
