@@ -3,7 +3,7 @@ TOOLS ?= $(HOME)/.cache/parqdb-tools
 export PATH := $(TOOLS)/bin:$(PATH)
 GO ?= go
 
-.PHONY: all build build-sql test test-race lint bench fuzz fuzz-smoke demo deps
+.PHONY: all build build-sql test test-race lint bench fuzz fuzz-smoke demo deps services services-stop
 
 all: build
 
@@ -29,6 +29,17 @@ build-sql:
 # deps installs PostgreSQL, versitygw and staticcheck when missing.
 deps:
 	./scripts/test-deps.sh
+
+# services starts a local S3 server (versitygw) and PostgreSQL on 127.0.0.1,
+# data in $(SERVICES_DIR), for trying S3 warehouses and PostgreSQL catalogs,
+# and prints the settings to export (also in $(SERVICES_DIR)/env);
+# services-stop stops them and removes their data (scripts/services.sh).
+SERVICES_DIR ?= services
+services: deps
+	@./scripts/services.sh start $(SERVICES_DIR)
+
+services-stop:
+	@./scripts/services.sh stop $(SERVICES_DIR)
 
 # test installs what the tests need (scripts/test-deps.sh; once), then runs
 # every test. Tests that need PostgreSQL or an S3 server start private
