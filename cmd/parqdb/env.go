@@ -124,8 +124,8 @@ func withEnv(ctx context.Context, g *globals, fn func(e *env) error) error {
 // When fn fails, what it created is removed again, so that a failed first
 // create (a typo in a field name, a missing source) leaves no warehouse
 // behind: a SQLite catalog file that did not exist before and holds no
-// index, and the empty folders of a local warehouse folder that did not
-// exist before. A PostgreSQL catalog's table is left.
+// index, and the empty folders of a local warehouse folder (and of its
+// parents) that did not exist before. A PostgreSQL catalog's table is left.
 func withNewEnv(ctx context.Context, g *globals, fn func(e *env) error) error {
 	u := newWarehouseUndo(g)
 	err := withEnvMode(ctx, g, true, fn)
@@ -138,7 +138,7 @@ func withNewEnv(ctx context.Context, g *globals, fn func(e *env) error) error {
 // warehouseUndo records which parts of a new local warehouse do not exist
 // yet (newWarehouseUndo), so that undo can remove them.
 type warehouseUndo struct {
-	dir string // the warehouse folder, when it did not exist
+	dir string // the outermost folder of the warehouse path that did not exist
 	db  string // the SQLite catalog file, when it did not exist
 }
 
@@ -146,8 +146,15 @@ func newWarehouseUndo(g *globals) warehouseUndo {
 	var u warehouseUndo
 	dir, local := localWarehouseDir(g.warehouse)
 	if local {
-		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-			u.dir = dir
+		// Opening the warehouse makes the missing parents too.
+		for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+			if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			u.dir = d
+			if filepath.Dir(d) == d {
+				break
+			}
 		}
 	}
 	db, ok := sqliteCatalogPath(g.catalog)

@@ -65,8 +65,9 @@ func TestFailedCreateLeavesNothing(t *testing.T) {
 			if code != 1 {
 				t.Fatalf("exit %d, want 1: %s", code, errs)
 			}
-			if _, err := os.Lstat(fresh); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("the failed create left %s behind: %v", fresh, tree(t, fresh))
+			// Not even the parent folder it made for it.
+			if _, err := os.Lstat(filepath.Dir(fresh)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the failed create left %s behind: %v", filepath.Dir(fresh), tree(t, filepath.Dir(fresh)))
 			}
 			// An existing empty folder stays, empty.
 			empty := filepath.Join(base, "empty")
