@@ -3,7 +3,7 @@ TOOLS ?= $(HOME)/.cache/parqdb-tools
 export PATH := $(TOOLS)/bin:$(PATH)
 GO ?= go
 
-.PHONY: all build build-sql test test-race lint bench fuzz fuzz-smoke demo deps
+.PHONY: all build build-sql test test-race lint bench fuzz fuzz-smoke demo deps services services-stop
 
 all: build
 
@@ -12,17 +12,34 @@ all: build
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS = -X github.com/parqdb/parqdb/internal/version.Version=$(VERSION)
 
+# One binary name per build: build (and demo) write bin/parqdb, build-sql
+# writes bin/parqdb-sql, so neither replaces the other (README, docs/serve.md
+# and the errors of a binary without SQL name the same files).
 build:
+	@echo "building bin/parqdb: the first build downloads the Go modules and compiles them, which takes minutes; later builds take seconds"
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/parqdb ./cmd/parqdb
 
-# build-sql builds parqdb with the embedded DuckDB SQL engine (cgo): `parqdb sql`
-# and the Flight SQL port of `parqdb serve`.
+# build-sql builds parqdb with the embedded DuckDB SQL engine (cgo) as
+# bin/parqdb-sql: `parqdb-sql sql` and the Flight SQL port of
+# `parqdb-sql serve`. The first build compiles DuckDB (minutes).
 build-sql:
-	$(GO) build -ldflags "$(LDFLAGS)" -tags $(DUCKDB_TAGS) -o bin/parqdb ./cmd/parqdb
+	@echo "building bin/parqdb-sql with DuckDB (cgo): the first build compiles DuckDB and takes minutes"
+	$(GO) build -ldflags "$(LDFLAGS)" -tags $(DUCKDB_TAGS) -o bin/parqdb-sql ./cmd/parqdb
 
 # deps installs PostgreSQL, versitygw and staticcheck when missing.
 deps:
 	./scripts/test-deps.sh
+
+# services starts a local S3 server (versitygw) and PostgreSQL on 127.0.0.1,
+# data in $(SERVICES_DIR), for trying S3 warehouses and PostgreSQL catalogs,
+# and prints the settings to export (also in $(SERVICES_DIR)/env);
+# services-stop stops them and removes their data (scripts/services.sh).
+SERVICES_DIR ?= services
+services: deps
+	@./scripts/services.sh start $(SERVICES_DIR)
+
+services-stop:
+	@./scripts/services.sh stop $(SERVICES_DIR)
 
 # test installs what the tests need (scripts/test-deps.sh; once), then runs
 # every test. Tests that need PostgreSQL or an S3 server start private

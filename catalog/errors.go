@@ -1,6 +1,9 @@
 package catalog
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors, tested with errors.Is.
 var (
@@ -24,3 +27,17 @@ var (
 // snapshot's source-table do not identify the same table state
 // (index-metadata-spec "Source Binding"); nothing was committed.
 var ErrBindingMismatch = errors.New("catalog source binding does not match the current snapshot's source-table")
+
+// NotFoundError is the error of a Load or Drop of a name that the catalog
+// does not hold; errors.Is(err, ErrNotFound) matches it. Front ends read
+// Name to suggest the nearest name the catalog holds.
+type NotFoundError struct {
+	Catalog string // the catalog, as its String names it
+	Name    string // the name asked for
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("%s has no index named %q: %v", e.Catalog, e.Name, ErrNotFound)
+}
+
+func (e *NotFoundError) Unwrap() error { return ErrNotFound }

@@ -193,7 +193,7 @@ func (c *SQL) Load(ctx context.Context, name string) (Entry, error) {
 	err := c.db.QueryRowContext(ctx, c.q(`SELECT metadata_location, source_table FROM `+Table+` WHERE name = ?`), name).
 		Scan(&loc, &src)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Entry{}, fmt.Errorf("catalog %s has no index named %q: %w", c.desc, name, ErrNotFound)
+		return Entry{}, &NotFoundError{Catalog: "catalog " + c.desc, Name: name}
 	}
 	if err != nil {
 		return Entry{}, c.fail("load "+name, err)
@@ -277,7 +277,7 @@ func (c *SQL) Drop(ctx context.Context, name string) error {
 		return c.fail("drop "+name, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("catalog %s has no index named %q: %w", c.desc, name, ErrNotFound)
+		return &NotFoundError{Catalog: "catalog " + c.desc, Name: name}
 	}
 	return nil
 }

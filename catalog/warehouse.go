@@ -298,7 +298,7 @@ func (w *Warehouse) Load(ctx context.Context, name string) (Entry, error) {
 		return Entry{}, err
 	}
 	if cur == nil || cur.Dropped {
-		return Entry{}, fmt.Errorf("%s has no index named %q: %w", w, name, ErrNotFound)
+		return Entry{}, &NotFoundError{Catalog: w.String(), Name: name}
 	}
 	return Entry{Name: name, MetadataLocation: cur.MetadataLocation, Source: *cur.SourceTable}, nil
 }
@@ -337,7 +337,7 @@ func (w *Warehouse) Drop(ctx context.Context, name string) error {
 			return err
 		}
 		if cur == nil || cur.Dropped {
-			return fmt.Errorf("%s has no index named %q: %w", w, name, ErrNotFound)
+			return &NotFoundError{Catalog: w.String(), Name: name}
 		}
 		err = w.put(ctx, &pointer{Name: name, Version: v + 1, Dropped: true})
 		if !errors.Is(err, storage.ErrExist) {

@@ -455,6 +455,10 @@ func (b *builder) summary() map[string]string {
 	}
 	if b.table != nil {
 		s["source-files"] = strconv.Itoa(len(b.table.Files()))
+	} else if b.baseSnap != nil && b.baseSnap.Summary["source-files"] != "" {
+		// A successor that reads no source (optimize) indexes the base's
+		// source state, so it has the base's file count.
+		s["source-files"] = b.baseSnap.Summary["source-files"]
 	}
 	for k, v := range b.detail {
 		s[k] = v

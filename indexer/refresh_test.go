@@ -212,6 +212,10 @@ func TestOptimize(t *testing.T) {
 	if !catalog.SameTable(m0.CurrentSnapshot().SourceTable, m1.CurrentSnapshot().SourceTable) {
 		t.Fatal("optimize changed the source binding")
 	}
+	// The stale-source message reads the snapshot's source file count.
+	if got, want := m1.CurrentSnapshot().Summary["source-files"], m0.CurrentSnapshot().Summary["source-files"]; got != want || want != "4" {
+		t.Fatalf("optimize's summary source-files %q, base %q: want both 4", got, want)
+	}
 	sameSnapshots(t, env, "v", m0.CurrentSnapshotID, m1.CurrentSnapshotID, 8)
 }
 

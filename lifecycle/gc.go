@@ -37,8 +37,14 @@ type GCOptions struct {
 
 // GCReport lists what gc found.
 type GCReport struct {
-	// Live is the number of files some live metadata file references.
+	// Live is the number of files under indexes/ and metadata/ that some
+	// live metadata file references.
 	Live int
+	// Retained is the part of Live that no index's current metadata file
+	// references: files of expired snapshots and superseded metadata files
+	// that a metadata file of the grace period (or the one current when it
+	// began) still references, kept until the grace period has passed.
+	Retained int
 	// Orphans are the unreferenced files older than the grace period,
 	// deleted unless DryRun.
 	Orphans []storage.Info
@@ -94,7 +100,7 @@ func GC(ctx context.Context, env Env, o GCOptions) (*GCReport, error) {
 		}
 		all = append(all, infos...)
 	}
-	live, err := liveFiles(ctx, env, all, cutoff)
+	live, current, err := liveFiles(ctx, env, all, cutoff)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +108,7 @@ func GC(ctx context.Context, env Env, o GCOptions) (*GCReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &GCReport{Live: len(live), ActivePlans: plans}
+	rep := &GCReport{ActivePlans: plans}
 	lister, hasLeftovers := leftovers(env.Warehouse)
 	if hasLeftovers {
 		los, err := lister.ListLeftovers(ctx, "")
@@ -118,7 +124,13 @@ func GC(ctx context.Context, env Env, o GCOptions) (*GCReport, error) {
 		}
 	}
 	for _, in := range all {
+		// live also holds keys of optional files that may not exist
+		// (calibration, vectors file): count only the files there are.
 		if live[in.Key] {
+			rep.Live++
+			if !current[in.Key] {
+				rep.Retained++
+			}
 			continue
 		}
 		if !in.ModTime.Before(cutoff) {
@@ -170,11 +182,12 @@ func leftovers(b storage.Bucket) (leftoverBucket, bool) {
 }
 
 // liveFiles returns the set of keys referenced by the live metadata files
-// of every index in the catalog (see GC), the metadata files included.
-func liveFiles(ctx context.Context, env Env, all []storage.Info, cutoff time.Time) (map[string]bool, error) {
+// of every index in the catalog (see GC), the metadata files included, and
+// the subset that the indexes' current metadata files reference.
+func liveFiles(ctx context.Context, env Env, all []storage.Info, cutoff time.Time) (live, current map[string]bool, err error) {
 	names, err := env.Catalog.List(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("gc: list indexes: %w", err)
+		return nil, nil, fmt.Errorf("gc: list indexes: %w", err)
 	}
 	byPrefix := map[string][]storage.Info{}
 	for _, in := range all {
@@ -184,22 +197,22 @@ func liveFiles(ctx context.Context, env Env, all []storage.Info, cutoff time.Tim
 			}
 		}
 	}
-	live := map[string]bool{}
+	live, current = map[string]bool{}, map[string]bool{}
 	for _, name := range names {
 		entry, err := env.Catalog.Load(ctx, name)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, nil, ctx.Err()
 			}
 			// Not wrapped: a bad catalog row is a problem gc found, not a
 			// bad setting of the user's (an invalid name is a usage error
 			// when the user types it).
-			return nil, fmt.Errorf("%w: catalog entry %s cannot be loaded (%v); gc cannot tell which files it references, so nothing was deleted: repair or remove that entry in %s",
+			return nil, nil, fmt.Errorf("%w: catalog entry %s cannot be loaded (%v); gc cannot tell which files it references, so nothing was deleted: repair or remove that entry in %s",
 				ErrUnreadableEntry, strconv.Quote(name), err, env.Catalog)
 		}
 		cur, err := readMetadata(ctx, env.Warehouse, entry.MetadataLocation)
 		if err != nil {
-			return nil, fmt.Errorf("gc: index %q: %w", name, err)
+			return nil, nil, fmt.Errorf("gc: index %q: %w", name, err)
 		}
 		roots := []string{entry.MetadataLocation}
 		files := byPrefix[cur.IndexUUID]
@@ -230,25 +243,34 @@ func liveFiles(ctx context.Context, env Env, all []storage.Info, cutoff time.Tim
 		if newestOld >= 0 {
 			roots = append(roots, files[newestOld].Key)
 		}
-		for _, loc := range roots {
+		// The current metadata file first, into its own set (markSnapshot
+		// skips what a set already holds), then the older live ones.
+		mine := map[string]bool{entry.MetadataLocation: true}
+		for i := range cur.Snapshots {
+			if err := markSnapshot(ctx, env.Warehouse, &cur.Snapshots[i], mine); err != nil {
+				return nil, nil, fmt.Errorf("gc: index %q snapshot %d: %w", name, cur.Snapshots[i].SnapshotID, err)
+			}
+		}
+		for k := range mine {
+			live[k], current[k] = true, true
+		}
+		for _, loc := range roots[1:] {
 			if live[loc] {
 				continue
 			}
-			m := cur
-			if loc != entry.MetadataLocation {
-				if m, err = readMetadata(ctx, env.Warehouse, loc); err != nil {
-					return nil, fmt.Errorf("gc: index %q: %w", name, err)
-				}
+			m, err := readMetadata(ctx, env.Warehouse, loc)
+			if err != nil {
+				return nil, nil, fmt.Errorf("gc: index %q: %w", name, err)
 			}
 			live[loc] = true
 			for i := range m.Snapshots {
 				if err := markSnapshot(ctx, env.Warehouse, &m.Snapshots[i], live); err != nil {
-					return nil, fmt.Errorf("gc: index %q snapshot %d: %w", name, m.Snapshots[i].SnapshotID, err)
+					return nil, nil, fmt.Errorf("gc: index %q snapshot %d: %w", name, m.Snapshots[i].SnapshotID, err)
 				}
 			}
 		}
 	}
-	return live, nil
+	return live, current, nil
 }
 
 // fileSequence returns the sequence number in a metadata file name

@@ -166,7 +166,7 @@ func Drop(ctx context.Context, env Env, name string, purge bool) (*DropResult, e
 	}
 	// The files the remaining entries reference now (cutoff now: only
 	// their current metadata files count).
-	live, err := liveFiles(ctx, env, own, time.Now())
+	live, _, err := liveFiles(ctx, env, own, time.Now())
 	if err != nil {
 		return res, fmt.Errorf("dropped %s but kept its files: %w", strconv.Quote(name), err)
 	}

@@ -380,3 +380,44 @@ func TestGCInvalidCatalogName(t *testing.T) {
 		t.Fatalf("gc deleted files: %d before, %d after", len(before), len(after))
 	}
 }
+
+// TestGCCountsRetained: after expire, gc within the grace period keeps the
+// expired snapshots' files and says so (Retained); once the period has
+// passed, exactly those files are the orphans.
+func TestGCCountsRetained(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.create(t, "v")
+	f.refreshN(t, "v", 2)
+	fresh, err := GC(ctx, f.env, GCOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Expire(ctx, f.env, "v", ExpireOptions{RetainLast: 1}); err != nil {
+		t.Fatal(err)
+	}
+	within, err := GC(ctx, f.env, GCOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := func() time.Time { return time.Now().Add(time.Minute) }
+	past, err := GC(ctx, f.env, GCOptions{DryRun: true, Grace: time.Second, Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(within.Orphans) != 0 || len(within.Young) != 0 {
+		t.Fatalf("within the grace period: %d orphans, %d young, want none", len(within.Orphans), len(within.Young))
+	}
+	if within.Retained == 0 || within.Retained != len(past.Orphans) {
+		t.Fatalf("within the grace period %d retained; past it %d orphans: want the same, not 0", within.Retained, len(past.Orphans))
+	}
+	if cur := within.Live - within.Retained; cur != past.Live || past.Retained != 0 {
+		t.Fatalf("in use by the current snapshot: %d within, %d (retained %d) past the grace period", cur, past.Live, past.Retained)
+	}
+	// Before expire only the two superseded metadata files are retained.
+	// Expire deletes nothing and writes one metadata file: every file that
+	// was live stays live, now partly retained.
+	if want := fresh.Live + 1; within.Live != want || fresh.Retained != 2 {
+		t.Fatalf("live %d after expire, %d before (retained %d): want %d", within.Live, fresh.Live, fresh.Retained, want)
+	}
+}

@@ -386,14 +386,14 @@ func (ix *Index) StorageStats() (warehouse, src storage.Stats) {
 	return warehouse, src
 }
 
-func orUnknown(s string) string {
-	if s == "" {
-		return "?"
+// snapshotState describes the source state snapshot s indexed, for
+// StaleError: "N files, M rows", or "M rows" when its summary has no file
+// count (snapshots that optimize committed before it recorded one).
+func snapshotState(s *metadata.Snapshot) string {
+	if n, err := strconv.Atoi(s.Summary["source-files"]); err == nil {
+		return fmt.Sprintf("%d files, %d rows", n, s.IndexedRows)
 	}
-	if _, err := strconv.Atoi(s); err != nil {
-		return "?"
-	}
-	return s
+	return fmt.Sprintf("%d rows", s.IndexedRows)
 }
 
 // Close releases the index's open files. It is safe to call more than once.

@@ -138,7 +138,7 @@ func driftStaleness(name string, snap *metadata.Snapshot, d *source.Drift) (*Sta
 func legacyStale(name string, snap *metadata.Snapshot, t *source.Table) *StaleError {
 	return &StaleError{
 		Index: name, SnapshotID: snap.SnapshotID, Location: snap.SourceTable.Properties["location"],
-		Snapshot: fmt.Sprintf("%s files, %d rows", orUnknown(snap.Summary["source-files"]), snap.IndexedRows),
+		Snapshot: snapshotState(snap),
 		Now:      fmt.Sprintf("%d files, %d rows", len(t.Files()), t.NumRows()),
 	}
 }

@@ -55,7 +55,60 @@ func openEnvMode(ctx context.Context, g *globals, create bool) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &env{wh: wh, cat: cat}, nil
+	return &env{wh: wh, cat: suggestingCatalog{cat}}, nil
+}
+
+// suggestingCatalog is the catalog every command uses: an index name it
+// does not hold (a Load or Drop failing with catalog.NotFoundError) gets the
+// nearest name it does hold as a suggestion, for every command that takes
+// an index name.
+type suggestingCatalog struct{ catalog.Catalog }
+
+func (c suggestingCatalog) Load(ctx context.Context, name string) (catalog.Entry, error) {
+	e, err := c.Catalog.Load(ctx, name)
+	return e, c.suggest(ctx, err)
+}
+
+func (c suggestingCatalog) Drop(ctx context.Context, name string) error {
+	return c.suggest(ctx, c.Catalog.Drop(ctx, name))
+}
+
+// suggest adds "did you mean …?" to a NotFoundError when the catalog holds
+// a near name; any other error, and a failing List, leave err as it is.
+func (c suggestingCatalog) suggest(ctx context.Context, err error) error {
+	var nf *catalog.NotFoundError
+	if !errors.As(err, &nf) {
+		return err
+	}
+	names, lerr := c.Catalog.List(ctx)
+	if lerr != nil {
+		return err
+	}
+	if near := nearestName(nf.Name, names); near != "" {
+		return fmt.Errorf("%w; did you mean %q?", err, near)
+	}
+	return err
+}
+
+// nearestName returns the name of names nearest to name (edit distance,
+// ignoring case, at most a third of its letters, at least 1, and at least 2
+// from four letters on, so that two swapped letters are found; the first in
+// order on a tie), or "" when none is that near.
+func nearestName(name string, names []string) string {
+	limit := max(1, len(name)/3)
+	if len(name) >= 4 {
+		limit = max(2, limit)
+	}
+	best, bestD := "", limit+1
+	for _, n := range names {
+		if n == name {
+			continue
+		}
+		if d := levenshtein(strings.ToLower(name), strings.ToLower(n)); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
 }
 
 // withEnv opens the existing warehouse and catalog (see openEnv), runs fn
@@ -67,8 +120,91 @@ func withEnv(ctx context.Context, g *globals, fn func(e *env) error) error {
 // withNewEnv is withEnv for the commands that may write the first index of
 // a warehouse (index create): it creates the warehouse folder and the
 // SQLite catalog when missing.
+//
+// When fn fails, what it created is removed again, so that a failed first
+// create (a typo in a field name, a missing source) leaves no warehouse
+// behind: a SQLite catalog file that did not exist before and holds no
+// index, and the empty folders of a local warehouse folder (and of its
+// parents) that did not exist before. A PostgreSQL catalog's table is left.
 func withNewEnv(ctx context.Context, g *globals, fn func(e *env) error) error {
-	return withEnvMode(ctx, g, true, fn)
+	u := newWarehouseUndo(g)
+	err := withEnvMode(ctx, g, true, fn)
+	if err != nil {
+		u.undo()
+	}
+	return err
+}
+
+// warehouseUndo records which parts of a new local warehouse do not exist
+// yet (newWarehouseUndo), so that undo can remove them.
+type warehouseUndo struct {
+	dir string // the outermost folder of the warehouse path that did not exist
+	db  string // the SQLite catalog file, when it did not exist
+}
+
+func newWarehouseUndo(g *globals) warehouseUndo {
+	var u warehouseUndo
+	dir, local := localWarehouseDir(g.warehouse)
+	if local {
+		// Opening the warehouse makes the missing parents too.
+		for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+			if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			u.dir = d
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	db, ok := sqliteCatalogPath(g.catalog)
+	if g.catalog == "" && local {
+		db, ok = filepath.Join(dir, catalog.DefaultSQLiteFile), true
+	}
+	if ok {
+		if _, err := os.Lstat(db); errors.Is(err, fs.ErrNotExist) {
+			u.db = db
+		}
+	}
+	return u
+}
+
+// undo removes the SQLite catalog file (and its journal files) if it holds
+// no index, then every empty folder of the warehouse folder, deepest first.
+// It is best effort: what it cannot remove stays, and a folder that holds
+// a file stays.
+func (u warehouseUndo) undo() {
+	if u.db != "" {
+		if empty := func() bool {
+			if _, err := os.Lstat(u.db); err != nil {
+				return false
+			}
+			cat, err := catalog.OpenSQLite(context.Background(), u.db)
+			if err != nil {
+				return false
+			}
+			defer cat.Close()
+			names, err := cat.List(context.Background())
+			return err == nil && len(names) == 0
+		}(); empty {
+			for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+				os.Remove(u.db + suffix)
+			}
+		}
+	}
+	if u.dir == "" {
+		return
+	}
+	var dirs []string
+	filepath.WalkDir(u.dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, path)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Remove(dirs[i]) // fails, and keeps it, unless it is empty
+	}
 }
 
 func withEnvMode(ctx context.Context, g *globals, create bool, fn func(e *env) error) error {

@@ -36,6 +36,8 @@ func TestErrorsNameUserInput(t *testing.T) {
 	}{
 		{[]string{"index", "create", "w2", "--source", filepath.Join(dir, "nope.parquet"), "--vector-field", "embedding", "--key-fields", "word"}, "nope.parquet"},
 		{[]string{"index", "create", "w2", "--source", gloveSample, "--vector-field", "vec", "--key-fields", "word"}, `"vec"`},
+		{[]string{"index", "create", "w2", "--source", gloveSample, "--vector-field", "vec", "--key-fields", "word"}, "embedding"}, // the file's fields
+		{[]string{"index", "create", "w2", "--source", gloveSample, "--vector-field", "embedding", "--key-fields", "wrod"}, "word"},
 		{[]string{"index", "create", "w2", "--source", gloveSample, "--vector-field", "embedding", "--key-fields", "id"}, `"id"`},
 		{[]string{"index", "create", "words", "--source", gloveSample, "--vector-field", "embedding", "--key-fields", "word"}, `"words"`},
 		{append(create, "--nlist", "20000"), "20000"},

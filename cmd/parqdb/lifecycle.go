@@ -61,10 +61,7 @@ that committed first makes this one fail with a clear error (run it again).`,
 				}
 				p.Close()
 				out := cmd.OutOrStdout()
-				verb := map[string]string{indexer.ActionNone: "nothing to do", indexer.ActionIncremental: "incremental refresh", indexer.ActionRebuild: "full rebuild", indexer.ActionReassign: "reassign (centroids kept, postings rewritten)"}[res.Action]
-				if ro.DryRun && res.Action != indexer.ActionNone {
-					verb = "would do a " + verb
-				}
+				verb := refreshVerb(res.Action, ro.DryRun)
 				fmt.Fprintf(out, "%s: %s\n", verb, res.Reason)
 				if n := len(res.AddedFiles) + len(res.RemovedFiles) + len(res.RewrittenFiles); n > 0 {
 					fmt.Fprintf(out, "source: %d file(s) added (%d rows), %d removed, %d rewritten\n",
@@ -277,6 +274,19 @@ func newIndexDropCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
+// refreshVerb is how refresh names what it did (or, with --dry-run, what
+// it would do) for action.
+func refreshVerb(action string, dryRun bool) string {
+	verb := map[string]string{indexer.ActionNone: "nothing to do", indexer.ActionIncremental: "incremental refresh", indexer.ActionRebuild: "full rebuild", indexer.ActionReassign: "reassign (centroids kept, postings rewritten)"}[action]
+	if !dryRun || action == indexer.ActionNone {
+		return verb
+	}
+	if action == indexer.ActionIncremental {
+		return "would do an " + verb
+	}
+	return "would do a " + verb
+}
+
 func newGCCmd(g *globals) *cobra.Command {
 	var o lifecycle.GCOptions
 	cmd := &cobra.Command{
@@ -336,8 +346,9 @@ folder ($TMPDIR/parqdb-spill-build-*, parqdb-spill-keys-* that no running build 
 				if o.DryRun {
 					verb = "would delete"
 				}
-				fmt.Fprintf(out, "%s %d orphan file(s), %s, and %d unfinished write(s) of killed writers; %d live; kept within the grace period: %d unreferenced file(s), %d unfinished write(s)\n",
-					verb, len(rep.Orphans), formatBytes(rep.Bytes), len(rep.Leftovers), rep.Live, len(rep.Young), rep.YoungLeftovers)
+				fmt.Fprintf(out, "%s %d orphan file(s), %s, and %d unfinished write(s) of killed writers; %d in use by current snapshots; "+
+					"kept within the grace period: %d file(s) of expired snapshots and older metadata, %d unreferenced file(s), %d unfinished write(s)\n",
+					verb, len(rep.Orphans), formatBytes(rep.Bytes), len(rep.Leftovers), rep.Live-rep.Retained, rep.Retained, len(rep.Young), rep.YoungLeftovers)
 				if rep.ActivePlans > 0 {
 					fmt.Fprintf(out, "kept %d sharded build(s) in progress: plan, shard files and centroids (docs/build.md, \"Sharded builds\")\n", rep.ActivePlans)
 				}

@@ -57,8 +57,8 @@ func newServeCmd(g *globals) *cobra.Command {
 		Short: "Serve every index of the catalog over HTTP (JSON) and Arrow Flight SQL",
 		Long: `serve answers searches on every index of the warehouse's catalog: an HTTP
 JSON API on --listen (OpenAPI document at /openapi.yaml, Prometheus metrics at
-/metrics, /healthz and /readyz) and, in binaries built with
--tags duckdb,duckdb_arrow, Arrow Flight SQL on --flight, where SQL runs in an
+/metrics, /healthz and /readyz) and, in the DuckDB build (bin/parqdb-sql:
+make build-sql), Arrow Flight SQL on --flight, where SQL runs in an
 embedded DuckDB with the table function ivf_search(index, '[vector]', k).
 
 The server keeps no state but caches: several replicas can serve one
@@ -87,7 +87,7 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 	fl := cmd.Flags()
 	d := server.DefaultLimits
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:7878", "HTTP address")
-	fl.StringVar(&f.flight, "flight", defaultFlightAddr(), "Arrow Flight SQL address (empty: off; needs a binary built with -tags duckdb,duckdb_arrow)")
+	fl.StringVar(&f.flight, "flight", defaultFlightAddr(), "Arrow Flight SQL address (empty: off; needs the DuckDB build, bin/parqdb-sql: make build-sql)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file whose first line is the access token (required off loopback)")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate chain: serve HTTPS and Flight SQL over TLS (grpc+tls://); needs --tls-key")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
@@ -202,7 +202,7 @@ func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) erro
 	if f.flight != "" {
 		if !flightsql.Available {
 			if flightSet {
-				return usagef("--flight: this parqdb was built without Flight SQL; build it with -tags duckdb,duckdb_arrow (see docs/serve.md)")
+				return usagef("--flight: this parqdb was built without Flight SQL; the DuckDB build is bin/parqdb-sql: make build-sql (or go build -tags duckdb,duckdb_arrow -o bin/parqdb-sql ./cmd/parqdb; see docs/serve.md)")
 			}
 			f.flight = ""
 		} else if err := server.CheckListen(f.flight, tok); err != nil {

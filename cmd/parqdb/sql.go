@@ -34,24 +34,25 @@ func newSQLCmd(g *globals) *cobra.Command {
   ivf_nearest_key(index_name, key_expr, k)      the same, near each row's key
   <index> (a view), source('<index>')           the index's source table
 
-Optional named arguments, for all three search functions: nprobe := 16,
+Optional named arguments, for each of the four search functions: nprobe := 16,
 refine := 4, snapshot := 2, columns := ['word', 'rank'] (or 'word,rank'),
 filter := 'rank < 100' (a search --where predicate; "where" := … also works).
 NULL keeps a default. The query vector is a JSON array in a string, or a
 list (FLOAT[], DOUBLE[]). Join and filter the results with SQL: the
 statement runs with your rights and reads files and URLs (read_parquet,
 read_csv, s3:// through DuckDB's httpfs) unless --no-external-access. The
-same SQL runs over Arrow Flight SQL on parqdb serve --flight, where only
+same SQL runs over Arrow Flight SQL on parqdb-sql serve --flight, where only
 the indexes' source Parquet files and --sql-allow-dir directories can be
 read. Statements share --sql-memory (default half of --cache-size, at
 least 256 MiB); nothing spills to disk, so one that needs more fails.
 
-Needs a binary built with -tags duckdb,duckdb_arrow (see docs/serve.md).`,
-		Example: `  parqdb sql "SELECT word, _distance FROM ivf_search_key('words', 'king', 10) WHERE word <> 'king'"
-  parqdb sql "SELECT word, rank, _distance FROM ivf_search_key('words', 'king', 5, nprobe := 16, refine := 4, columns := ['word', 'rank'])" --format json
-  parqdb sql "SELECT r.word, s.rank FROM ivf_search_key('words', 'queen', 5) r JOIN words s USING (word)"
-  parqdb sql "SELECT q.word, n._row->>'word' AS neighbour, n._distance FROM (FROM words LIMIT 3) q, UNNEST(ivf_nearest('words', q.embedding, 2)) AS t(n)" --format csv
-  parqdb sql "SELECT word, _distance FROM ivf_search_key('words', 'king', 5, filter := 'rank < 1000')"`,
+Needs the DuckDB build of parqdb, bin/parqdb-sql: make build-sql (or go build
+-tags duckdb,duckdb_arrow; see docs/serve.md).`,
+		Example: `  parqdb-sql sql "SELECT word, _distance FROM ivf_search_key('words', 'king', 10) WHERE word <> 'king'"
+  parqdb-sql sql "SELECT word, rank, _distance FROM ivf_search_key('words', 'king', 5, nprobe := 16, refine := 4, columns := ['word', 'rank'])" --format json
+  parqdb-sql sql "SELECT r.word, s.rank FROM ivf_search_key('words', 'queen', 5) r JOIN words s USING (word)"
+  parqdb-sql sql "SELECT q.word, n._row->>'word' AS neighbour, n._distance FROM (FROM words LIMIT 3) q, UNNEST(ivf_nearest('words', q.embedding, 2)) AS t(n)" --format csv
+  parqdb-sql sql "SELECT word, _distance FROM ivf_search_key('words', 'king', 5, filter := 'rank < 1000')"`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch format {

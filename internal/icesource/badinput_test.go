@@ -72,6 +72,7 @@ func TestIcebergBadInput(t *testing.T) {
 	// A table without any snapshot.
 	l.Create("empty", icetest.DocsSchema(), nil)
 	l.Ident = good
+	t.Setenv("PARQDB_ICEBERG_OTHER_URI", os.Getenv("PARQDB_ICEBERG_LAKE_URI"))
 	ghost := filepath.Join(t.TempDir(), "ghost.db")
 	t.Setenv("PARQDB_ICEBERG_GHOST_URI", "sqlite:"+ghost)
 	defer func() {
@@ -89,7 +90,11 @@ func TestIcebergBadInput(t *testing.T) {
 		{"malformed reference", "iceberg://lake/items", "embedding", []string{"id"}, icesource.ErrRef, []string{"iceberg://<catalog>/<namespace>/<table>"}},
 		{"unknown catalog", "iceberg://nowhere/docs/items", "embedding", []string{"id"}, icesource.ErrCatalog, []string{`"nowhere" is not configured`, "PARQDB_ICEBERG_NOWHERE_URI"}},
 		{"missing catalog database", "iceberg://ghost/docs/items", "embedding", []string{"id"}, icesource.ErrCatalog, []string{"ghost.db"}},
-		{"unknown namespace", "iceberg://lake/nope/items", "embedding", []string{"id"}, icesource.ErrNotFound, []string{`no namespace "nope"`}},
+		{"unknown namespace", "iceberg://lake/nope/items", "embedding", []string{"id"}, icesource.ErrNotFound, []string{`no namespace "nope"`, "its namespaces: docs"}},
+		// The database of catalog "lake" configured under another name: the
+		// SQL catalog keeps its rows under "lake".
+		{"catalog name not the stored one", "iceberg://other/docs/items", "embedding", []string{"id"}, icesource.ErrNotFound,
+			[]string{`no namespace "docs"`, `no catalog named "other", only "lake"`, "iceberg://lake/docs/items", "PARQDB_ICEBERG_LAKE_URI"}},
 		{"unknown table", "iceberg://lake/docs/nope", "embedding", []string{"id"}, icesource.ErrNotFound, []string{`no table "nope"`}},
 		{"table without snapshot", "iceberg://lake/docs/empty", "embedding", []string{"id"}, icesource.ErrNotFound, []string{"no snapshot"}},
 		{"ORC delete file", "iceberg://lake/docs/orcdelete", "embedding", []string{"id"}, icesource.ErrUnsupported, []string{"delete file " + orc, "is ORC; only Parquet delete files are read"}},

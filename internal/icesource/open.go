@@ -2,6 +2,7 @@ package icesource
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,10 +108,10 @@ func loadTable(ctx context.Context, ref Ref) (tbl *table.Table, closeCat func(),
 	if err != nil {
 		switch {
 		case errors.Is(err, catalog.ErrNoSuchNamespace):
-			return nil, nil, fmt.Errorf("source %s: %w: catalog %q has no namespace %q", ref, ErrNotFound, ref.Catalog, strings.Join(ref.Namespace, "."))
+			return nil, nil, fmt.Errorf("source %s: %w: catalog %q has no namespace %q%s", ref, ErrNotFound, ref.Catalog, strings.Join(ref.Namespace, "."), namespaceHint(ctx, cat, ref))
 		case errors.Is(err, catalog.ErrNoSuchTable):
 			if ok, _ := cat.CheckNamespaceExists(ctx, table.Identifier(ref.Namespace)); !ok {
-				return nil, nil, fmt.Errorf("source %s: %w: catalog %q has no namespace %q", ref, ErrNotFound, ref.Catalog, strings.Join(ref.Namespace, "."))
+				return nil, nil, fmt.Errorf("source %s: %w: catalog %q has no namespace %q%s", ref, ErrNotFound, ref.Catalog, strings.Join(ref.Namespace, "."), namespaceHint(ctx, cat, ref))
 			}
 			return nil, nil, fmt.Errorf("source %s: %w: namespace %q of catalog %q has no table %q", ref, ErrNotFound, strings.Join(ref.Namespace, "."), ref.Catalog, ref.Table)
 		}
@@ -262,6 +264,68 @@ func (s *Snapshot) CurrentNames() []string {
 	var out []string
 	for _, f := range s.Schema.Fields() {
 		out = append(out, f.Name)
+	}
+	return out
+}
+
+// namespaceHint says what the catalog of ref does hold when it has no
+// namespace ref.Namespace: its namespaces, or, when it has none at all, the
+// catalog names stored in its SQL catalog database. An iceberg-go SQL
+// catalog keeps each row under the catalog name it was created with
+// (column catalog_name), and ParqDB reads the rows of the name in
+// iceberg://NAME/…, so another name finds an empty catalog. It returns ""
+// when it learns nothing.
+func namespaceHint(ctx context.Context, cat catalog.Catalog, ref Ref) string {
+	nss, err := cat.ListNamespaces(ctx, nil)
+	if err != nil {
+		return ""
+	}
+	if len(nss) > 0 {
+		names := make([]string, len(nss))
+		for i, ns := range nss {
+			names[i] = strings.Join(ns, ".")
+		}
+		return fmt.Sprintf(" (its namespaces: %s)", strings.Join(names, ", "))
+	}
+	stored := storedCatalogNames(ctx, ref.Catalog)
+	if len(stored) == 0 || slices.Contains(stored, ref.Catalog) {
+		return ""
+	}
+	quoted := make([]string, len(stored))
+	for i, n := range stored {
+		quoted[i] = strconv.Quote(n)
+	}
+	return fmt.Sprintf(" (its SQL catalog database holds no catalog named %q, only %s: the NAME of iceberg://NAME/… must be the catalog name stored there, e.g. iceberg://%s/%s/%s with %s set as %s is now)",
+		ref.Catalog, strings.Join(quoted, ", "), stored[0], strings.Join(ref.Namespace, "."), ref.Table, envName(stored[0], "URI"), envName(ref.Catalog, "URI"))
+}
+
+// storedCatalogNames lists the catalog names stored in the database of the
+// SQL catalog configured as name (nil for a REST catalog or on any error).
+func storedCatalogNames(ctx context.Context, name string) []string {
+	p, err := CatalogProps(name)
+	if err != nil || p["type"] != "sql" {
+		return nil
+	}
+	db, err := sql.Open(p["sql.driver"], p["uri"])
+	if err != nil {
+		return nil
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT catalog_name FROM iceberg_tables UNION SELECT catalog_name FROM iceberg_namespace_properties ORDER BY 1`)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if rows.Scan(&n) != nil {
+			return nil
+		}
+		out = append(out, n)
+	}
+	if rows.Err() != nil {
+		return nil
 	}
 	return out
 }

@@ -1,6 +1,10 @@
 package source
 
-import "github.com/parquet-go/parquet-go"
+import (
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+)
 
 // BindFieldIDs binds top-level fields by Parquet field id rather than by
 // name, for a provider whose schema evolves by field id (an Iceberg table
@@ -64,6 +68,27 @@ func (f *tableFile) column(name string) *parquet.Column {
 		return nil
 	}
 	return f.pf.Root().Column(col)
+}
+
+// missingField is the Detail of an ErrMissingField error about file f:
+// it lists the top-level fields the file has, under the table's names, so
+// that a typo in a field name shows the right one.
+func (f *tableFile) missingField() string {
+	byCol := map[string]string{}
+	for name, col := range f.names {
+		if col != "" {
+			byCol[col] = name
+		}
+	}
+	cols := f.pf.Root().Columns()
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name()
+		if n, ok := byCol[c.Name()]; ok {
+			names[i] = n
+		}
+	}
+	return "no such top-level field (the file's fields: " + strings.Join(names, ", ") + ")"
 }
 
 // schemaFile is the file whose schema Schema returns: the first one that

@@ -121,7 +121,7 @@ func (t *Table) checkFile(l *Layout, fi int, bad func(file, field string, rule e
 		}
 		vc := f.column(b.VectorField)
 		if vc == nil {
-			return bad(f.Key, b.VectorField, ErrMissingField, "no such top-level field")
+			return bad(f.Key, b.VectorField, ErrMissingField, "%s", f.missingField())
 		}
 		vs, why := vectorShape(vc)
 		if why != "" {
@@ -131,7 +131,7 @@ func (t *Table) checkFile(l *Layout, fi int, bad func(file, field string, rule e
 		for ki, name := range b.KeyFields {
 			kc := f.column(name)
 			if kc == nil {
-				return bad(f.Key, name, ErrMissingField, "no such top-level field")
+				return bad(f.Key, name, ErrMissingField, "%s", f.missingField())
 			}
 			if !kc.Leaf() || kc.Repeated() {
 				return bad(f.Key, name, ErrUnsupportedKey, "key fields must be non-repeated primitive columns")

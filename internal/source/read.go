@@ -123,7 +123,7 @@ func (t *Table) ReadRows(ctx context.Context, locs []RowLoc, columns []string) (
 		for _, name := range columns {
 			c := f.column(name)
 			if c == nil {
-				return nil, &Error{Source: t.desc, File: f.Key, Row: -1, Field: name, Rule: ErrMissingField, Detail: "no such top-level field"}
+				return nil, &Error{Source: t.desc, File: f.Key, Row: -1, Field: name, Rule: ErrMissingField, Detail: f.missingField()}
 			}
 			if c.Name() != name {
 				fields = append(fields, renamedField{c, name})
