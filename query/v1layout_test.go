@@ -6,10 +6,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/testfix"
 	"github.com/parqdb/parqdb/query"
-	"github.com/parqdb/parqdb/storage"
 )
 
 // TestV1LayoutSearches: an index written with the version-1 postings
@@ -19,16 +17,7 @@ import (
 // calibration, and answers exact top-k with every list probed and refine.
 func TestV1LayoutSearches(t *testing.T) {
 	ctx := context.Background()
-	dir, _ := testfix.V1Layout(t)
-	wh, err := storage.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Open(ctx, "warehouse", wh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
+	wh, cat := testfix.OpenV1Layout(t)
 	ix, err := query.Open(ctx, query.Env{Warehouse: wh, Catalog: cat}, "v1", query.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/testfix"
-	"github.com/parqdb/parqdb/storage"
 )
 
 // TestV1LayoutVerifies: an index written before the postings table's
@@ -16,16 +14,7 @@ import (
 // its location are not foreign objects.
 func TestV1LayoutVerifies(t *testing.T) {
 	ctx := context.Background()
-	dir, _ := testfix.V1Layout(t)
-	wh, err := storage.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Open(ctx, "warehouse", wh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
+	wh, cat := testfix.OpenV1Layout(t)
 	rep, err := Run(ctx, Env{Warehouse: wh, Catalog: cat}, "v1", Options{})
 	if err != nil {
 		t.Fatal(err)

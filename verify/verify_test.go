@@ -560,16 +560,7 @@ func TestForeignObjectInTableLocation(t *testing.T) {
 		})
 	}
 	t.Run("version 1", func(t *testing.T) {
-		dir, _ := testfix.V1Layout(t)
-		wh, err := storage.NewLocal(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cat, err := catalog.Open(context.Background(), "warehouse", wh)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cat.Close()
+		wh, cat := testfix.OpenV1Layout(t)
 		m, _, err := catalog.LoadMetadata(context.Background(), cat, wh, "v1")
 		if err != nil {
 			t.Fatal(err)

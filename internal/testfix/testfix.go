@@ -133,3 +133,20 @@ func V1Layout(t testing.TB) (wh, src string) {
 	}
 	return filepath.Join(dir, "wh"), src
 }
+
+// OpenV1Layout is V1Layout opened: the copy's warehouse and its
+// object-store catalog (closed when the test ends).
+func OpenV1Layout(t testing.TB) (*storage.Local, catalog.Catalog) {
+	t.Helper()
+	dir, _ := V1Layout(t)
+	wh, err := storage.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(context.Background(), "warehouse", wh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	return wh, cat
+}
