@@ -1,0 +1,61 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/parqdb/parqdb/server"
+)
+
+// TestNumericBoundaries sends every numeric request field at the edges of
+// its range and of int64: a value past the maximum is 400 out_of_range
+// (never a product that wrapped into a negative or zero time limit), a
+// value past int64 is 400 invalid_argument, and the largest allowed value
+// is accepted.
+func TestNumericBoundaries(t *testing.T) {
+	f := newFixture(t, server.Config{Limits: server.Limits{MaxBatch: 4}})
+	vec := string(must(json.Marshal(vec64(f.king))))
+	maxMS := server.DefaultLimits.Timeout.Milliseconds()
+	for _, tc := range []struct {
+		field, value string
+		status       int
+		code         string
+	}{
+		{"timeout_ms", "0", 400, "out_of_range"},
+		{"timeout_ms", "-1", 400, "out_of_range"},
+		{"timeout_ms", fmt.Sprint(maxMS), 200, ""},
+		{"timeout_ms", fmt.Sprint(maxMS + 1), 400, "out_of_range"},
+		{"timeout_ms", "9223372036855", 400, "out_of_range"}, // × 1 ms wraps to -2562047h
+		{"timeout_ms", "4611686018427387904", 400, "out_of_range"}, // 2^62 × 1 ms wraps to 0
+		{"timeout_ms", "9223372036854775807", 400, "out_of_range"},
+		{"timeout_ms", "-9223372036854775808", 400, "out_of_range"},
+		{"timeout_ms", "9223372036854775808", 400, "invalid_argument"},
+		{"timeout_ms", "1e3", 400, "invalid_argument"},
+		{"k", "9223372036854775807", 400, "out_of_range"},
+		{"k", "-9223372036854775808", 400, "out_of_range"},
+		{"k", "4294967297", 400, "out_of_range"}, // 2^32 + 1: not 1 after a narrowing
+		{"k", "9223372036854775808", 400, "invalid_argument"},
+		{"nprobe", "9223372036854775807", 400, "out_of_range"},
+		{"nprobe", "4294967297", 400, "out_of_range"},
+		{"refine", "9223372036854775807", 400, "out_of_range"},
+		{"refine", "-9223372036854775808", 400, "out_of_range"},
+		{"snapshot", "-1", 400, "out_of_range"},
+		{"snapshot", "-9223372036854775808", 400, "out_of_range"},
+		{"snapshot", "9223372036854775807", 404, "snapshot_not_found"},
+	} {
+		t.Run(tc.field+"="+tc.value, func(t *testing.T) {
+			body := fmt.Sprintf(`{"vector": %s, %q: %s}`, vec, tc.field, tc.value)
+			status, m := f.post(t, "/v1/indexes/words/search", body)
+			if status != tc.status || errCode(m) != tc.code {
+				t.Fatalf("got %d %q, want %d %q: %v", status, errCode(m), tc.status, tc.code, m)
+			}
+			if tc.status == 400 {
+				if msg := fmt.Sprint(m["error"].(map[string]any)["message"]); !strings.Contains(msg, tc.field) {
+					t.Errorf("message %q does not name %s", msg, tc.field)
+				}
+			}
+		})
+	}
+}
