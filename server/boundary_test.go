@@ -27,7 +27,7 @@ func TestNumericBoundaries(t *testing.T) {
 		{"timeout_ms", "-1", 400, "out_of_range"},
 		{"timeout_ms", fmt.Sprint(maxMS), 200, ""},
 		{"timeout_ms", fmt.Sprint(maxMS + 1), 400, "out_of_range"},
-		{"timeout_ms", "9223372036855", 400, "out_of_range"}, // × 1 ms wraps to -2562047h
+		{"timeout_ms", "9223372036855", 400, "out_of_range"},       // × 1 ms wraps to -2562047h
 		{"timeout_ms", "4611686018427387904", 400, "out_of_range"}, // 2^62 × 1 ms wraps to 0
 		{"timeout_ms", "9223372036854775807", 400, "out_of_range"},
 		{"timeout_ms", "-9223372036854775808", 400, "out_of_range"},
