@@ -59,3 +59,36 @@ func TestNumericBoundaries(t *testing.T) {
 		})
 	}
 }
+
+// TestNullVectorElements: a null element of "vector" or "vectors" is 400
+// invalid_argument naming its place (encoding/json would decode it as 0
+// and answer 200).
+func TestNullVectorElements(t *testing.T) {
+	f := newFixture(t, server.Config{Limits: server.Limits{MaxBatch: 4}})
+	vec := string(must(json.Marshal(vec64(f.king))))
+	// withNull is the query vector with element i null.
+	withNull := func(i int) string {
+		parts := make([]string, f.dim)
+		for j, x := range f.king {
+			parts[j] = fmt.Sprint(x)
+		}
+		parts[i] = "null"
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	for _, tc := range []struct{ body, msg string }{
+		{`{"vector": ` + withNull(0) + `}`, "vector[0] is null"},
+		{`{"k": 3, "vector": ` + withNull(f.dim-1) + `}`, fmt.Sprintf("vector[%d] is null", f.dim-1)},
+		{`{"vectors": [` + vec + `, ` + withNull(7) + `]}`, "vectors[1][7] is null"},
+		{`{"vectors": [` + vec + `, null]}`, "vectors[1] is null"},
+		{`{"vector": [` + strings.Repeat("null, ", f.dim-1) + `null]}`, "vector[0] is null"},
+	} {
+		status, m := f.post(t, "/v1/indexes/words/search", tc.body)
+		msg := fmt.Sprint(m["error"])
+		if status != 400 || errCode(m) != "invalid_argument" || !strings.Contains(msg, tc.msg) {
+			t.Errorf("%.80s…: got %d %v, want 400 invalid_argument with %q", tc.body, status, m, tc.msg)
+		}
+	}
+	if status, m := f.post(t, "/v1/indexes/words/search", `{"vector": `+vec+`}`); status != 200 {
+		t.Fatalf("the vector without nulls: %d %v", status, m)
+	}
+}

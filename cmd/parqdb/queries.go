@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/parqdb/parqdb/query"
 )
 
 // parseVector parses a JSON array of numbers.
@@ -23,6 +25,9 @@ func parseVector(s string) ([]float32, error) {
 	var xs []float64
 	if err := json.Unmarshal([]byte(s), &xs); err != nil {
 		return nil, fmt.Errorf("--vector: want a JSON array of numbers like [0.1, 2, -3e-2]: %v", err)
+	}
+	if p := query.NullElement([]byte(s)); p != nil {
+		return nil, fmt.Errorf("--vector: value %d is null; every value must be a number", p[0])
 	}
 	if len(xs) == 0 {
 		return nil, errors.New("--vector: the array is empty")
@@ -93,6 +98,9 @@ func readJSONLines(path string) ([][]float32, error) {
 		var xs []float64
 		if err := json.Unmarshal(text, &xs); err != nil {
 			return nil, fmt.Errorf("%s: line %d (query %d): want a JSON array of numbers like [0.1, 2, -3e-2]: %v", path, line, len(out), err)
+		}
+		if p := query.NullElement(text); p != nil {
+			return nil, fmt.Errorf("%s: line %d (query %d): value %d is null; every value must be a number", path, line, len(out), p[0])
 		}
 		if len(xs) == 0 {
 			return nil, fmt.Errorf("%s: line %d (query %d): the array is empty", path, line, len(out))
@@ -227,16 +235,25 @@ func readParquetVectors(path, column string) ([][]float32, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	leaf := -1
+	var leafPath []string
 	for i, p := range pf.Schema().Columns() {
 		if len(p) > 0 && p[0] == column {
 			if leaf >= 0 {
 				return nil, fmt.Errorf("%s: column %q is not a list of numbers", path, column)
 			}
-			leaf = i
+			leaf, leafPath = i, p
 		}
 	}
 	if leaf < 0 {
 		return nil, fmt.Errorf("%s: no column %q", path, column)
+	}
+	// A null element is a null at one definition level below the leaf's
+	// greatest (an optional element in a present list); lower levels are
+	// a null or empty list.
+	lc, _ := pf.Schema().Lookup(leafPath...)
+	nullElem := -1
+	if lc.Node != nil && lc.Node.Optional() {
+		nullElem = lc.MaxDefinitionLevel - 1
 	}
 	var out [][]float32
 	buf := make([]parquet.Value, 4096)
@@ -264,6 +281,10 @@ func readParquetVectors(path, column string) ([][]float32, error) {
 						cur, started = nil, true
 					}
 					if v.IsNull() {
+						if v.DefinitionLevel() == nullElem {
+							pages.Close()
+							return nil, fmt.Errorf("%s: row %d (query %d): column %q element %d is null; every value must be a number", path, len(out), len(out), column, len(cur))
+						}
 						continue
 					}
 					switch v.Kind() {

@@ -4,6 +4,7 @@ package sqlengine_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -47,5 +48,30 @@ func TestNumericBoundaries(t *testing.T) {
 				t.Errorf("message %q does not name %s", ae.Message, tc.arg)
 			}
 		})
+	}
+}
+
+// TestNullQueryVectorElement: a null element of query_vector (JSON text)
+// is invalid_argument naming its place, not a 0.
+func TestNullQueryVectorElement(t *testing.T) {
+	e, ix := newEngine(t)
+	vec := make([]float32, ix.Dim())
+	vec[0] = 1
+	text := vectorText(vec)
+	for _, tc := range []struct{ vec, msg string }{
+		{"[null" + text[strings.IndexByte(text, ','):], "query_vector[0] is null"},
+		{text[:strings.LastIndexByte(text, ',')] + ", null]", fmt.Sprintf("query_vector[%d] is null", ix.Dim()-1)},
+	} {
+		for _, fn := range []string{"ivf_search", "ivf_search_where"} {
+			stmt := "SELECT * FROM " + fn + "('words', '" + tc.vec + "', 5)"
+			if fn == "ivf_search_where" {
+				stmt = "SELECT * FROM " + fn + "('words', '" + tc.vec + "', 5, 'rank > 1')"
+			}
+			err := queryErr(e, stmt)
+			var ae *server.Error
+			if !errors.As(err, &ae) || ae.Code != server.CodeInvalidArgument || !strings.Contains(ae.Message, tc.msg) {
+				t.Errorf("%s: got %v, want invalid_argument with %q", fn, err, tc.msg)
+			}
+		}
 	}
 }
