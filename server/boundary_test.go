@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parqdb/parqdb/server"
 )
@@ -90,5 +91,39 @@ func TestNullVectorElements(t *testing.T) {
 	}
 	if status, m := f.post(t, "/v1/indexes/words/search", `{"vector": `+vec+`}`); status != 200 {
 		t.Fatalf("the vector without nulls: %d %v", status, m)
+	}
+}
+
+// TestDeadlineEveryEncoding sends the largest answer (100 vectors × k
+// 1000, every column) with a 100 ms time limit as JSON and as Arrow: each
+// is 504 timeout, and well within the limit plus a generous 2 s (Arrow
+// used to encode the whole answer first: 504 after about 1 s).
+func TestDeadlineEveryEncoding(t *testing.T) {
+	f := newFixture(t, server.Config{})
+	vecs := make([][]float64, 100)
+	for i := range vecs {
+		v := vec64(f.king)
+		v[i%len(v)] += float64(i) / 100
+		vecs[i] = v
+	}
+	// nprobe 32 finds 1000 rows per query quickly: with warm caches the
+	// time goes to joining and encoding the 100,000 rows.
+	req := map[string]any{"vectors": vecs, "k": 1000, "nprobe": 32}
+	if status, _, b := searchAs(t, f, string(must(json.Marshal(req))), server.ArrowStreamType); status != 200 {
+		t.Fatalf("warm-up: %d %.200s", status, b)
+	}
+	req["timeout_ms"] = 100
+	body := string(must(json.Marshal(req)))
+	for _, accept := range []string{"", server.ArrowStreamType} {
+		start := time.Now()
+		status, _, b := searchAs(t, f, body, accept)
+		took := time.Since(start)
+		if status != 504 || !strings.Contains(string(b), `"timeout"`) {
+			t.Errorf("Accept %q: %d %.200s; want 504 timeout", accept, status, b)
+		}
+		if took > 100*time.Millisecond+2*time.Second {
+			t.Errorf("Accept %q: answered after %v; the limit is 100 ms", accept, took)
+		}
+		t.Logf("Accept %q: %d after %v: %.120s", accept, status, took, b)
 	}
 }
