@@ -178,24 +178,59 @@ func (n *likeNode) str(b *strings.Builder) {
 	quote(b, p, '\'')
 }
 
+// The canonical form writes parentheses only where the tree needs them:
+// NOT binds tighter than AND, AND tighter than OR, and a chain of one
+// operator groups from the left (a OR b OR c is (a OR b) OR c), as the
+// parser reads them. Any text that parses to a tree has at least these
+// parentheses around the same subtrees, so the canonical form is never
+// nested deeper than the text it came from and always parses back within
+// MaxDepth (fully parenthesised, 66 OR'ed terms nested 65 deep).
+
+// Operator precedence levels, loosest first.
+const (
+	precOr = iota
+	precAnd
+	precNot
+	precPrimary
+)
+
+// prec is the precedence level of n's top operator.
+func prec(n node) int {
+	switch n.(type) {
+	case *orNode:
+		return precOr
+	case *andNode:
+		return precAnd
+	case *notNode:
+		return precNot
+	}
+	return precPrimary
+}
+
+// operand writes n, parenthesised when its operator binds looser than min.
+func operand(b *strings.Builder, n node, min int) {
+	if prec(n) < min {
+		b.WriteString("(")
+		n.str(b)
+		b.WriteString(")")
+		return
+	}
+	n.str(b)
+}
+
 func (n *andNode) str(b *strings.Builder) {
-	b.WriteString("(")
-	n.l.str(b)
+	operand(b, n.l, precAnd)
 	b.WriteString(" AND ")
-	n.r.str(b)
-	b.WriteString(")")
+	operand(b, n.r, precNot)
 }
 
 func (n *orNode) str(b *strings.Builder) {
-	b.WriteString("(")
-	n.l.str(b)
+	operand(b, n.l, precOr)
 	b.WriteString(" OR ")
-	n.r.str(b)
-	b.WriteString(")")
+	operand(b, n.r, precAnd)
 }
 
 func (n *notNode) str(b *strings.Builder) {
-	b.WriteString("(NOT ")
-	n.x.str(b)
-	b.WriteString(")")
+	b.WriteString("NOT ")
+	operand(b, n.x, precNot)
 }

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -9,7 +10,9 @@ import (
 
 // FuzzParse checks that no input panics, that every error is an *Error
 // with a position inside the text (or just past it), and that a parsed
-// predicate's canonical form parses to itself; checked predicates are
+// predicate's canonical form parses to the same predicate and is its own
+// canonical form (TestCanonicalParsesBack is the same property over
+// generated predicates); checked predicates are
 // evaluated on a NULL row and on empty statistics.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
@@ -19,6 +22,10 @@ func FuzzParse(f *testing.F) {
 		"category LIKE 'bo%' AND price IS NOT NULL",
 		"id NOT IN (1, NULL, -2e3) OR 3 >= id",
 		"((((id = 1))))", "'", `"`, "1e", "-.5", "NOT NOT NOT id = 1",
+		strings.Repeat("id = 1 OR ", 65) + "id = 2", // canonicalised 65 deep once
+		strings.Repeat("(", 64) + "id = 1" + strings.Repeat(")", 64),
+		strings.Repeat("NOT ", 64) + "id = 1",
+		strings.Repeat("id IN(1E5,1E5) OR ", MaxLen/19-1) + "id=1", // longer written canonically
 	} {
 		f.Add(s)
 	}
@@ -39,7 +46,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: canonical form %q does not parse: %v", s, p, err)
 		}
-		if q.String() != p.String() {
+		if q.String() != p.String() || !sameNode(p.root, q.root) {
 			t.Fatalf("%q: canonical form %q parses to %q", s, p, q)
 		}
 		prog, err := p.Check(schema)

@@ -11,7 +11,8 @@ import (
 // exhaust the stack.
 const MaxDepth = 64
 
-// MaxLen bounds the predicate text in bytes.
+// MaxLen bounds the predicate text in bytes, as given and in its
+// canonical form.
 const MaxLen = 64 << 10
 
 // Predicate is a parsed filter. It is immutable and safe for concurrent
@@ -46,6 +47,12 @@ func Parse(text string) (*Predicate, error) {
 	}
 	var b strings.Builder
 	root.str(&b)
+	if b.Len() > MaxLen {
+		// The canonical form (quoted columns, spaced operators, one
+		// spelling per literal) can be longer than the text: bounding it
+		// too keeps it a predicate that parses back.
+		return nil, errAt(text, 0, ErrSyntax, "the predicate is %d bytes written canonically (%d as given); the limit is %d", b.Len(), len(text), MaxLen)
+	}
 	pr := &Predicate{text: text, root: root, canon: b.String()}
 	seen := map[string]bool{}
 	walk(root, func(c colRef) {
@@ -58,8 +65,10 @@ func Parse(text string) (*Predicate, error) {
 }
 
 // String returns the canonical form: every column double-quoted, keywords
-// in upper case, every AND, OR and NOT parenthesised. Parsing it gives an
-// equal Predicate; equal canonical forms mean equal predicates.
+// in upper case, literals in one spelling, and parentheses only where the
+// predicate needs them (NOT binds tighter than AND, AND than OR; chains
+// group from the left). Parsing it gives an equal Predicate, always within
+// MaxDepth; equal canonical forms mean equal predicates.
 func (p *Predicate) String() string { return p.canon }
 
 // Text returns the text the predicate was parsed from.

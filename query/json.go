@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -247,4 +248,45 @@ func jsonValue(v any) any {
 		return out
 	}
 	return v
+}
+
+// NullElement returns the index path of the first null inside text, a
+// JSON array of numbers or of arrays of numbers ([1, 3] is text[1][3]),
+// or nil when it holds none; text that is not valid JSON gives nil too,
+// for the decoder to report. encoding/json decodes null into a number as
+// no change, so that [null, 1] would read as [0, 1]: every reader of a
+// JSON vector (the HTTP API, --vector, .jsonl query files, SQL's
+// query_vector) asks it first and refuses the vector, naming the place.
+func NullElement(text []byte) []int {
+	dec := jsontext.NewDecoder(bytes.NewReader(text))
+next:
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil
+		}
+		if tok.Kind() != 'n' {
+			continue
+		}
+		var path []int
+		for t := range dec.StackPointer().Tokens() {
+			i, err := strconv.Atoi(t)
+			if err != nil {
+				continue next // a null member of an object, not an element
+			}
+			path = append(path, i)
+		}
+		if len(path) > 0 {
+			return path
+		}
+	}
+}
+
+// ElementPath writes an index path as Go and JSON index it: [1][3].
+func ElementPath(path []int) string {
+	var b strings.Builder
+	for _, i := range path {
+		b.WriteString("[" + strconv.Itoa(i) + "]")
+	}
+	return b.String()
 }

@@ -98,3 +98,25 @@ func FuzzParseBinaryJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestNullElement(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want string // ElementPath of the result; "" for none
+	}{
+		{`[null, 0]`, "[0]"},
+		{`[0, 1, null]`, "[2]"},
+		{`[[1, 2], [3, null]]`, "[1][1]"},
+		{`[[1, 2], null]`, "[1]"},
+		{`[{"a": null}, null]`, "[1]"},
+		{`[1, 2]`, ""},
+		{`null`, ""},
+		{`{"a": null}`, ""},
+		{`[1, x, null]`, ""}, // not JSON: the decoder reports it
+		{`[ 1 ,	null ]`, "[1]"},
+	} {
+		if got := query.ElementPath(query.NullElement([]byte(tc.text))); got != tc.want {
+			t.Errorf("NullElement(%s) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"mime"
 	"net/http"
 	"strconv"
@@ -56,75 +57,100 @@ func wantsArrow(r *http.Request) bool {
 	return arrowQ > 0 && arrowQ >= jsonQ
 }
 
-// encodeArrow writes resp as an Arrow IPC stream: one record batch with
-// the columns _query (int32), resp.Columns' source columns and _distance
-// (float32), and the index name and snapshot id as schema metadata. A
-// column's type comes from its first non-null value (as the SQL engine
-// types them); values Arrow has no type for are JSON text.
+// arrowBatchRows is the most rows one record batch of an Arrow answer
+// holds: the encoder builds one batch at a time, so its Arrow arrays add
+// at most this many rows to the answer's memory.
+const arrowBatchRows = 4096
+
+// encodeArrow writes resp as an Arrow IPC stream: record batches of at
+// most arrowBatchRows rows with the columns _query (int32), resp.Columns'
+// source columns and _distance (float32), and the index name and snapshot
+// id as schema metadata. A column's type comes from its first non-null
+// value (as the SQL engine types them); values Arrow has no type for are
+// JSON text. Like encodeResponseTo it looks at ctx's deadline every
+// encodeCheckRows rows (answering timeout) and drops each query's rows
+// from resp once they are encoded.
 func encodeArrow(ctx context.Context, resp *SearchResponse) ([]byte, error) {
-	var hits []*query.Hit
-	var qidx []int32
-	for i, rows := range resp.Results {
-		for _, r := range rows {
-			hits = append(hits, r.Hit)
-			qidx = append(qidx, int32(i))
-		}
-	}
 	mem := memory.DefaultAllocator
 	fields := []arrow.Field{{Name: QueryField, Type: arrow.PrimitiveTypes.Int32}}
-	var cols []arrow.Array
-	defer func() {
-		for _, c := range cols {
-			c.Release()
-		}
-	}()
-	qb := array.NewInt32Builder(mem)
-	qb.AppendValues(qidx, nil)
-	cols = append(cols, qb.NewArray())
-	qb.Release()
 	for _, name := range resp.Columns {
 		if ctx.Err() != nil {
 			return nil, timeoutError(ctx, "encoding the answer")
 		}
-		vals := make([]any, len(hits))
-		for i, h := range hits {
-			if name == metadata.ReservedField {
-				vals[i] = h.Distance
-			} else {
-				vals[i] = h.Row[name]
+		dt := arrowTypeSeq(func(yield func(any) bool) {
+			for _, rows := range resp.Results {
+				for _, r := range rows {
+					if !yield(hitValue(r.Hit, name)) {
+						return
+					}
+				}
 			}
-		}
-		dt := arrowType(vals)
-		b := array.NewBuilder(mem, dt)
-		for _, v := range vals {
-			if err := appendValue(b, v); err != nil {
-				b.Release()
-				return nil, fmt.Errorf("column %s: %w", name, err)
-			}
-		}
-		cols = append(cols, b.NewArray())
-		b.Release()
+		})
 		fields = append(fields, arrow.Field{Name: name, Type: dt, Nullable: name != metadata.ReservedField})
 	}
 	md := arrow.NewMetadata([]string{"index", "snapshot_id"}, []string{resp.Index, strconv.FormatInt(resp.SnapshotID, 10)})
 	schema := arrow.NewSchema(fields, &md)
-	rec := array.NewRecordBatch(schema, cols, int64(len(hits)))
-	defer rec.Release()
 	var buf bytes.Buffer
 	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	if err := w.Write(rec); err != nil {
-		return nil, err
+	rb := array.NewRecordBuilder(mem, schema)
+	defer rb.Release()
+	rows, n := 0, 0
+	flush := func() error {
+		rec := rb.NewRecordBatch()
+		defer rec.Release()
+		rows = 0
+		return w.Write(rec)
+	}
+	for qi, hits := range resp.Results {
+		for _, r := range hits {
+			if n%encodeCheckRows == 0 && ctx.Err() != nil {
+				return nil, timeoutError(ctx, "encoding the answer")
+			}
+			n++
+			rb.Field(0).(*array.Int32Builder).Append(int32(qi))
+			for c, name := range resp.Columns {
+				if err := appendValue(rb.Field(c+1), hitValue(r.Hit, name)); err != nil {
+					return nil, fmt.Errorf("query %d column %s: %w", qi, name, err)
+				}
+			}
+			if rows++; rows == arrowBatchRows {
+				if err := flush(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		resp.Results[qi] = nil
+	}
+	if rows > 0 || n == 0 {
+		if err := flush(); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
+	if ctx.Err() != nil {
+		return nil, timeoutError(ctx, "encoding the answer")
+	}
 	return buf.Bytes(), nil
 }
 
-// arrowType is the Arrow type of a column with these values.
-func arrowType(vals []any) arrow.DataType {
+// hitValue is the value of column name in h: its distance for
+// metadata.ReservedField, else its source value.
+func hitValue(h *query.Hit, name string) any {
+	if name == metadata.ReservedField {
+		return h.Distance
+	}
+	return h.Row[name]
+}
+
+// arrowTypeSeq is the Arrow type of a column with the values of seq,
+// from its first non-null value; a list's element type comes from the
+// first non-null element of any of its lists. It reads seq only as far
+// as it needs.
+func arrowTypeSeq(seq iter.Seq[any]) arrow.DataType {
 	var first any
-	for _, v := range vals {
+	for v := range seq {
 		if v != nil {
 			first = v
 			break
@@ -160,13 +186,17 @@ func arrowType(vals []any) arrow.DataType {
 	case time.Time:
 		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
 	case []any:
-		var elems []any
-		for _, v := range vals {
-			if l, ok := v.([]any); ok {
-				elems = append(elems, l...)
+		return arrow.ListOf(arrowTypeSeq(func(yield func(any) bool) {
+			for v := range seq {
+				if l, ok := v.([]any); ok {
+					for _, e := range l {
+						if !yield(e) {
+							return
+						}
+					}
+				}
 			}
-		}
-		return arrow.ListOf(arrowType(elems))
+		}))
 	}
 	return arrow.BinaryTypes.String
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -42,12 +43,16 @@ type reqLabels struct {
 	status        int
 }
 
-// observeRequest counts one HTTP request and its latency.
+// observeRequest counts one HTTP request and its latency. route is a
+// label of the route table or "other"; the method is folded by
+// methodLabel and the status by statusLabel, so that no request, however
+// odd and whether or not it is authorized, adds a series of its own: the
+// series count is bounded by routes × methods × statuses.
 func (m *metrics) observeRequest(route, method string, status int, d time.Duration) {
-	k := reqLabels{route, method, status}
+	k := reqLabels{route, methodLabel(method), statusLabel(status)}
 	c, ok := m.reqCounters.Load(k)
 	if !ok {
-		c, _ = m.reqCounters.LoadOrStore(k, m.requests.WithLabelValues(route, method, strconv.Itoa(status)))
+		c, _ = m.reqCounters.LoadOrStore(k, m.requests.WithLabelValues(k.route, k.method, strconv.Itoa(k.status)))
 	}
 	c.(prometheus.Counter).Inc()
 	o, ok := m.latencies.Load(route)
@@ -55,6 +60,28 @@ func (m *metrics) observeRequest(route, method string, status int, d time.Durati
 		o, _ = m.latencies.LoadOrStore(route, m.latency.WithLabelValues(route))
 	}
 	o.(prometheus.Observer).Observe(d.Seconds())
+}
+
+// methodLabel is the method label of a request: one of the methods of
+// RFC 9110 (and PATCH), or "other" for any other token a client sends.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return method
+	}
+	return "other"
+}
+
+// statusLabel is the code label of a status: the server writes only
+// statuses of net/http's table, and anything else (a status outside
+// 100–599) counts as 0, so that the label set stays bounded whatever a
+// handler writes.
+func statusLabel(status int) int {
+	if status < 100 || status > 599 || http.StatusText(status) == "" {
+		return 0
+	}
+	return status
 }
 
 func newMetrics(pool *Pool, st *storage.Stats, adm *Admitter) *metrics {

@@ -357,11 +357,13 @@ func (req *SearchRequest) plan(l Limits) (*searchPlan, error) {
 		p.snapshot = *req.Snapshot
 	}
 	if req.TimeoutMS != nil {
-		d := time.Duration(*req.TimeoutMS) * time.Millisecond
-		if *req.TimeoutMS < 1 || d > l.Timeout {
-			return nil, errorf(http.StatusBadRequest, CodeOutOfRange, "timeout_ms = %d is outside [1, %d]", *req.TimeoutMS, l.Timeout.Milliseconds())
+		// Compared in milliseconds before the conversion: a product past
+		// the range of time.Duration would wrap.
+		ms, most := *req.TimeoutMS, l.Timeout.Milliseconds()
+		if ms < 1 || ms > most {
+			return nil, errorf(http.StatusBadRequest, CodeOutOfRange, "timeout_ms = %d is outside [1, %d]", ms, most)
 		}
-		p.timeout = d
+		p.timeout = time.Duration(ms) * time.Millisecond
 	}
 	return p, nil
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/parqdb/parqdb/query"
 )
 
 // checkMembers holds a request body to the same rule as metadata files:
@@ -17,6 +19,9 @@ import (
 // top-level names are exactly (case included) the JSON names of the
 // fields of *v. encoding/json alone would let the last of two equal
 // names win and match names case-insensitively ("K" as "k").
+//
+// A member whose field is a slice of numbers (at any depth: vector,
+// vectors) holds no null element: encoding/json would decode it as 0.
 //
 // Syntax errors are left to the decoder, which reports them with their
 // offset; checkMembers returns nil for them.
@@ -54,7 +59,8 @@ func checkMembers(body []byte, v any) *Error {
 			return nil
 		}
 		name := tok.String()
-		if !names[name] {
+		numbers, ok := names[name]
+		if !ok {
 			for n := range names {
 				if strings.EqualFold(n, name) {
 					return errorf(http.StatusBadRequest, CodeInvalidArgument,
@@ -63,8 +69,19 @@ func checkMembers(body []byte, v any) *Error {
 			}
 			return errorf(http.StatusBadRequest, CodeInvalidArgument, "unknown field %q", name)
 		}
-		if err := dec.SkipValue(); err != nil {
+		if !numbers {
+			if err := dec.SkipValue(); err != nil {
+				return nil
+			}
+			continue
+		}
+		val, err := dec.ReadValue()
+		if err != nil {
 			return nil
+		}
+		if p := query.NullElement(val); p != nil {
+			return errorf(http.StatusBadRequest, CodeInvalidArgument,
+				"%s%s is null: a vector needs a number in every element", name, query.ElementPath(p))
 		}
 	}
 	return nil
@@ -87,7 +104,8 @@ var memberDecoders = sync.Pool{New: func() any {
 var namesByType sync.Map // reflect.Type → map[string]bool (read-only)
 
 // jsonNames returns the JSON member names of struct type t's exported
-// fields, as encoding/json names them. The map is shared: do not change
+// fields, as encoding/json names them, each mapped to whether its field
+// is a slice of numbers (numberSlice). The map is shared: do not change
 // it.
 func jsonNames(t reflect.Type) map[string]bool {
 	if m, ok := namesByType.Load(t); ok {
@@ -110,9 +128,25 @@ func fieldNames(t reflect.Type) map[string]bool {
 		case "":
 			name = f.Name
 		}
-		names[name] = true
+		names[name] = numberSlice(f.Type)
 	}
 	return names
+}
+
+// numberSlice reports whether t is a slice (of slices …) of numbers.
+func numberSlice(t reflect.Type) bool {
+	if t.Kind() != reflect.Slice {
+		return false
+	}
+	for t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
 }
 
 // pointerPath writes a JSON pointer as the request's field path:

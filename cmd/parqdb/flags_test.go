@@ -298,3 +298,49 @@ func TestIndexListFormats(t *testing.T) {
 		t.Errorf("--format xml: exit %d %s", code, errs)
 	}
 }
+
+// TestNumericFlagOverflow gives every numeric flag values past the range
+// of its Go type (int64 ± 1, durations past 2562047h, a millisecond count
+// whose nanoseconds wrap) and --cache-size sizes past int64: each is a
+// usage error naming the flag, never a value that wrapped into range.
+func TestNumericFlagOverflow(t *testing.T) {
+	wh := t.TempDir() + "/absent"
+	over := map[string][]string{
+		"duration": {"2562048h", "-2562048h", "9223372036855ms", "9223372036854775808ns"},
+		"int":      {"9223372036854775808", "-9223372036854775809"},
+		"int64":    {"9223372036854775808", "-9223372036854775809"},
+		"uint":     {"18446744073709551616", "-1"},
+		"uint64":   {"18446744073709551616", "-1"},
+		"float64":  {"1e400", "-1e400"},
+	}
+	tried := 0
+	for _, nf := range allNumericFlags(t) {
+		vals, ok := over[nf.flag.Value.Type()]
+		if !ok {
+			t.Errorf("no overflow values for --%s of type %s", nf.flag.Name, nf.flag.Value.Type())
+		}
+		for _, v := range vals {
+			t.Run(strings.Join(nf.path, " ")+" --"+nf.flag.Name+"="+v, func(t *testing.T) {
+				args := append(append([]string{"--warehouse", wh}, nf.path...), "--"+nf.flag.Name+"="+v)
+				_, errs, code := runSplit(t, args...)
+				if strings.Contains(errs, "argument(s)") {
+					_, errs, code = runSplit(t, append(args, "x")...)
+				}
+				if code != exitUsage || !strings.Contains(errs, nf.flag.Name) {
+					t.Fatalf("exit %d, %q; want exit 2 naming --%s", code, errs, nf.flag.Name)
+				}
+			})
+			tried++
+		}
+	}
+	for _, v := range []string{"9223372036854775808", "1e400", "8EiB", "16777216TiB", "1e19B", "-1", "101%", "NaN%"} {
+		t.Run("serve --cache-size="+v, func(t *testing.T) {
+			_, errs, code := runSplit(t, "--warehouse", wh, "serve", "--cache-size="+v)
+			if code != exitUsage || !strings.Contains(errs, "--cache-size") {
+				t.Fatalf("exit %d, %q; want exit 2 naming --cache-size", code, errs)
+			}
+		})
+		tried++
+	}
+	t.Logf("%d values past their type tried", tried)
+}

@@ -11,11 +11,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/parqdb/parqdb/query"
 )
 
 // parseVector parses a JSON array of numbers.
@@ -23,6 +23,9 @@ func parseVector(s string) ([]float32, error) {
 	var xs []float64
 	if err := json.Unmarshal([]byte(s), &xs); err != nil {
 		return nil, fmt.Errorf("--vector: want a JSON array of numbers like [0.1, 2, -3e-2]: %v", err)
+	}
+	if p := query.NullElement([]byte(s)); p != nil {
+		return nil, fmt.Errorf("--vector: value %d is null; every value must be a number", p[0])
 	}
 	if len(xs) == 0 {
 		return nil, errors.New("--vector: the array is empty")
@@ -73,6 +76,10 @@ func readQueries(path, column string) ([][]float32, error) {
 	return nil, usagef("--queries %s: unknown extension %q; give one of %s", path, ext, queryFormats)
 }
 
+// maxJSONLine is the longest line of a .jsonl query file: a vector of a
+// million float64 values in their longest form fits.
+const maxJSONLine = 64 << 20
+
 // readJSONLines reads one JSON array of numbers per line (blank lines are
 // skipped); an error names the line (from 1, as editors count) and the
 // query (from 0).
@@ -84,8 +91,10 @@ func readJSONLines(path string) ([][]float32, error) {
 	defer f.Close()
 	var out [][]float32
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	for line := 1; sc.Scan(); line++ {
+	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLine)
+	line := 0
+	for sc.Scan() {
+		line++
 		text := bytes.TrimSpace(sc.Bytes())
 		if len(text) == 0 {
 			continue
@@ -93,6 +102,9 @@ func readJSONLines(path string) ([][]float32, error) {
 		var xs []float64
 		if err := json.Unmarshal(text, &xs); err != nil {
 			return nil, fmt.Errorf("%s: line %d (query %d): want a JSON array of numbers like [0.1, 2, -3e-2]: %v", path, line, len(out), err)
+		}
+		if p := query.NullElement(text); p != nil {
+			return nil, fmt.Errorf("%s: line %d (query %d): value %d is null; every value must be a number", path, line, len(out), p[0])
 		}
 		if len(xs) == 0 {
 			return nil, fmt.Errorf("%s: line %d (query %d): the array is empty", path, line, len(out))
@@ -110,7 +122,10 @@ func readJSONLines(path string) ([][]float32, error) {
 		out = append(out, v)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: after query %d: %w", path, len(out)-1, err)
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s: line %d (query %d) is longer than %d MiB, the longest line a .jsonl query file may have", path, line+1, len(out), maxJSONLine>>20)
+		}
+		return nil, fmt.Errorf("%s: line %d (query %d): %w", path, line+1, len(out), err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no vectors", path)
@@ -148,68 +163,6 @@ func readFvecs(path string) ([][]float32, error) {
 	return out, nil
 }
 
-var npyShape = regexp.MustCompile(`'shape':\s*\((\d+),\s*(\d+)\)`)
-
-// readNpy reads a 2-D little-endian float32 or float64 C-order .npy array.
-func readNpy(path string) ([][]float32, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(data) < 10 || string(data[:6]) != "\x93NUMPY" {
-		return nil, fmt.Errorf("%s: not a .npy file", path)
-	}
-	var hlen, start int
-	if data[6] == 1 {
-		hlen, start = int(binary.LittleEndian.Uint16(data[8:])), 10
-	} else {
-		if len(data) < 12 {
-			return nil, fmt.Errorf("%s: truncated header", path)
-		}
-		hlen, start = int(binary.LittleEndian.Uint32(data[8:])), 12
-	}
-	if start+hlen > len(data) {
-		return nil, fmt.Errorf("%s: truncated header", path)
-	}
-	hdr := string(data[start : start+hlen])
-	body := data[start+hlen:]
-	size := 0
-	switch {
-	case strings.Contains(hdr, "'<f4'"):
-		size = 4
-	case strings.Contains(hdr, "'<f8'"):
-		size = 8
-	default:
-		return nil, fmt.Errorf("%s: want dtype <f4 or <f8", path)
-	}
-	if strings.Contains(hdr, "'fortran_order': True") {
-		return nil, fmt.Errorf("%s: Fortran order is not supported", path)
-	}
-	m := npyShape.FindStringSubmatch(hdr)
-	if m == nil {
-		return nil, fmt.Errorf("%s: want a 2-D array", path)
-	}
-	n, errN := strconv.Atoi(m[1])
-	d, errD := strconv.Atoi(m[2])
-	if errN != nil || errD != nil || n < 1 || d < 1 || n > len(body) || d > len(body) || n*d*size != len(body) {
-		return nil, fmt.Errorf("%s: %d data bytes, shape (%d, %d) needs %d", path, len(body), n, d, n*d*size)
-	}
-	out := make([][]float32, n)
-	for i := range out {
-		v := make([]float32, d)
-		for j := range v {
-			o := (i*d + j) * size
-			if size == 4 {
-				v[j] = math.Float32frombits(binary.LittleEndian.Uint32(body[o:]))
-			} else {
-				v[j] = float32(math.Float64frombits(binary.LittleEndian.Uint64(body[o:])))
-			}
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
 // readParquetVectors reads the list<float|double> column of a Parquet file,
 // whatever its list shape, one vector per row.
 func readParquetVectors(path, column string) ([][]float32, error) {
@@ -227,16 +180,25 @@ func readParquetVectors(path, column string) ([][]float32, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	leaf := -1
+	var leafPath []string
 	for i, p := range pf.Schema().Columns() {
 		if len(p) > 0 && p[0] == column {
 			if leaf >= 0 {
 				return nil, fmt.Errorf("%s: column %q is not a list of numbers", path, column)
 			}
-			leaf = i
+			leaf, leafPath = i, p
 		}
 	}
 	if leaf < 0 {
 		return nil, fmt.Errorf("%s: no column %q", path, column)
+	}
+	// A null element is a null at one definition level below the leaf's
+	// greatest (an optional element in a present list); lower levels are
+	// a null or empty list.
+	lc, _ := pf.Schema().Lookup(leafPath...)
+	nullElem := -1
+	if lc.Node != nil && lc.Node.Optional() {
+		nullElem = lc.MaxDefinitionLevel - 1
 	}
 	var out [][]float32
 	buf := make([]parquet.Value, 4096)
@@ -264,6 +226,10 @@ func readParquetVectors(path, column string) ([][]float32, error) {
 						cur, started = nil, true
 					}
 					if v.IsNull() {
+						if v.DefinitionLevel() == nullElem {
+							pages.Close()
+							return nil, fmt.Errorf("%s: row %d (query %d): column %q element %d is null; every value must be a number", path, len(out), len(out), column, len(cur))
+						}
 						continue
 					}
 					switch v.Kind() {

@@ -363,6 +363,9 @@ func parseVector(s string, ix *query.Index) ([]float32, error) {
 		}
 		return nil, &server.Error{Status: 400, Code: server.CodeInvalidArgument, Message: fmt.Sprintf("query_vector: want a JSON array of numbers like '[0.1, 2, -3e-2]': %v", err)}
 	}
+	if p := query.NullElement([]byte(s)); p != nil {
+		return nil, &server.Error{Status: 400, Code: server.CodeInvalidArgument, Message: fmt.Sprintf("query_vector[%d] is null: a query vector needs a number in every element", p[0])}
+	}
 	out := make([]float32, len(xs))
 	for i, x := range xs {
 		out[i] = float32(x)
