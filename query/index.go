@@ -370,11 +370,6 @@ func (ix *Index) openSourceTable(ctx context.Context, loc string) (*source.Table
 	return t, nil
 }
 
-// postingsLoc returns the snapshot's postings table location.
-func (ix *Index) postingsLoc() string {
-	return ix.snap.IndexTables[metadata.RolePostings].Properties["location"]
-}
-
 // StorageStats returns the storage requests and bytes read so far by this
 // index, from the warehouse (postings, at open also metadata, centroids and
 // manifest) and from the source (footers, key map, vectors, joined rows).
