@@ -354,7 +354,11 @@ func (t *Table) readLeafSeek(f *tableFile, g rgGroup, out int, cc parquet.Column
 // cosine; exactly as Scan delivers them) of the rows at locs into
 // dst[i*l.Dim:(i+1)*l.Dim]. len(dst) must be len(locs)*l.Dim. A row that
 // violates the source contract fails with an *Error naming its file and
-// row (the key is not read).
+// row (the key is not read). It decodes each vector page holding a wanted
+// row at most once per call and no other page (taking pages from the
+// decoded-page cache when it has them) where the row group's vector chunk
+// has an offset index; without one it reads the chunk once, in order, up
+// to its last wanted row. Up to 8 row groups are read at once.
 func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst []float32) error {
 	if err := t.checkLayout(l); err != nil {
 		return err
