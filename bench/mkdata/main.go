@@ -6,6 +6,8 @@
 //	                                 (the class name, string): OUTDIR/fashion-payload.parquet, for
 //	                                 joined-search benchmarks (docs/benchmarks.md, "Joined results")
 //	mkdata synth -n N -d D OUTDIR    a seeded Gaussian mixture: N base vectors + 1,000 queries
+//	                                 (-zstd-page-bytes B: zstd pages of ≈ B bytes;
+//	                                 -no-page-index: no offset index, as pyarrow)
 //	mkdata mixture -n N -d D OUTDIR  a seeded Gaussian mixture with unequal cluster sizes and
 //	                                 spreads, streamed into several Parquet files in OUTDIR/base
 //	                                 (10M × 96: ~4 GB) + 1,000 queries; -normalize scales
@@ -18,6 +20,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
@@ -30,6 +33,7 @@ import (
 	"path/filepath"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 )
 
 // Row is one benchmark vector.
@@ -40,6 +44,14 @@ type Row struct {
 }
 
 const fashionDir = "/usr/share/datasets/fashion-mnist"
+
+// zstdPageBytes, when > 0, makes writeStream write zstd pages of about
+// that many bytes (synth -zstd-page-bytes) instead of Snappy ones.
+var zstdPageBytes int
+
+// noPageIndex makes writeStream leave the page index out of the footer
+// (synth -no-page-index).
+var noPageIndex bool
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -70,6 +82,8 @@ func run(args []string) error {
 		k := fs.Int("clusters", 1000, "mixture components")
 		q := fs.Int("queries", 1000, "query vectors")
 		seed := fs.Uint64("seed", 1, "seed")
+		fs.IntVar(&zstdPageBytes, "zstd-page-bytes", 0, "write zstd pages of about this many bytes (0: Snappy, parquet-go's default page size)")
+		fs.BoolVar(&noPageIndex, "no-page-index", false, "write no column or offset index (as pyarrow by default)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
@@ -265,7 +279,11 @@ func writeStream(out, name string, n int64, gen func(int64) Row) error {
 	}
 	defer ff.Close()
 	fw := bufio.NewWriterSize(ff, 1<<20)
-	w := parquet.NewGenericWriter[Row](pf, parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(65536))
+	opts := []parquet.WriterOption{parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(65536)}
+	if zstdPageBytes > 0 {
+		opts = append(opts, parquet.Compression(&parquet.Zstd), parquet.PageBufferSize(zstdPageBytes))
+	}
+	w := parquet.NewGenericWriter[Row](pf, opts...)
 	batch := make([]Row, 0, 4096)
 	flush := func() error {
 		if _, err := w.Write(batch); err != nil {
@@ -302,5 +320,40 @@ func writeStream(out, name string, n int64, gen func(int64) Row) error {
 	if err := ff.Close(); err != nil {
 		return err
 	}
-	return pf.Close()
+	if err := pf.Close(); err != nil {
+		return err
+	}
+	if noPageIndex {
+		return stripPageIndex(filepath.Join(out, name+".parquet"))
+	}
+	return nil
+}
+
+// stripPageIndex rewrites the footer of the Parquet file at path so that
+// it names no column or offset index, as pyarrow writes by default (the
+// indexes stay in the file, unreferenced).
+func stripPageIndex(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	md := *pf.Metadata()
+	for i := range md.RowGroups {
+		for j := range md.RowGroups[i].Columns {
+			c := &md.RowGroups[i].Columns[j]
+			c.OffsetIndexOffset, c.OffsetIndexLength, c.ColumnIndexOffset, c.ColumnIndexLength = 0, 0, 0, 0
+		}
+	}
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+	if err != nil {
+		return err
+	}
+	n := binary.LittleEndian.Uint32(data[len(data)-8:])
+	out := append(data[:len(data)-8-int(n)], footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
+	return os.WriteFile(path, append(out, "PAR1"...), 0o644)
 }

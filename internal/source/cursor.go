@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -72,6 +73,10 @@ func (c *vecCursor) close() {
 	}
 }
 
+// vecPagesRead counts the pages vecCursor has taken from parquet-go (each
+// one decompressed and decoded), for tests and benchmarks.
+var vecPagesRead atomic.Int64
+
 // nextPage loads the next page; io.EOF at the end of the chunk.
 func (c *vecCursor) nextPage() error {
 	c.release()
@@ -84,6 +89,7 @@ func (c *vecCursor) nextPage() error {
 				return err
 			}
 			c.page = p
+			vecPagesRead.Add(1)
 			if p.NumValues() == 0 {
 				parquet.Release(p)
 				c.page = nil

@@ -354,7 +354,11 @@ func (t *Table) readLeafSeek(f *tableFile, g rgGroup, out int, cc parquet.Column
 // cosine; exactly as Scan delivers them) of the rows at locs into
 // dst[i*l.Dim:(i+1)*l.Dim]. len(dst) must be len(locs)*l.Dim. A row that
 // violates the source contract fails with an *Error naming its file and
-// row (the key is not read).
+// row (the key is not read). It decodes each vector page holding a wanted
+// row at most once per call and no other page (taking pages from the
+// decoded-page cache when it has them) where the row group's vector chunk
+// has an offset index; without one it reads the chunk once, in order, up
+// to its last wanted row. Up to 8 row groups are read at once.
 func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst []float32) error {
 	if err := t.checkLayout(l); err != nil {
 		return err
@@ -404,49 +408,11 @@ func (t *Table) ReadVectors(ctx context.Context, l *Layout, locs []RowLoc, dst [
 	eg.SetLimit(readWorkers)
 	for _, g := range rest {
 		eg.Go(func() error {
-			f := t.files[g.file]
-			fl := &l.files[g.file]
-			start := f.rgStart[g.rg]
-			cc := f.pf.RowGroups()[g.rg].ColumnChunks()[fl.vec.col]
+			cc := t.files[g.file].pf.RowGroups()[g.rg].ColumnChunks()[l.files[g.file].vec.col]
 			if ok, err := t.readVectorsPaged(ectx, l, g, cc, where, dst); ok || err != nil {
 				return err
 			}
-			var c vecCursor
-			c.reset(&fl.vec, seekablePages(cc))
-			defer c.close()
-			tmp := make([]float32, D)
-			for _, row := range g.rows {
-				if err := ectx.Err(); err != nil {
-					return err
-				}
-				fail := func(rule error, detail string, cause error) error {
-					return &Error{Source: t.desc, File: f.Key, Row: row, Field: l.VectorField, Rule: rule, Detail: detail, Err: cause}
-				}
-				if err := safely(func() error { return c.pages.SeekToRow(row - start) }); err != nil {
-					return fail(ErrCorrupt, "seek", err)
-				}
-				c.release()
-				c.li, c.n = 0, 0
-				rs, err := c.readRow(tmp)
-				if err != nil {
-					return fail(ErrCorrupt, "read vector", err)
-				}
-				switch {
-				case rs.null:
-					return fail(ErrNullVector, "", nil)
-				case rs.count != D:
-					return fail(ErrDimension, fmt.Sprintf("%d elements, want %d", rs.count, D), nil)
-				case rs.nullElem >= 0:
-					return fail(ErrNullElement, fmt.Sprintf("element %d", rs.nullElem), nil)
-				}
-				if det, rule := checkVector(tmp, l.cosine); rule != nil {
-					return fail(rule, det, nil)
-				}
-				for _, i := range where[RowLoc{File: int32(g.file), Row: row}] {
-					copy(dst[i*D:(i+1)*D], tmp)
-				}
-			}
-			return nil
+			return t.readVectorsSeq(ectx, l, g, cc, where, dst)
 		})
 	}
 	return eg.Wait()
@@ -521,11 +487,12 @@ func (t *Table) cachedVector(l *Layout, file, rg int, oi parquet.OffsetIndex, ro
 
 // readVectorsPaged is ReadVectors for the rows of one row group whose
 // vector chunk has an offset index: each page holding a wanted row is
-// decoded once to canonical vectors and kept in the decoded-page cache, so
-// rows near earlier ones (and the same rows again) cost a copy. It returns
+// decoded once (and no other page: the offset index names where each
+// starts) to canonical vectors and kept in the decoded-page cache, so rows
+// near earlier ones (and the same rows again) cost a copy. It returns
 // false, having written nothing it will not overwrite, when the chunk has
 // no offset index or its pages disagree with it; the caller then reads
-// row by row, which also reports any corruption.
+// the chunk with readVectorsSeq, which also reports any corruption.
 func (t *Table) readVectorsPaged(ctx context.Context, l *Layout, g rgGroup, cc parquet.ColumnChunk, where map[RowLoc][]int, dst []float32) (bool, error) {
 	fc, ok := cc.(*parquet.FileColumnChunk)
 	if !ok {
@@ -541,8 +508,12 @@ func (t *Table) readVectorsPaged(ctx context.Context, l *Layout, g rgGroup, cc p
 	start := f.rgStart[g.rg]
 	chunkRows := f.rgStart[g.rg+1] - start
 	np := oi.NumPages()
-	var c vecCursor
-	defer c.close()
+	var pages parquet.Pages
+	defer func() {
+		if pages != nil {
+			_ = pages.Close()
+		}
+	}()
 	var cur *vecPage
 	curIdx := -1
 	var first int64
@@ -564,10 +535,10 @@ func (t *Table) readVectorsPaged(ctx context.Context, l *Layout, g rgGroup, cc p
 			key := pageKey{f: f, rg: g.rg, leaf: vecLeaf(l.cosine), page: pi}
 			vp, ok := decodedPages.getVec(key)
 			if !ok {
-				if c.pages == nil {
-					c.reset(&fl.vec, cc.Pages())
+				if pages == nil {
+					pages = cc.Pages()
 				}
-				if vp = decodeVecPage(&c, first, int(end-first), D, l.cosine); vp == nil {
+				if vp = decodeVecPage(pages, &fl.vec, first, int(end-first), D, l.cosine); vp == nil {
 					return false, nil
 				}
 				decodedPages.putVec(key, vp)
@@ -585,25 +556,37 @@ func (t *Table) readVectorsPaged(ctx context.Context, l *Layout, g rgGroup, cc p
 	return true, nil
 }
 
-// decodeVecPage decodes the n rows of the page starting at row first of
-// c's chunk, or returns nil when the page does not hold exactly those rows
-// or cannot be decoded (the caller falls back to reading row by row).
-func decodeVecPage(c *vecCursor, first int64, n, D int, cosine bool) *vecPage {
-	if err := safely(func() error { return c.pages.SeekToRow(first) }); err != nil {
+// decodeVecPage decodes the n rows of the page of pages (a vector chunk of
+// shape s) starting at row first, reading that one page and no other, or
+// returns nil when the page does not hold exactly those rows or cannot be
+// decoded (the caller falls back to reading the chunk in order).
+func decodeVecPage(pages parquet.Pages, s *vecShape, first int64, n, D int, cosine bool) *vecPage {
+	var p parquet.Page
+	if err := safely(func() error {
+		if err := pages.SeekToRow(first); err != nil {
+			return err
+		}
+		var err error
+		p, err = pages.ReadPage()
+		return err
+	}); err != nil {
 		return nil
 	}
-	c.release()
-	c.li, c.n = 0, 0
+	if p.NumRows() != int64(n) {
+		parquet.Release(p)
+		return nil
+	}
+	// The page holds exactly the offset index's rows, so the cursor reads
+	// it alone: its last row ends where the page does, and looking for the
+	// next row's start must not decode the next page.
+	var c vecCursor
+	c.reset(s, &onePage{p: p})
+	defer c.close()
 	vp := &vecPage{v: make([]float32, n*D)}
 	tmp := make([]float32, D)
 	for r := 0; r < n; r++ {
 		rs, err := c.readRow(tmp)
 		if err != nil {
-			return nil
-		}
-		// The page must hold exactly the offset index's rows (then the n
-		// rows read are its rows: reading the last may look ahead).
-		if r == 0 && (c.page == nil || c.page.NumRows() != int64(n)) {
 			return nil
 		}
 		fault := func(rule error, detail string) {
@@ -612,24 +595,95 @@ func decodeVecPage(c *vecCursor, first int64, n, D int, cosine bool) *vecPage {
 			}
 			vp.faults[r] = rowFault{rule, detail}
 		}
-		switch {
-		case rs.null:
-			fault(ErrNullVector, "")
-			continue
-		case rs.count != D:
-			fault(ErrDimension, fmt.Sprintf("%d elements, want %d", rs.count, D))
-			continue
-		case rs.nullElem >= 0:
-			fault(ErrNullElement, fmt.Sprintf("element %d", rs.nullElem))
-			continue
-		}
-		if det, rule := checkVector(tmp, cosine); rule != nil {
-			fault(rule, det)
+		if detail, rule := vectorFault(rs, tmp, D, cosine); rule != nil {
+			fault(rule, detail)
 			continue
 		}
 		copy(vp.v[r*D:], tmp)
 	}
 	return vp
+}
+
+// vectorFault is the source-contract rule (with its detail) that a row
+// read as rs into tmp breaks, or nil.
+func vectorFault(rs rowStatus, tmp []float32, D int, cosine bool) (string, error) {
+	switch {
+	case rs.null:
+		return "", ErrNullVector
+	case rs.count != D:
+		return fmt.Sprintf("%d elements, want %d", rs.count, D), ErrDimension
+	case rs.nullElem >= 0:
+		return fmt.Sprintf("element %d", rs.nullElem), ErrNullElement
+	}
+	return checkVector(tmp, cosine)
+}
+
+// onePage is the Pages of a single page, which its reader takes over.
+type onePage struct{ p parquet.Page }
+
+func (o *onePage) ReadPage() (parquet.Page, error) {
+	if o.p == nil {
+		return nil, io.EOF
+	}
+	p := o.p
+	o.p = nil
+	return p, nil
+}
+
+func (o *onePage) SeekToRow(int64) error { return fmt.Errorf("onePage: seek not supported") }
+
+func (o *onePage) Close() error {
+	if o.p != nil {
+		parquet.Release(o.p)
+		o.p = nil
+	}
+	return nil
+}
+
+// readVectorsSeq is ReadVectors for the rows of one row group read in
+// order from the start of its vector chunk, each page decoded once, up to
+// the last wanted row: the path for a chunk without an offset index (with
+// none, parquet-go can only seek to a row by decoding every page before
+// it, so seeking row by row would decode the chunk's first pages once per
+// row). A wanted row that violates the source contract, or a chunk that
+// cannot be decoded, fails with an *Error naming the file and row.
+func (t *Table) readVectorsSeq(ctx context.Context, l *Layout, g rgGroup, cc parquet.ColumnChunk, where map[RowLoc][]int, dst []float32) error {
+	f := t.files[g.file]
+	D := l.Dim
+	start := f.rgStart[g.rg]
+	var c vecCursor
+	c.reset(&l.files[g.file].vec, cc.Pages())
+	defer c.close()
+	tmp := make([]float32, D)
+	next := 0 // index in g.rows of the next wanted row
+	for row := start; next < len(g.rows); row++ {
+		if (row-start)&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		fail := func(rule error, detail string, cause error) error {
+			return &Error{Source: t.desc, File: f.Key, Row: row, Field: l.VectorField, Rule: rule, Detail: detail, Err: cause}
+		}
+		rs, err := c.readRow(tmp)
+		if err == io.EOF {
+			return fail(ErrCorrupt, "the column chunk ends before this row", nil)
+		}
+		if err != nil {
+			return fail(ErrCorrupt, "read vector", err)
+		}
+		if row != g.rows[next] {
+			continue
+		}
+		next++
+		if detail, rule := vectorFault(rs, tmp, D, l.cosine); rule != nil {
+			return fail(rule, detail, nil)
+		}
+		for _, i := range where[RowLoc{File: int32(g.file), Row: row}] {
+			copy(dst[i*D:(i+1)*D], tmp)
+		}
+	}
+	return nil
 }
 
 // orderedGroup is a group node whose fields keep their given order.

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/parqdb/parqdb/internal/source/sourcetest"
 )
 
 // fashionRow is the row of bench/mkdata's Fashion-MNIST files.
@@ -104,5 +106,51 @@ func BenchmarkReadRows(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkReadVectorsCold measures the cold exact-vector path behind
+// `source`-encoding search and refine: one ReadVectors call for 3,000
+// random rows of a 384-d source (12,000 rows in two row groups, zstd
+// pages of ≈ 1 MB), the decoded-page cache off, with and without an
+// offset index. It reports the pages decoded per call (pages/op).
+func BenchmarkReadVectorsCold(b *testing.B) {
+	ctx := context.Background()
+	const n, dim = 12_000, 384
+	r := rand.New(rand.NewPCG(29, 2))
+	vecs := randVectors(r, n, dim)
+	var buf bytes.Buffer
+	if err := sourcetest.WriteVectors(&buf, seq(0, n), vecs, sourcetest.Options{Codec: &parquet.Zstd, PageBufferSize: 1 << 20, RowGroupRows: n / 2}); err != nil {
+		b.Fatal(err)
+	}
+	locs := make([]RowLoc, 3000)
+	for i := range locs {
+		locs[i] = RowLoc{Row: r.Int64N(n)}
+	}
+	dst := make([]float32, len(locs)*dim)
+	for _, strip := range []bool{false, true} {
+		name := "offset-index"
+		data := buf.Bytes()
+		if strip {
+			name, data = "no-offset-index", stripPageIndex(b, data)
+		}
+		b.Run(name, func(b *testing.B) {
+			mb := newMem()
+			mb.put("s/part-0.parquet", data)
+			st := mustOpen(b, mb, "s")
+			l, err := st.Check(ctx, l2("embedding", "id"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer SetPageCacheBytes(SetPageCacheBytes(0))
+			p0 := vecPagesRead.Load()
+			b.ResetTimer()
+			for range b.N {
+				if err := st.ReadVectors(ctx, l, locs, dst); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(vecPagesRead.Load()-p0)/float64(b.N), "pages/op")
+		})
 	}
 }

@@ -369,6 +369,10 @@ type Options struct {
 	Double       bool   // write list<double> (values converted from float32)
 	RowGroupRows int    // 0: one row group
 	Payload      []Payload
+	// PageBufferSize and Codec are Table's (0 and nil: parquet-go's
+	// default page size, SNAPPY).
+	PageBufferSize int
+	Codec          compress.Codec
 }
 
 // Payload is an extra column written after the key and the vector.
@@ -393,8 +397,10 @@ func WriteVectors(w io.Writer, keys []int64, vectors [][]float32, opt Options) e
 		vf = "embedding"
 	}
 	t := Table{
-		Fields:       []Field{F(kf, parquet.Leaf(parquet.Int64Type)), F(vf, VectorNode(opt.Shape, opt.Double, false))},
-		RowGroupRows: opt.RowGroupRows,
+		Fields:         []Field{F(kf, parquet.Leaf(parquet.Int64Type)), F(vf, VectorNode(opt.Shape, opt.Double, false))},
+		RowGroupRows:   opt.RowGroupRows,
+		PageBufferSize: opt.PageBufferSize,
+		Codec:          opt.Codec,
 	}
 	for _, p := range opt.Payload {
 		if len(p.Values) != len(keys) {
