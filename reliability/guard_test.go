@@ -164,8 +164,13 @@ func TestOutsideOpenGuard(t *testing.T) {
 
 	s3 := newRecorder(t)
 	imds := newRecorder(t)
+	// The commands' temporary folder: builds spill there and gc looks there
+	// for the spill folders of killed builds (docs/build.md), so it is the
+	// one folder outside the warehouse and the source they may open.
+	tmp := t.TempDir()
 	env := []string{"AWS_ENDPOINT_URL_S3=" + s3.url(), "AWS_ENDPOINT_URL=" + s3.url(),
-		"AWS_EC2_METADATA_SERVICE_ENDPOINT=" + imds.url(), "AWS_ACCESS_KEY_ID=guard", "AWS_SECRET_ACCESS_KEY=guard", "AWS_REGION=us-east-1"}
+		"AWS_EC2_METADATA_SERVICE_ENDPOINT=" + imds.url(), "AWS_ACCESS_KEY_ID=guard", "AWS_SECRET_ACCESS_KEY=guard", "AWS_REGION=us-east-1",
+		"TMPDIR=" + tmp}
 
 	type variant struct {
 		name, target string
@@ -190,7 +195,7 @@ func TestOutsideOpenGuard(t *testing.T) {
 		return r, log
 	}
 	cwd, _ := os.Getwd()
-	allowed := []string{src + "/", inputs + "/", parqdbBinary(t), cliDir + "/"}
+	allowed := []string{src + "/", inputs + "/", parqdbBinary(t), cliDir + "/", tmp + "/"}
 
 	// The guard sees what it must: on the untampered warehouse, a search
 	// opens the bound source, and with the source not allowed that open
