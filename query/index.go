@@ -386,9 +386,17 @@ func (ix *Index) StorageStats() (warehouse, src storage.Stats) {
 // count (snapshots that optimize committed before it recorded one).
 func snapshotState(s *metadata.Snapshot) string {
 	if n, err := strconv.Atoi(s.Summary["source-files"]); err == nil {
-		return fmt.Sprintf("%d files, %d rows", n, s.IndexedRows)
+		return filesRows(n, s.IndexedRows)
 	}
 	return fmt.Sprintf("%d rows", s.IndexedRows)
+}
+
+// filesRows is "N files, M rows" ("1 file, …" for one).
+func filesRows(files int, rows int64) string {
+	if files == 1 {
+		return fmt.Sprintf("1 file, %d rows", rows)
+	}
+	return fmt.Sprintf("%d files, %d rows", files, rows)
 }
 
 // Close releases the index's open files. It is safe to call more than once.

@@ -139,7 +139,7 @@ func legacyStale(name string, snap *metadata.Snapshot, t *source.Table) *StaleEr
 	return &StaleError{
 		Index: name, SnapshotID: snap.SnapshotID, Location: snap.SourceTable.Properties["location"],
 		Snapshot: snapshotState(snap),
-		Now:      fmt.Sprintf("%d files, %d rows", len(t.Files()), t.NumRows()),
+		Now:      filesRows(len(t.Files()), t.NumRows()),
 	}
 }
 

@@ -16,6 +16,7 @@ func TestStaleMessageState(t *testing.T) {
 		want    string
 	}{
 		{map[string]string{"source-files": "3"}, "held 3 files, 9000 rows when"},
+		{map[string]string{"source-files": "1"}, "held 1 file, 9000 rows when"},
 		{map[string]string{"operation": "optimize"}, "held 9000 rows when"},
 		{map[string]string{"source-files": "x"}, "held 9000 rows when"},
 	} {
