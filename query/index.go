@@ -84,9 +84,10 @@ type Index struct {
 
 	table  *source.Table
 	layout *source.Layout
-	// recorded: the source was opened from the snapshot's recorded file
-	// list (openSourceTable); stale is what the last check found added.
-	recorded bool
+	// recorded is the snapshot's recorded file list the source was opened
+	// from (openSourceTable; nil when it has none); stale is what the last
+	// check found added.
+	recorded []source.Recorded
 	stale    atomic.Pointer[Staleness]
 
 	cache *cache
@@ -296,7 +297,7 @@ func (ix *Index) openSource(ctx context.Context) error {
 	}
 	ix.table = t
 	if got, want := t.Identity(), st.Properties["table-identity"]; got != want {
-		if ix.recorded {
+		if ix.recorded != nil {
 			return fmt.Errorf("index %q: %w: the files %s records give table-identity %s, the snapshot's source-table has %s; run `parqdb index verify %s`",
 				ix.name, ErrCorrupt, postings.SnapshotLayout(ix.snap).SourceFiles(), got, want, ix.name)
 		}
@@ -357,7 +358,7 @@ func (ix *Index) openSourceTable(ctx context.Context, loc string) (*source.Table
 		}
 		return t, nil
 	}
-	ix.recorded = true
+	ix.recorded = rec
 	t, d, err := source.OpenRecorded(ctx, b, prefix, rec)
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", loc, err)

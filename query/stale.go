@@ -59,7 +59,15 @@ func (ix *Index) Stale() *Staleness { return ix.stale.Load() }
 // rewritten since is reported as a *StaleError (and Stale is left as it
 // was): searches that read it fail with the same error.
 func (ix *Index) RecheckSource(ctx context.Context) (*Staleness, error) {
-	s, err := SourceStaleness(ctx, ix.wh, ix.snap, ix.name)
+	var s *Staleness
+	var err error
+	if ix.snap.SourceTable.Provider == icesource.Provider {
+		s, err = SourceStaleness(ctx, ix.wh, ix.snap, ix.name)
+	} else {
+		// The recorded list is the one Open read: a snapshot's list never
+		// changes, so a recheck costs the source listing alone.
+		s, err = folderStaleness(ctx, ix.name, ix.snap, ix.recorded)
+	}
 	if err != nil {
 		return ix.Stale(), err
 	}
@@ -88,13 +96,22 @@ func SourceStaleness(ctx context.Context, wh storage.Bucket, snap *metadata.Snap
 		}
 		return &Staleness{Index: name, SnapshotID: snap.SnapshotID, Location: loc, SourceSnapshot: cur}, nil
 	}
-	b, prefix, err := sourceBucket(ctx, loc)
-	if err != nil {
-		return nil, err
-	}
 	rec, err := recordedFiles(ctx, wh, snap)
 	if err != nil {
 		return nil, fmt.Errorf("index %q: %w", name, err)
+	}
+	return folderStaleness(ctx, name, snap, rec)
+}
+
+// folderStaleness is SourceStaleness for a folder or file source whose
+// snapshot recorded the files rec (nil: no list; compared by
+// table-identity).
+func folderStaleness(ctx context.Context, name string, snap *metadata.Snapshot, rec []source.Recorded) (*Staleness, error) {
+	st := snap.SourceTable
+	loc := st.Properties["location"]
+	b, prefix, err := sourceBucket(ctx, loc)
+	if err != nil {
+		return nil, err
 	}
 	if rec == nil {
 		t, err := source.Open(ctx, b, prefix)
