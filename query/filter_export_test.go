@@ -77,3 +77,6 @@ func SetFirstListBound(on bool) { noFirstListBound.Store(!on) }
 // SetBlockedCodes forces the LVQ8 code layout of indexes opened next: 1
 // blocked, 2 at stride, 0 the default (blockedCodes).
 func SetBlockedCodes(v int32) { forceBlocked.Store(v) }
+
+// SetListMajor turns SearchBatch's list-major scan on or off (default on).
+func SetListMajor(on bool) { noListMajor.Store(!on) }

@@ -258,8 +258,18 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 	if err := ix.readLists(ctx, s, &st); err != nil {
 		return nil, err
 	}
+	keep, refineK := ix.keep(opts)
+	if err := ix.score(ctx, s, keep, refineK, &st); err != nil {
+		return nil, err
+	}
+	return ix.finish(ctx, s, opts, st)
+}
+
+// keep returns how many candidates the scan keeps for opts, and refineK,
+// the k of refine's cap (0: no cap).
+func (ix *Index) keep(opts Options) (keep, refineK int) {
 	exact := ix.schema.Encoding == metadata.EncodingSource
-	keep := opts.K
+	keep = opts.K
 	switch {
 	case exact:
 		// float32 scores; a few spare places so that the float64 re-rank
@@ -268,13 +278,16 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 	case opts.Refine > 0:
 		keep = opts.K * opts.Refine
 	}
-	refineK := 0
 	if opts.Refine > 0 && !exact {
 		refineK = opts.K
 	}
-	if err := ix.score(ctx, s, keep, refineK, &st); err != nil {
-		return nil, err
-	}
+	return keep, refineK
+}
+
+// finish turns the candidates the scan left in s.top into the result:
+// refine, the exact re-rank, the join.
+func (ix *Index) finish(ctx context.Context, s *scratch, opts Options, st Stats) (*Result, error) {
+	exact := ix.schema.Encoding == metadata.EncodingSource
 	var top []cand
 	if opts.Refine > 0 && !exact {
 		// refine re-scores the candidates in any order and rerank sorts
@@ -505,20 +518,26 @@ const fetchParallelism = 64
 // the best keep candidates in s.top. A row enters the heap only if it beats
 // the current worst (early abandon after the distance kernel).
 func (ix *Index) score(ctx context.Context, s *scratch, keep int, refineK int, st *Stats) error {
-	s.top.reset(keep)
+	ix.scoreBegin(s, keep, refineK)
 	half := ix.snap.Metric == metadata.MetricCosine
 	switch ix.schema.Encoding {
 	case metadata.EncodingSource:
 		return ix.scoreSource(ctx, s, half, st)
 	case metadata.EncodingLVQ8:
-		if refineK > 0 && refineK < keep && !noRefineSkip.Load() && !noRefineCap.Load() {
-			s.top.capK, s.top.capAt = refineK, ix.newRefineCap(s, half)
-		}
 		ix.scoreLVQ8(s, half, st)
 	default:
 		ix.scoreLVQ4(s, half, st)
 	}
 	return nil
+}
+
+// scoreBegin readies s.top for a scan that keeps keep candidates, with
+// refine's cap at refineK (0: none; LVQ8 only).
+func (ix *Index) scoreBegin(s *scratch, keep, refineK int) {
+	s.top.reset(keep)
+	if ix.schema.Encoding == metadata.EncodingLVQ8 && refineK > 0 && refineK < keep && !noRefineSkip.Load() && !noRefineCap.Load() {
+		s.top.capK, s.top.capAt = refineK, ix.newRefineCap(s, ix.snap.Metric == metadata.MetricCosine)
+	}
 }
 
 // scoreLVQ8 scores LVQ8 codes without decoding them:
@@ -619,42 +638,51 @@ func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
 // float32 SIMD kernel as IVF-Flat does (rerank makes the reported
 // distances exact).
 func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Stats) error {
-	t := &s.top
 	var hits int64 // store hits, counted once per query
 	defer func() { ix.vstore.count(hits, 0) }()
 	for _, l := range s.lists {
 		if l == nil || l.len() == 0 {
 			continue
 		}
-		var ords []int64
-		var err error
-		if l.cid < 0 {
-			if ords, err = ix.sourceOrds(ctx, l); err != nil {
+		if l.cid >= 0 {
+			if err := ix.scoreSourceList(ctx, s, l, half, &hits, st); err != nil {
 				return err
 			}
+			continue
+		}
+		// The filters' exact plan: matching rows by ordinal, not a list.
+		ords, err := ix.sourceOrds(ctx, l)
+		if err != nil {
+			return err
+		}
+		if s.vs, err = ix.ordViews(ctx, ords, s.vs, st); err != nil {
+			return err
 		}
 		n := l.len()
 		s.dists = slices.Grow(s.dists[:0], n)[:n]
-		if l.cid < 0 {
-			// The filters' exact plan: matching rows by ordinal, not a list.
-			if s.vs, err = ix.ordViews(ctx, ords, s.vs, st); err != nil {
-				return err
-			}
-			for i, v := range s.vs {
-				s.dists[i] = vecmath.L2Sq(s.qp, v)
-			}
-			clear(s.vs)
-		} else {
-			v, err := ix.listVectors(ctx, l, &hits, st)
-			if err != nil {
-				return err
-			}
-			// rows and query zero padded to the store's stride
-			vecmath.L2SqBatch(s.qp, v, ix.vstore.w, s.dists)
+		for i, v := range s.vs {
+			s.dists[i] = vecmath.L2Sq(s.qp, v)
 		}
+		clear(s.vs)
 		st.Candidates += int64(n)
-		t.pushDists(s.dists, half, l)
+		s.top.pushDists(s.dists, half, l)
 	}
+	return nil
+}
+
+// scoreSourceList scores the rows of list l (l.cid ≥ 0) with their exact
+// vectors from the vector store into s.top, counting a store hit in hits.
+func (ix *Index) scoreSourceList(ctx context.Context, s *scratch, l *list, half bool, hits *int64, st *Stats) error {
+	v, err := ix.listVectors(ctx, l, hits, st)
+	if err != nil {
+		return err
+	}
+	n := l.len()
+	s.dists = slices.Grow(s.dists[:0], n)[:n]
+	// rows and query zero padded to the store's stride
+	vecmath.L2SqBatch(s.qp, v, ix.vstore.w, s.dists)
+	st.Candidates += int64(n)
+	s.top.pushDists(s.dists, half, l)
 	return nil
 }
 
@@ -1141,22 +1169,6 @@ func keyValueAny(v source.KeyValue) any {
 
 // KernelImpl names the distance kernels in use ("avx512", "avx2" or "go").
 func KernelImpl() string { return vecmath.Impl() }
-
-// SearchBatch runs Search for every query on up to workers goroutines
-// (0: one per core) and returns the results in query order. An error names
-// the query by its 0-based position in qs.
-func (ix *Index) SearchBatch(ctx context.Context, qs [][]float32, opts Options, workers int) ([]*Result, error) {
-	out := make([]*Result, len(qs))
-	err := forEachQuery(ctx, len(qs), workers, func(ctx context.Context, i int) error {
-		r, err := ix.Search(ctx, qs[i], opts)
-		out[i] = r
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
 
 // forEachQuery runs fn for the queries 0…n-1 on up to workers goroutines
 // (0: one per core). The first error stops the queries not yet started and

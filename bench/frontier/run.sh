@@ -1,28 +1,55 @@
 #!/usr/bin/env bash
-# Issue 14's acceptance in one run (docs/benchmarks.md, "Recall–speed frontier, side by side"):
-# ParqDB (lvq8 with refine 0–8, and the `source` encoding) and Debian FAISS 1.7 (IVF-SQ8 and
-# IVF-Flat, the same nlist, one thread, one query per call) on Fashion-MNIST, the GloVe sample
-# and the text set, one after the other; summary.py then picks each engine's fastest setting at
-# recall@10 ≥ 0.95 and ≥ 0.99 and prints the ratios. Figures are queries per CPU-second of the
-# searching thread (ParqDB qps_1t_cpu, FAISS qps_cpu): the machine is shared.
+# The headline comparison (docs/benchmarks.md, "Against FAISS 1.15"): ParqDB (lvq8 with refine,
+# and the `source` encoding) against FAISS 1.15 compiled for this CPU (../shared/peers: IVF-Flat,
+# IVF-Flat Panorama, IVF-SQ8, IVF-PQ{d/2}x4fs + RFlat, IVF-RaBitQ FastScan + RFlat, HNSW32), the
+# same nlist, on each data set, in both modes a user meets (the whole query batch per call:
+# `SearchBatch` / one FAISS `search`; one query per call: `Search` / one FAISS call per query),
+# with 1 and 2 threads; summary.py then picks each engine's fastest setting at recall@10 ≥ 0.95
+# and ≥ 0.99 and prints the ratios against issue 29's goals.
 #
-#   bench/frontier/run.sh PARQDB WORK          # SETS="fashion glove text" by default
+#   bench/frontier/run.sh PARQDB WORK      # SETS="fashion glove text" THREADS="1 2" by default
 #
-# WORK holds the data and indexes; made when missing, except the text set (7–8 minutes, see
-# bench/README.md, "textdata"), which is read from $TEXT (default WORK/text: text-base.parquet,
-# text-base.fvecs, text-queries.fvecs, text-gt.ivecs) and skipped if absent.
+# One-thread figures are queries per CPU-second (ParqDB qps_1t_cpu for single queries and
+# qps_nt_cpu for the batch; FAISS per CPU-second of the calling thread with OpenMP and OpenBLAS
+# on one thread), which hold on a shared machine; two-thread figures are wall clock and need a
+# quiet one. WORK holds the data and indexes; made when missing, except the text set (7–8
+# minutes, bench/README.md, "textdata"), read from $TEXT (default WORK/text: text-base.parquet,
+# text-base.fvecs, text-queries.fvecs, text-gt.ivecs) and skipped if absent. Fashion-MNIST
+# comes from Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 parqdb=$(realpath "$1")
 work=$(realpath -m "$2")
 SETS=${SETS:-fashion glove text}
+THREADS=${THREADS:-1 2}
 TEXT=${TEXT:-$work/text}
 py=/usr/bin/python3
+L=$(grep -qw avx512_fp16 /proc/cpuinfo && echo avx512_spr || echo avx512)
+grep -qw avx512f /proc/cpuinfo || L=avx2 # no prebuilt: build one (../shared/peers/README.md)
+PEER=${PEER:-$(realpath -m "$repo/../shared/peers/faiss-1.15.0-$L")}
+[ -d "$PEER/faiss" ] || { echo "frontier: no FAISS build in $PEER (set PEER; ../shared/peers/README.md)" >&2; exit 2; }
 mkdir -p "$work"
 out="$work/results-$(date -u +%Y%m%dT%H%M%S)"
 mkdir -p "$out"
-B=(-k 10 --threads 1 --cold-queries 1 -q --format json)
-faiss() { OMP_NUM_THREADS=1 "$py" "$repo/bench/faiss_ivf.py" search "$@"; }
+faiss() { # SET ARGS…: faiss_peer.py for each thread count
+  local set=$1
+  shift
+  for t in $THREADS; do
+    local modes=batch
+    [ "$t" = 1 ] && modes=batch,single
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS="$t" \
+      PYTHONPATH="$PEER" FAISS_OPT_LEVEL=$L "$py" "$repo/bench/frontier/faiss_peer.py" \
+      --threads "$t" --modes $modes "$@" >"$out/$set-faiss-t$t.jsonl"
+  done
+}
+bench() { # WAREHOUSE INDEX OUTNAME ARGS…: parqdb bench for each thread count
+  local wh=$1 ix=$2 name=$3
+  shift 3
+  for t in $THREADS; do
+    "$parqdb" --warehouse "$wh" bench "$ix" -k 10 --threads "$t" --cold-queries 0 -q --format json "$@" \
+      >"$out/$name-t$t.jsonl"
+  done
+}
 index() { # WAREHOUSE NAME SOURCE FIELD KEY METRIC NLIST ENCODING
   # (the list is read whole first: grep -q closing the pipe early would fail it under pipefail)
   local have
@@ -32,7 +59,10 @@ index() { # WAREHOUSE NAME SOURCE FIELD KEY METRIC NLIST ENCODING
     "$parqdb" --warehouse "$1" index create "$2" --source "$3" --vector-field "$4" --key-fields "$5" \
       --metric "$6" --nlist "$7" --encoding "$8" -q >/dev/null
 }
-echo "frontier: $parqdb ($("$parqdb" --version 2>&1 | head -1)), results in $out; $(uptime)" >&2
+{
+  echo "frontier: $parqdb ($("$parqdb" --version 2>&1 | head -1)), peer $PEER ($L), results in $out"
+  echo "frontier: $(uptime); $(grep -m1 'model name' /proc/cpuinfo)"
+} | tee "$out/machine.txt" >&2
 
 for set in $SETS; do
   case $set in
@@ -41,13 +71,12 @@ for set in $SETS; do
     [ -f "$d/fashion-train.parquet" ] || (cd "$repo" && go run ./bench/mkdata fashion "$d" >/dev/null)
     [ -f "$d/fashion-q1k.fvecs" ] || head -c 3140000 "$d/fashion-test.fvecs" >"$d/fashion-q1k.fvecs"
     for e in lvq8 source; do index "$work/wh" fashion-$e "$d/fashion-train.parquet" vec id l2_squared 980 $e; done
-    "$parqdb" --warehouse "$work/wh" bench fashion-lvq8 --queries "$d/fashion-q1k.fvecs" "${B[@]}" \
-      --nprobe 6,8,10,12,14,16,18,20,24,32 --refine 0,2 >"$out/fashion-lvq8.jsonl"
-    "$parqdb" --warehouse "$work/wh" bench fashion-source --queries "$d/fashion-q1k.fvecs" "${B[@]}" \
-      --nprobe 8,10,12,14,16,18,20,24,32 >"$out/fashion-source.jsonl"
-    for kind in sq8 flat; do
-      faiss "$d/fashion-train.fvecs" "$d/fashion-q1k.fvecs" 980 $kind 10 8,10,12,14,16,18,20,24,32,48,64 >"$out/fashion-faiss-$kind.txt"
-    done
+    bench "$work/wh" fashion-lvq8 fashion-lvq8 --queries "$d/fashion-q1k.fvecs" \
+      --nprobe 6,8,10,12,14,16,18,20,24,32 --refine 0,2
+    bench "$work/wh" fashion-source fashion-source --queries "$d/fashion-q1k.fvecs" \
+      --nprobe 8,10,12,14,16,18,20,24,32
+    faiss fashion "$d/fashion-train.fvecs" "$d/fashion-q1k.fvecs" --nlist 980 --metric l2 \
+      --nprobe 6,8,10,12,14,16,18,20,24,32,48,64 --ef 16,24,32,48,64,96,128,192,256
     ;;
   glove)
     d=$work/glove
@@ -57,13 +86,12 @@ for set in $SETS; do
       for _ in 1 2 3 4 5; do cat "$d/glove-q1k.fvecs"; done >"$d/glove-q5k.fvecs"
     fi
     for e in lvq8 source; do index "$work/wh" glove-$e "$repo/examples/glove/glove-10k.parquet" embedding word cosine 100 $e; done
-    "$parqdb" --warehouse "$work/wh" bench glove-lvq8 --queries "$d/glove-q5k.fvecs" "${B[@]}" \
-      --nprobe 8,10,12,14,16,20,24,28,32,40 --refine 0,2,4 >"$out/glove-lvq8.jsonl"
-    "$parqdb" --warehouse "$work/wh" bench glove-source --queries "$d/glove-q5k.fvecs" "${B[@]}" \
-      --nprobe 8,10,12,14,16,20,24,28,32,40 >"$out/glove-source.jsonl"
-    for kind in sq8 flat; do
-      faiss "$d/glove-base.fvecs" "$d/glove-q5k.fvecs" 100 $kind 10 8,10,12,14,16,20,24,28,32,40,48 >"$out/glove-faiss-$kind.txt"
-    done
+    bench "$work/wh" glove-lvq8 glove-lvq8 --queries "$d/glove-q5k.fvecs" \
+      --nprobe 8,10,12,14,16,20,24,28,32,40 --refine 0,2,4
+    bench "$work/wh" glove-source glove-source --queries "$d/glove-q5k.fvecs" \
+      --nprobe 8,10,12,14,16,20,24,28,32,40
+    faiss glove "$d/glove-base.fvecs" "$d/glove-q5k.fvecs" --nlist 100 --metric cosine \
+      --nprobe 8,10,12,14,16,20,24,28,32,40,48 --ef 16,24,32,48,64,96,128,192,256,384
     ;;
   text)
     if [ ! -f "$TEXT/text-gt.ivecs" ]; then
@@ -71,20 +99,15 @@ for set in $SETS; do
       continue
     fi
     for e in lvq8 source; do index "$work/wh" text-$e "$TEXT/text-base.parquet" vec id cosine 1505 $e; done
-    G=(--ground-truth "$TEXT/text-gt.ivecs")
-    "$parqdb" --warehouse "$work/wh" bench text-lvq8 --queries "$TEXT/text-queries.fvecs" "${G[@]}" "${B[@]}" \
-      --nprobe 32,40,48,64 --refine 0,2,4 >"$out/text-lvq8.jsonl"
-    "$parqdb" --warehouse "$work/wh" bench text-lvq8 --queries "$TEXT/text-queries.fvecs" "${G[@]}" "${B[@]}" \
-      --nprobe 128,256,384,512,640,768 --refine 4,8 >>"$out/text-lvq8.jsonl"
-    "$parqdb" --warehouse "$work/wh" bench text-source --queries "$TEXT/text-queries.fvecs" "${G[@]}" "${B[@]}" \
-      --nprobe 32,34,36,40,48,384,448,512,640 >"$out/text-source.jsonl"
-    faiss "$TEXT/text-base.fvecs" "$TEXT/text-queries.fvecs" 1505 flat 10 32,40,48,64,128,256,384,448,512,640,768 \
-      --gt "$TEXT/text-gt.ivecs" >"$out/text-faiss-flat.txt"
-    faiss "$TEXT/text-base.fvecs" "$TEXT/text-queries.fvecs" 1505 sq8 10 64,128,256,512 \
-      --gt "$TEXT/text-gt.ivecs" >"$out/text-faiss-sq8.txt"
+    G=(--ground-truth "$TEXT/text-gt.ivecs" --queries "$TEXT/text-queries.fvecs")
+    bench "$work/wh" text-lvq8 text-lvq8 "${G[@]}" --nprobe 32,40,48,64,128,256,384,512,640,768 --refine 0,2,4,8
+    bench "$work/wh" text-source text-source "${G[@]}" --nprobe 32,34,36,40,48,384,448,512,640
+    faiss text "$TEXT/text-base.fvecs" "$TEXT/text-queries.fvecs" --nlist 1505 --metric cosine \
+      --gt "$TEXT/text-gt.ivecs" --nprobe 32,40,48,64,128,256,384,448,512,640,768 \
+      --ef 32,48,64,96,128,192,256,384,512,768,1024
     ;;
   *) echo "frontier: unknown set $set" >&2; exit 2 ;;
   esac
 done
-echo "frontier: done; $(uptime)" >&2
-"$py" "$repo/bench/frontier/summary.py" "$out"
+echo "frontier: done; $(uptime)" | tee -a "$out/machine.txt" >&2
+"$py" "$repo/bench/frontier/summary.py" "$out" | tee "$out/summary.md"

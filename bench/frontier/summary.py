@@ -1,36 +1,58 @@
 #!/usr/bin/python3
-"""Summarises a bench/frontier/run.sh results folder: for each data set and target recall@10
-(0.95, 0.99), each engine's fastest setting that reaches it, and ParqDB's ratios against FAISS
-with issue 14's goals (lvq8 ≥ 20× IVF-SQ8 where SQ8 reaches the target, lvq8 ≥ 3.5× IVF-Flat,
-source ≥ 3.5× IVF-Flat). Standard library only.
+"""Summarises a bench/frontier/run.sh results folder: for each data set, target recall@10 (0.95,
+0.99), mode and thread count, each engine's fastest setting that reaches the target, and the
+ratios of issue 29's goals: best ParqDB ÷ best FAISS (goal ≥ 1.0×, stretch 1.5×), ParqDB
+`source` ÷ IVF-Flat Panorama (≥ 1.0×) and ÷ IVF-Flat (≥ 1.5×). Standard library only.
 
     summary.py RESULTS_DIR
+
+Figures: with one thread, queries per CPU-second (ParqDB qps_1t_cpu for single queries,
+qps_nt_cpu for the batch; FAISS qps_cpu); with two, queries per wall-clock second.
 """
-import json, os, re, sys
+import glob, json, os, re, sys
 
 TARGETS = (0.95, 0.99)
-FAISS = re.compile(r"nprobe=(\d+) refine=(\d+) .*recall@\d+=([0-9.]+) qps=([0-9.]+) qps_cpu=([0-9.]+)")
+ORDER = ("fashion", "glove", "text")
+FAISS_KINDS = ("flat", "panorama", "sq8", "pqfs", "rabitqfs", "hnsw")
+NAMES = {"flat": "IVF-Flat", "panorama": "IVF-Flat Panorama", "sq8": "IVF-SQ8", "pqfs": "IVF-PQfs + RFlat",
+         "rabitqfs": "IVF-RaBitQfs + RFlat", "hnsw": "HNSW32"}
 
 
-def parqdb_rows(path):
-    rows = []
+def lines(path):
     for line in open(path):
         line = line.strip()
         if line.startswith("{"):
-            r = json.loads(line)
-            if r.get("recall_target"):
-                continue
-            rows.append((r["recall"], r["qps_1t_cpu"], f"nprobe {r['nprobe']}, refine {r['refine']}"))
-    return rows
+            yield json.loads(line)
 
 
-def faiss_rows(path):
+def parqdb_rows(path, threads, mode):
     rows = []
-    for line in open(path):
-        m = FAISS.search(line)
-        if m:
-            rows.append((float(m[3]), float(m[5]), f"nprobe {m[1]}"))
+    for r in lines(path):
+        if r.get("recall_target"):
+            continue
+        if mode == "single":
+            q = r.get("qps_1t_cpu") or r["qps_1t"]
+        elif threads == 1:
+            q = r.get("qps_nt_cpu") or r["qps_nt"]
+        else:
+            q = r["qps_nt"]
+        setting = f"nprobe {r['nprobe']}" + (f", refine {r['refine']}" if r["refine"] else "")
+        rows.append((r["recall"], q, setting))
     return rows
+
+
+def faiss_rows(path, threads, mode):
+    by = {}
+    for r in lines(path):
+        if r["mode"] != mode:
+            continue
+        q = r["qps_cpu"] if threads == 1 else r["qps"]
+        if "ef" in r:
+            setting = f"ef {r['ef']}"
+        else:
+            setting = f"nprobe {r['nprobe']}" + (f", k_factor {r['k_factor']}" if "k_factor" in r else "")
+        by.setdefault(r["kind"], []).append((r["recall"], q, setting))
+    return by
 
 
 def best(rows, t):
@@ -38,30 +60,54 @@ def best(rows, t):
     return max(ok, key=lambda r: r[1]) if ok else None
 
 
+def fmt(r):
+    return f"{r[2]}: {r[0]:.4f}, **{r[1]:,.0f}**" if r else "never"
+
+
+def ratio(a, b, goal):
+    if not a or not b:
+        return "—"
+    x = a[1] / b[1]
+    return f"**{x:.2f}×** {'met' if x >= goal else 'NOT met'}"
+
+
 def main(d):
-    sets = sorted({f.split("-")[0] for f in os.listdir(d) if f.endswith((".jsonl", ".txt"))},
-                  key=lambda s: ("fashion", "glove", "text").index(s) if s in ("fashion", "glove", "text") else 9)
-    print("| set | target | ParqDB lvq8(+refine) | ParqDB source | FAISS IVF-SQ8 | FAISS IVF-Flat "
-          "| lvq8 ÷ SQ8 (≥ 20×) | lvq8 ÷ Flat (≥ 3.5×) | source ÷ Flat (≥ 3.5×) |")
-    print("|---|---:|---|---|---|---|---:|---:|---:|")
-    fmt = lambda r: f"{r[2]}: {r[0]:.4f}, {r[1]:,.0f}" if r else "never reaches it"
-
-    def ratio(a, b, goal):
-        if not a or not b:
-            return "—"
-        x = a[1] / b[1]
-        return f"**{x:.2f}×** {'met' if x >= goal else 'NOT met'}"
-
+    sets = sorted({os.path.basename(f).split("-")[0] for f in glob.glob(os.path.join(d, "*-t*.jsonl"))},
+                  key=lambda s: ORDER.index(s) if s in ORDER else 9)
+    print("| set | target | mode, threads | ParqDB best | ParqDB `source` | "
+          + " | ".join(NAMES[k] for k in FAISS_KINDS)
+          + " | best ParqDB ÷ best FAISS (≥ 1.0×) | `source` ÷ Panorama (≥ 1.0×) | `source` ÷ IVF-Flat (≥ 1.5×) |")
+    print("|---|---:|---|---|---|" + "---|" * len(FAISS_KINDS) + "---:|---:|---:|")
     for s in sets:
-        p = lambda n: os.path.join(d, f"{s}-{n}")
-        eng = {}
-        for name, f, parse in (("lvq8", "lvq8.jsonl", parqdb_rows), ("source", "source.jsonl", parqdb_rows),
-                               ("sq8", "faiss-sq8.txt", faiss_rows), ("flat", "faiss-flat.txt", faiss_rows)):
-            eng[name] = parse(p(f)) if os.path.exists(p(f)) else []
+        threads = sorted({int(re.search(r"-t(\d+)\.jsonl$", f)[1]) for f in glob.glob(os.path.join(d, f"{s}-*-t*.jsonl"))})
         for t in TARGETS:
-            b = {k: best(v, t) for k, v in eng.items()}
-            print(f"| {s} | {t} | {fmt(b['lvq8'])} | {fmt(b['source'])} | {fmt(b['sq8'])} | {fmt(b['flat'])} "
-                  f"| {ratio(b['lvq8'], b['sq8'], 20)} | {ratio(b['lvq8'], b['flat'], 3.5)} | {ratio(b['source'], b['flat'], 3.5)} |")
+            for th in threads:
+                for mode in ("batch", "single"):
+                    p = lambda n: os.path.join(d, f"{s}-{n}-t{th}.jsonl")
+                    if not os.path.exists(p("faiss")):
+                        continue
+                    fa = faiss_rows(p("faiss"), th, mode)
+                    if not fa:
+                        continue
+                    lv = parqdb_rows(p("lvq8"), th, mode) if os.path.exists(p("lvq8")) else []
+                    so = parqdb_rows(p("source"), th, mode) if os.path.exists(p("source")) else []
+                    bl, bs = best(lv, t), best(so, t)
+                    bp = max((x for x in (bl, bs) if x), key=lambda r: r[1], default=None)
+                    bf = {k: best(fa.get(k, []), t) for k in FAISS_KINDS}
+                    top = max((x for x in bf.values() if x), key=lambda r: r[1], default=None)
+                    print(f"| {s} | {t} | {mode}, {th} | {fmt(bp)} | {fmt(bs)} | "
+                          + " | ".join(fmt(bf[k]) for k in FAISS_KINDS)
+                          + f" | {ratio(bp, top, 1.0)} | {ratio(bs, bf['panorama'], 1.0)} | {ratio(bs, bf['flat'], 1.5)} |")
+    print()
+    print("| set | FAISS index | bytes per row | build s (wall) |")
+    print("|---|---|---:|---:|")
+    for s in sets:
+        seen = set()
+        for f in sorted(glob.glob(os.path.join(d, f"{s}-faiss-t*.jsonl"))):
+            for r in lines(f):
+                if r["kind"] not in seen:
+                    seen.add(r["kind"])
+                    print(f"| {s} | `{r['spec']}` | {r['bytes_per_row']:,.0f} | {r['build_s']:.1f} |")
 
 
 if __name__ == "__main__":

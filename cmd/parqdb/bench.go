@@ -53,7 +53,8 @@ index's vectors file, or the rows read from source pages without one; a
 hint line follows when the warm passes read such rows and the index has no
 vectors file). qps_1t_cpu divides by the CPU time of the one-thread pass
 instead of wall time (Linux), which stays meaningful on a shared, busy
-machine.
+machine; qps_nt_cpu divides by the process CPU time of the --threads pass
+(SearchBatch: with --threads 1, the batch mode on one core).
 
 Every setting runs a warm-up pass first: QPS is for a warm index. Each
 timed pass over the queries is then repeated until --min-time (1s) has
@@ -129,6 +130,7 @@ type benchRow struct {
 	QPS1       float64 `json:"qps_1t"`
 	QPSCPU     float64 `json:"qps_1t_cpu,omitempty"` // queries per CPU-second of the one-thread pass
 	QPSN       float64 `json:"qps_nt"`
+	QPSNCPU    float64 `json:"qps_nt_cpu,omitempty"` // queries per process CPU-second of the --threads pass (SearchBatch)
 	Threads    int     `json:"threads"`
 	QPSJoin    float64 `json:"qps_join,omitempty"`
 	QPSKeysCPU float64 `json:"qps_keys_cpu,omitempty"` // queries per process CPU-second of a pass returning the key columns
@@ -604,13 +606,15 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 	r.QPS1, r.QPSCPU, r.Passes1 = perSecond(n, one.wall), perSecond(n, one.cpu), one.passes
 	// All threads.
 	all, err := timer.run(ctx, p, int64(n), func() (time.Duration, error) {
-		_, err := ix.SearchBatch(ctx, qs, opts, f.threads)
-		return 0, err
+		return processCPU(func() error {
+			_, err := ix.SearchBatch(ctx, qs, opts, f.threads)
+			return err
+		})
 	})
 	if err != nil {
 		return r, err
 	}
-	r.QPSN, r.PassesN = perSecond(n, all.wall), all.passes
+	r.QPSN, r.QPSNCPU, r.PassesN = perSecond(n, all.wall), perSecond(n, all.cpu), all.passes
 	if f.join {
 		jopts := opts
 		jopts.NoRows, jopts.Columns = false, f.columns

@@ -1,0 +1,186 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/parqdb/parqdb/metadata"
+)
+
+// SearchBatch runs Search for every query on up to workers goroutines
+// (0: one per core) and returns the results in query order, equal to
+// Search's for each query. An error names the query by its 0-based
+// position in qs.
+//
+// Without a filter, on LVQ8 and source indexes, it scans list-major: the
+// queries are taken in chunks (batchChunk), each chunk's queries are
+// prepared and routed, and every list the chunk probes is scanned once
+// for all of the chunk's queries that probe it, one after the other, so
+// that its codes are read from memory once and then from the core's
+// cache. Refine, the exact re-rank and the join then run per query.
+func (ix *Index) SearchBatch(ctx context.Context, qs [][]float32, opts Options, workers int) ([]*Result, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	out := make([]*Result, len(qs))
+	if !ix.listMajor(opts, len(qs)) {
+		err := forEachQuery(ctx, len(qs), workers, func(ctx context.Context, i int) error {
+			r, err := ix.Search(ctx, qs[i], opts)
+			out[i] = r
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	// The options are the same for every query: checked once, and an
+	// error in them is the first query's, as Search would report it.
+	opts, err := ix.recallOptions(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("query 0: %w", ix.staleOr(ctx, err))
+	}
+	opts = opts.withDefaults(ix.NList())
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("query 0: %w", err)
+	}
+	chunk := batchChunk(len(qs), workers)
+	var next atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	for range min(workers, (len(qs)+chunk-1)/chunk) {
+		g.Go(func() error {
+			for {
+				lo := int(next.Add(int64(chunk))) - chunk
+				if lo >= len(qs) {
+					return nil
+				}
+				hi := min(lo+chunk, len(qs))
+				if err := ix.searchChunk(gctx, qs[lo:hi], opts, out[lo:hi], lo); err != nil {
+					return err
+				}
+			}
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// noListMajor turns SearchBatch's list-major scan off (tests compare both).
+var noListMajor atomic.Bool
+
+// listMajor reports whether SearchBatch scans list-major for n queries
+// with opts: a filter keeps its own plan per query, LVQ4 scores with a
+// per-query decoder, and a single query gains nothing.
+func (ix *Index) listMajor(opts Options, n int) bool {
+	if noListMajor.Load() || opts.Filter != nil || n < 2 {
+		return false
+	}
+	switch ix.schema.Encoding {
+	case metadata.EncodingLVQ8, metadata.EncodingSource:
+		return true
+	}
+	return false
+}
+
+// maxBatchChunk bounds the queries scanned together: each holds a scratch
+// (its query, routes, candidates) until its chunk is done.
+const maxBatchChunk = 1024
+
+// batchChunk returns the queries per chunk for n queries on workers: as
+// many as fit (the more queries share a list, the fewer times it is read),
+// split so that every worker has a chunk.
+func batchChunk(n, workers int) int {
+	return max(1, min(maxBatchChunk, (n+workers-1)/workers))
+}
+
+// searchChunk searches qs (the queries first…first+len(qs)-1 of the
+// batch) list-major into out.
+func (ix *Index) searchChunk(ctx context.Context, qs [][]float32, opts Options, out []*Result, first int) error {
+	ss := make([]*scratch, len(qs))
+	sts := make([]Stats, len(qs))
+	defer func() {
+		for _, s := range ss {
+			if s != nil {
+				scratchPool.Put(s)
+			}
+		}
+	}()
+	keep, refineK := ix.keep(opts)
+	half := ix.snap.Metric == metadata.MetricCosine
+	type probe struct {
+		l *list
+		q int32
+	}
+	var probes []probe
+	for j, q := range qs {
+		s := scratchPool.Get().(*scratch)
+		ss[j] = s
+		if err := ix.prepareQuery(s, q); err != nil {
+			return fmt.Errorf("query %d: %w", first+j, err)
+		}
+		ix.route(s, opts.NProbe, &sts[j])
+		if err := ix.readLists(ctx, s, &sts[j]); err != nil {
+			return fmt.Errorf("query %d: %w", first+j, ix.staleOr(ctx, err))
+		}
+		ix.scoreBegin(s, keep, refineK)
+		for _, l := range s.lists {
+			if l != nil && l.len() > 0 {
+				probes = append(probes, probe{l, int32(j)})
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Each list's probes together, the lists in CID order; within a list
+	// the queries in order.
+	slices.SortFunc(probes, func(a, b probe) int {
+		return cmp.Or(cmp.Compare(a.l.cid, b.l.cid), cmp.Compare(a.q, b.q))
+	})
+	var terms []lvq8Terms
+	var hits []int64
+	if ix.schema.Encoding == metadata.EncodingLVQ8 {
+		terms = make([]lvq8Terms, len(qs))
+		for j, s := range ss {
+			terms[j] = newLVQ8Terms(s, half)
+		}
+	} else {
+		hits = make([]int64, len(qs))
+		defer func() {
+			var h int64
+			for _, n := range hits {
+				h += n
+			}
+			ix.vstore.count(h, 0)
+		}()
+	}
+	for _, p := range probes {
+		j := p.q
+		if terms != nil {
+			terms[j].scoreList(ss[j], p.l, &sts[j])
+			continue
+		}
+		if err := ix.scoreSourceList(ctx, ss[j], p.l, half, &hits[j], &sts[j]); err != nil {
+			return fmt.Errorf("query %d: %w", first+int(j), ix.staleOr(ctx, err))
+		}
+	}
+	for j, s := range ss {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r, err := ix.finish(ctx, s, opts, sts[j])
+		if err != nil {
+			return fmt.Errorf("query %d: %w", first+j, ix.staleOr(ctx, err))
+		}
+		out[j] = r
+	}
+	return nil
+}
