@@ -519,10 +519,11 @@ func (ix *Index) formatKey(enc []byte) string {
 }
 
 // blockedCodes reports whether LVQ8 lists of dimension dim keep their codes
-// in the blocked layout (vecmath.BlockU8): below codeRouteDim when the CPU
-// has the blocked kernel (VNNI over whole blocks of 16 rows: 0.54 ns/row at
-// D = 50, docs/search.md), unless a test turned it off or on
-// (forceBlocked).
+// in the blocked layout (vecmath.BlockU8): up to vecmath.U8BlockedMaxDim
+// when the CPU has the blocked kernel (VNNI over whole blocks of 16 rows:
+// 0.54 ns/row at D = 50, about 4 times fewer instructions per row than the
+// float kernel at D = 128; docs/search.md), unless a test turned it off or
+// on (forceBlocked).
 func blockedCodes(dim int) bool {
 	switch forceBlocked.Load() {
 	case 1:
@@ -530,7 +531,7 @@ func blockedCodes(dim int) bool {
 	case 2:
 		return false
 	}
-	return dim < codeRouteDim && vecmath.FastBlocked()
+	return dim <= vecmath.U8BlockedMaxDim && vecmath.FastBlocked()
 }
 
 // forceBlocked: 0 lets blockedCodes decide, 1 forces the blocked layout, 2

@@ -23,7 +23,7 @@ var routeOptions = ivf.RouteOptions{Factor: 16, MinRoots: 6}
 const routeSlack = 1e-3
 
 // distTol, times |q|² + max |x̂|², bounds the rounding error of a dot-form
-// leaf distance (router.leafDistance) with a wide margin; pruning adds it.
+// leaf distance (router.codeLeafDistance) with a wide margin; pruning adds it.
 const distTol = 1e-5
 
 // router routes queries over the persisted representations (dense roots,
@@ -154,6 +154,7 @@ type routeScratch struct {
 	qp    []float32 // the query zero padded to router.w (below codeRouteDim)
 	roots []rootDist
 	dists []float32
+	dots  []float32 // route: the code dot products of a root's leaves
 	heap  []leafDist
 	rank  []int32 // selectByRank
 	slot  []int32 // selectByRank
@@ -220,15 +221,15 @@ func pruned(dq, r float64, worst float32, tol float64) bool {
 // more than the distance).
 const codeRouteDim = 128
 
-// leafDistance is |q − reconstruction(cid)|² computed, for Dim ≥
+// codeLeafDistance is |q − reconstruction(cid)|² computed, for Dim ≥
 // codeRouteDim, from the LVQ8 code:
 // |q|² + |x̂|² − 2(offset·Σq + scale·q·code), in float64 around one float32
-// dot product, clamped at 0. It equals the float32 distance to the
+// dot product (dot: the query's with leaf cid's code,
+// vecmath.DotU8), clamped at 0. It equals the float32 distance to the
 // reconstruction up to rounding (relative to |q|² + |x̂|², about 1e-6).
-func (rt *router) leafDistance(q []float32, qn2, qsum float64, cid int, out []float32) float32 {
-	c, d := rt.c, rt.c.Dim
-	vecmath.DotU8Batch(q, c.Codes[cid*d:(cid+1)*d], d, out)
-	dist := qn2 + rt.rn2[cid] - 2*(float64(c.Offsets[cid])*qsum+float64(c.Scales[cid])*float64(out[0]))
+func (rt *router) codeLeafDistance(qn2, qsum float64, cid int, dot float32) float32 {
+	c := rt.c
+	dist := qn2 + rt.rn2[cid] - 2*(float64(c.Offsets[cid])*qsum+float64(c.Scales[cid])*float64(dot))
 	return float32(max(dist, 0))
 }
 
@@ -251,7 +252,7 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 	}
 	nr := c.NumRoots()
 	s.rootD = slices.Grow(s.rootD[:0], nr)[:nr]
-	lq := q // the query for leafDistance
+	lq := q // the query for the leaves' distances
 	if d < codeRouteDim {
 		s.qp = slices.Grow(s.qp[:0], rt.w)[:rt.w]
 		copy(s.qp, q)
@@ -282,9 +283,6 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 	tol := distTol * (qn2 + rt.maxRn2)
 	h := s.heap[:0] // max-heap of the nprobe best
 	computed := 0
-	if rt.padLeaf == nil {
-		s.dists = slices.Grow(s.dists[:0], 1)[:1]
-	}
 	for i, rd := range s.roots {
 		if computed >= want && i >= rt.opt.MinRoots {
 			break
@@ -313,12 +311,27 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 			}
 			continue
 		}
+		// The leaves not pruned by the bound as it stands now (it only
+		// falls) are scored in one batch call over their span: the same
+		// bits as one call per leaf (vecmath.DotU8Batch), with the per-call
+		// cost paid once. Leaves are then taken in order as before.
+		first, last := hi, lo
 		for cid := lo; cid < hi; cid++ {
+			if len(h) < nprobe || !pruned(dq, float64(rt.leafR[cid]), h[0].d, tol) {
+				first, last = min(first, cid), cid+1
+			}
+		}
+		if first >= last {
+			continue
+		}
+		s.dots = slices.Grow(s.dots[:0], last-first)[:last-first]
+		vecmath.DotU8Batch(lq, c.Codes[first*d:last*d], d, s.dots)
+		for cid := first; cid < last; cid++ {
 			if len(h) == nprobe && pruned(dq, float64(rt.leafR[cid]), h[0].d, tol) {
 				continue
 			}
 			computed++
-			l := leafDist{rt.leafDistance(lq, qn2, qsum, cid, s.dists), int32(cid)}
+			l := leafDist{rt.codeLeafDistance(qn2, qsum, cid, s.dots[cid-first]), int32(cid)}
 			if len(h) < nprobe {
 				h = append(h, l)
 				siftUpLeaf(h, len(h)-1)
