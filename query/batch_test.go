@@ -21,6 +21,8 @@ import (
 // duplicate vectors (ties broken by key) and for any number of workers.
 func TestSearchBatchEqualsSearch(t *testing.T) {
 	ctx := context.Background()
+	query.SetListMajor(true) // these indexes are small: force it
+	defer query.ResetListMajor()
 	for _, d := range []int{24, 150} {
 		rows := synthRows(5, 0, 1500, d)
 		for i := range 60 { // exact duplicates: ties at every rank

@@ -206,3 +206,34 @@ func BenchmarkRefineFirstTouch(b *testing.B) {
 		b.ReportMetric(warm/r0, "ratio_warm")
 	}
 }
+
+// BenchmarkSearchBatch measures SearchBatch on one worker over every query
+// of benchIndex (one op: one query), list-major and per query (the
+// fallback: query.SetListMajor(false)), reporting the process's CPU time
+// per query (cpu-ns/op: the collector's work included).
+func BenchmarkSearchBatch(b *testing.B) {
+	ctx := context.Background()
+	nprobe := benchNProbe(b, 8)
+	for _, listMajor := range []bool{true, false} {
+		b.Run(fmt.Sprintf("nprobe=%d/listmajor=%v", nprobe, listMajor), func(b *testing.B) {
+			ix, qs := benchIndex(b, 0)
+			opts := query.Options{K: 10, NProbe: nprobe, NoRows: true}
+			defer query.ResetListMajor()
+			query.SetListMajor(listMajor)
+			if _, err := ix.SearchBatch(ctx, qs, opts, 1); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			cpu0, n := processCPUNanos(), 0
+			for b.Loop() {
+				if _, err := ix.SearchBatch(ctx, qs, opts, 1); err != nil {
+					b.Fatal(err)
+				}
+				n += len(qs)
+			}
+			if cpu0 >= 0 {
+				b.ReportMetric(float64(processCPUNanos()-cpu0)/float64(n), "cpu-ns/query")
+			}
+		})
+	}
+}

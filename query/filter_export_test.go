@@ -78,5 +78,15 @@ func SetFirstListBound(on bool) { noFirstListBound.Store(!on) }
 // blocked, 2 at stride, 0 the default (blockedCodes).
 func SetBlockedCodes(v int32) { forceBlocked.Store(v) }
 
-// SetListMajor turns SearchBatch's list-major scan on or off (default on).
-func SetListMajor(on bool) { noListMajor.Store(!on) }
+// SetListMajor forces SearchBatch's list-major scan on or off; Reset with
+// ResetListMajor.
+func SetListMajor(on bool) {
+	if on {
+		forceListMajor.Store(1)
+	} else {
+		forceListMajor.Store(2)
+	}
+}
+
+// ResetListMajor lets SearchBatch choose its scan again.
+func ResetListMajor() { forceListMajor.Store(0) }
