@@ -519,19 +519,18 @@ func (ix *Index) formatKey(enc []byte) string {
 }
 
 // blockedCodes reports whether LVQ8 lists of dimension dim keep their codes
-// in the blocked layout (vecmath.BlockU8): up to vecmath.U8BlockedMaxDim
-// when the CPU has the blocked kernel (VNNI over whole blocks of 16 rows:
-// 0.54 ns/row at D = 50, about 4 times fewer instructions per row than the
-// float kernel at D = 128; docs/search.md), unless a test turned it off or
-// on (forceBlocked).
-func blockedCodes(dim int) bool {
+// in the blocked layout (vecmath.BlockU8): when the CPU has the blocked
+// kernel (VNNI over whole blocks of 16 rows: 0.54 ns/row at D = 50, about
+// 4 times fewer instructions per row than the float kernel; docs/search.md),
+// unless a test turned it off or on (forceBlocked).
+func blockedCodes(int) bool {
 	switch forceBlocked.Load() {
 	case 1:
 		return true
 	case 2:
 		return false
 	}
-	return dim <= vecmath.U8BlockedMaxDim && vecmath.FastBlocked()
+	return vecmath.FastBlocked()
 }
 
 // forceBlocked: 0 lets blockedCodes decide, 1 forces the blocked layout, 2

@@ -6,15 +6,23 @@ import "math"
 // BlockU8 and DotU8Blocked.
 const U8BlockRows = 16
 
-// U8BlockedMaxDim is the largest dimension DotU8Blocked accepts: its
-// integer sum Σ_j c_j·qi_j, with |qi_j| ≤ 32639 and c_j ≤ 255, stays
-// within int32 while D·255·32639 < 2³¹, i.e. up to D = 258; 256 keeps a
-// margin.
+// U8BlockedMaxDim is the largest dimension of one chunk of BlockU8's
+// layout and U8Query: DotU8Blocked's integer sum Σ_j c_j·qi_j over a
+// chunk, with |qi_j| ≤ 32639 and c_j ≤ 255, stays within int32 while
+// D·255·32639 < 2³¹, i.e. up to D = 258; 256 keeps a margin. Larger
+// dimensions are split into chunks of 256 (the last one shorter), each
+// with its own query scale, whose float32 results are added.
 const U8BlockedMaxDim = 256
+
+// u8ChunkGroups is the number of groups of 4 dimensions in a whole chunk.
+const u8ChunkGroups = U8BlockedMaxDim / 4
 
 // u8Groups is the number of groups of 4 dimensions of BlockU8's layout
 // for dimension dim (dim rounded up to a multiple of 4, over 4).
 func u8Groups(dim int) int { return (dim + 3) / 4 }
+
+// u8Chunks is the number of chunks of dimension dim: ⌈dim/256⌉.
+func u8Chunks(dim int) int { return (dim + U8BlockedMaxDim - 1) / U8BlockedMaxDim }
 
 // BlockU8Len returns the length of BlockU8's layout of n rows of dim
 // codes: ⌈n/16⌉ blocks of 16 rows of dim codes rounded up to a multiple
@@ -25,13 +33,17 @@ func BlockU8Len(n, dim int) int {
 
 // BlockU8 writes the n = len(codes)/dim rows of dim 8-bit codes
 // (row-major: row i at codes[i*dim:(i+1)*dim]) into dst in the block
-// layout of DotU8Blocked: rows in blocks of 16, dimensions in groups of 4
-// (G = ⌈dim/4⌉ groups), and each row's 4 codes of a group contiguous, so
-// that the code of row 16b+r, dimension 4g+t is at
-// dst[b*64*G + 64*g + 4*r + t]. The codes of the dimensions past dim (up
-// to 4G) and of the rows past n in the last block are zero. It panics
-// unless dim > 0, len(codes) is a multiple of dim and len(dst) ==
-// BlockU8Len(n, dim).
+// layout of DotU8Blocked. Up to 256 dimensions: rows in blocks of 16,
+// dimensions in groups of 4 (G = ⌈dim/4⌉ groups), and each row's 4 codes
+// of a group contiguous, so that the code of row 16b+r, dimension 4g+t is
+// at dst[b*64*G + 64*g + 4*r + t]. Above 256 the dimensions are split
+// into chunks of 256 (64 groups; the last chunk holds the rest, G_c
+// groups), each laid out so over all ⌈n/16⌉ blocks, chunk after chunk:
+// dimension 256c + 4g + t of row 16b+r is at
+// dst[nb*64*64*c + b*64*G_c + 64*g + 4*r + t], nb = ⌈n/16⌉. The codes of
+// the dimensions past dim (up to 4G) and of the rows past n in the last
+// block are zero. It panics unless dim > 0, len(codes) is a multiple of
+// dim and len(dst) == BlockU8Len(n, dim).
 func BlockU8(dst, codes []byte, dim int) {
 	if dim <= 0 || len(codes)%dim != 0 {
 		panic("vecmath: BlockU8 length mismatch")
@@ -40,13 +52,18 @@ func BlockU8(dst, codes []byte, dim int) {
 	if len(dst) != BlockU8Len(n, dim) {
 		panic("vecmath: BlockU8 length mismatch")
 	}
-	bs := 64 * u8Groups(dim) // bytes per block
 	clear(dst)
-	for i := range n {
-		blk := dst[i/U8BlockRows*bs:]
-		r := i % U8BlockRows
-		for j, c := range codes[i*dim : (i+1)*dim] {
-			blk[64*(j/4)+4*r+j%4] = c
+	nb := (n + U8BlockRows - 1) / U8BlockRows
+	for c := range u8Chunks(dim) {
+		lo, hi := c*U8BlockedMaxDim, min((c+1)*U8BlockedMaxDim, dim)
+		chunk := dst[nb*64*u8ChunkGroups*c:]
+		bs := 64 * u8Groups(hi-lo) // bytes per block of the chunk
+		for i := range n {
+			blk := chunk[i/U8BlockRows*bs:]
+			r := i % U8BlockRows
+			for j, v := range codes[i*dim+lo : i*dim+hi] {
+				blk[64*(j/4)+4*r+j%4] = v
+			}
 		}
 	}
 }
@@ -54,33 +71,44 @@ func BlockU8(dst, codes []byte, dim int) {
 // U8BlockedCode appends row i's dim codes, from codes in BlockU8's
 // layout, to dst.
 func U8BlockedCode(dst, codes []byte, i, dim int) []byte {
-	bs := 64 * u8Groups(dim)
-	blk := codes[i/U8BlockRows*bs : (i/U8BlockRows+1)*bs]
-	r := i % U8BlockRows
-	for j := range dim {
-		dst = append(dst, blk[64*(j/4)+4*r+j%4])
+	nb := len(codes) / (64 * u8Groups(dim))
+	for c := range u8Chunks(dim) {
+		lo, hi := c*U8BlockedMaxDim, min((c+1)*U8BlockedMaxDim, dim)
+		bs := 64 * u8Groups(hi-lo)
+		chunk := codes[nb*64*u8ChunkGroups*c:]
+		blk := chunk[i/U8BlockRows*bs : (i/U8BlockRows+1)*bs]
+		r := i % U8BlockRows
+		for j := range hi - lo {
+			dst = append(dst, blk[64*(j/4)+4*r+j%4])
+		}
 	}
 	return dst
 }
 
-// U8Query is a float32 query quantized for DotU8Blocked: q_j ≈ S·qi_j with
-// the integers qi_j = round(q_j/S) in [−32639, 32639], S = max_j |q_j| /
-// 32639, each split into two signed bytes qi_j = 256·h_j + l_j (h_j =
-// ⌊(qi_j + 128)/256⌋ in [−127, 127], l_j in [−128, 127]) for VPDPBUSD.
-// Rounding q_j to the nearest multiple of S moves it by at most S/2, so
-// for codes c
+// U8Query is a float32 query quantized for DotU8Blocked: q_j ≈ S_c·qi_j
+// with the integers qi_j = round(q_j/S_c) in [−32639, 32639], S_c =
+// max |q_j| / 32639 over the dimensions j of q_j's chunk c (dimensions
+// 256c…256c+255: one chunk up to 256 dimensions, U8BlockedMaxDim), each
+// split into two signed bytes qi_j = 256·h_j + l_j (h_j = ⌊(qi_j +
+// 128)/256⌋ in [−127, 127], l_j in [−128, 127]) for VPDPBUSD. Rounding
+// q_j to the nearest multiple of S_c moves it by at most S_c/2 ≤ S/2
+// (S = max_c S_c), so for codes c
 //
-//	|Σ_j S·qi_j·c_j − Σ_j q_j·c_j| ≤ (S/2)·Σ_j c_j,
+//	|Σ_j S_c·qi_j·c_j − Σ_j q_j·c_j| ≤ (S/2)·Σ_j c_j,
 //
 // about 2⁻¹⁶·max|q_j|·Σc_j (while S is a normal float32, i.e. max|q_j| ≥
 // 32639·2⁻¹²⁶; below that the rounding of S adds up to 32639·2⁻¹⁵⁰ per
 // dimension). Set it once per query; the zero value is the query of
 // dimension 0.
 type U8Query struct {
-	// S is the scale: qi_j·S approximates q_j. 0 when every q_j is 0 (or
-	// max|q_j|/32639 rounds to 0 in float32), and then every qi_j is 0.
+	// S is the largest chunk scale (the only one up to 256 dimensions):
+	// qi_j·S_c approximates q_j. A chunk's scale is 0 when every q_j of
+	// it is 0 (or its max|q_j|/32639 rounds to 0 in float32), and then
+	// every qi_j of it is 0.
 	S   float32
 	dim int
+	// cs holds the scale S_c of each chunk.
+	cs []float32
 	// hl holds, for each group g of 4 dimensions, h of dimensions 4g…4g+3
 	// at hl[8g:8g+4] and l at hl[8g+4:8g+8]; 0 past dim.
 	hl []int8
@@ -89,29 +117,32 @@ type U8Query struct {
 // u8QueryMax is the largest |qi_j|: 256·127 + 127, so that h_j ≤ 127.
 const u8QueryMax = 32639
 
-// Set quantizes q (finite values) into u, reusing u's memory. It panics if
-// len(q) > U8BlockedMaxDim.
+// Set quantizes q (finite values) into u, reusing u's memory.
 func (u *U8Query) Set(q []float32) {
-	if len(q) > U8BlockedMaxDim {
-		panic("vecmath: U8Query.Set dimension above U8BlockedMaxDim")
-	}
 	u.dim = len(q)
 	n := 8 * u8Groups(len(q))
 	if c := u8QueryCap(len(q)); cap(u.hl) < c {
 		u.hl = make([]int8, c)
 	}
 	u.hl = u.hl[:n]
-	if len(q) == 0 {
-		u.S = 0
-		return
+	u.cs = u.cs[:0]
+	u.S = 0
+	for lo := 0; lo < len(q); lo += U8BlockedMaxDim {
+		qc := q[lo:min(lo+U8BlockedMaxDim, len(q))]
+		hl := u.hl[2*lo : 2*lo+8*u8Groups(len(qc))]
+		s := float32(float64(absMax(qc)) / u8QueryMax)
+		u.cs = append(u.cs, s)
+		u.S = max(u.S, s)
+		if s == 0 {
+			clear(hl)
+			continue
+		}
+		u8Quantize(qc, 1/float64(s), hl)
 	}
-	u.S = float32(float64(absMax(q)) / u8QueryMax)
-	if u.S == 0 {
-		clear(u.hl)
-		return
-	}
-	u8Quantize(q, 1/float64(u.S), u.hl)
 }
+
+// Scale returns S_c, the scale of dimension j's chunk (q_j ≈ S_c·qi_j).
+func (u *U8Query) Scale(j int) float32 { return u.cs[j/U8BlockedMaxDim] }
 
 // u8QueryCap is the capacity U8Query.Set gives hl for dimension d: room
 // for the AVX-512 loop's whole steps of 16 dimensions (32 bytes each), at
@@ -168,13 +199,14 @@ func (u *U8Query) Int(j int) int32 {
 	return 256*int32(u.hl[8*(j/4)+j%4]) + int32(u.hl[8*(j/4)+4+j%4])
 }
 
-// DotU8Blocked sets out[i] = u.S·float32(Σ_j qi_j·c_ij), the dot product of
-// the quantized query u (U8Query: within (S/2)·Σ_j c_ij of the float
-// query's q·c_i) with row i's codes, for the len(out) rows (a multiple of
-// 16) of codes in BlockU8's layout. The integer sum is exact (int32, see
-// U8BlockedMaxDim), converted to float32 and multiplied by S, so every
-// kernel gives the same bits. It panics unless len(out) is a multiple of
-// 16 and len(codes) == BlockU8Len(len(out), u.Dim()).
+// DotU8Blocked sets out[i] to the dot product of the quantized query u
+// (U8Query: within (S/2)·Σ_j c_ij of the float query's q·c_i) with row
+// i's codes, for the len(out) rows (a multiple of 16) of codes in
+// BlockU8's layout: per chunk c, S_c·float32(Σ_j qi_j·c_ij) over its
+// dimensions, the integer sum exact (int32, see U8BlockedMaxDim), and the
+// chunks' float32 results added in chunk order, so that every kernel gives
+// the same bits. It panics unless len(out) is a multiple of 16 and
+// len(codes) == BlockU8Len(len(out), u.Dim()).
 func DotU8Blocked(u *U8Query, codes []byte, out []float32) {
 	if len(out)%U8BlockRows != 0 || len(codes) != BlockU8Len(len(out), u.dim) {
 		panic("vecmath: DotU8Blocked length mismatch")
@@ -183,11 +215,44 @@ func DotU8Blocked(u *U8Query, codes []byte, out []float32) {
 		clear(out)
 		return
 	}
-	dotU8Blocked(u, codes, out)
+	if len(u.cs) == 1 {
+		dotU8Blocked(u.hl, u.S, codes, out)
+		return
+	}
+	// Chunk after chunk, over slices of at most u8ChunkRows rows: the
+	// first chunk's results into out, each next one's into tmp, added.
+	nb := len(out) / U8BlockRows
+	var tmp [u8ChunkRows]float32
+	for b0 := 0; b0 < nb; b0 += u8ChunkRows / U8BlockRows {
+		b1 := min(nb, b0+u8ChunkRows/U8BlockRows)
+		o := out[b0*U8BlockRows : b1*U8BlockRows]
+		for c, s := range u.cs {
+			lo, hi := c*U8BlockedMaxDim, min((c+1)*U8BlockedMaxDim, u.dim)
+			g := u8Groups(hi - lo)
+			chunk := codes[nb*64*u8ChunkGroups*c:]
+			blk := chunk[b0*64*g : b1*64*g]
+			hl := u.hl[2*lo : 2*lo+8*g]
+			if c == 0 {
+				dotU8Blocked(hl, s, blk, o)
+				continue
+			}
+			t := tmp[:len(o)]
+			dotU8Blocked(hl, s, blk, t)
+			for i, v := range t {
+				o[i] += v
+			}
+		}
+	}
 }
 
-func dotU8BlockedGeneric(u *U8Query, codes []byte, out []float32) {
-	g4 := len(u.hl) / 8
+// u8ChunkRows is how many rows DotU8Blocked scores at a time over chunked
+// dimensions (the size of its buffer for a chunk's results).
+const u8ChunkRows = 256
+
+// dotU8BlockedGeneric sets out to s·float32(Σ_j qi_j·c_ij) for the rows of
+// codes, blocks of 16 rows of len(hl)/8 groups (one chunk).
+func dotU8BlockedGeneric(hl []int8, s float32, codes []byte, out []float32) {
+	g4 := len(hl) / 8
 	bs := 64 * g4
 	for b := 0; b < len(out); b += U8BlockRows {
 		blk := codes[b/U8BlockRows*bs : (b/U8BlockRows+1)*bs]
@@ -195,12 +260,12 @@ func dotU8BlockedGeneric(u *U8Query, codes []byte, out []float32) {
 			var acc int32
 			for g := range g4 {
 				c := blk[64*g+4*r : 64*g+4*r+4]
-				hl := u.hl[8*g : 8*g+8]
+				hl := hl[8*g : 8*g+8]
 				for t, v := range c {
 					acc += int32(v) * (256*int32(hl[t]) + int32(hl[4+t]))
 				}
 			}
-			out[b+r] = u.S * float32(acc)
+			out[b+r] = s * float32(acc)
 		}
 	}
 }

@@ -19,8 +19,8 @@ func TestDotU8Blocked(t *testing.T) { withImpls(t, testDotU8Blocked) }
 func testDotU8Blocked(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	var u U8Query
-	for _, d := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 49, 50, 51, 64, 127, 128, 255, 256} {
-		for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 33, 48, 100} {
+	for _, d := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 49, 50, 51, 64, 127, 128, 255, 256, 257, 260, 511, 512, 513, 784} {
+		for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 33, 48, 100, 300} {
 			q := make([]float32, d)
 			for i := range q {
 				q[i] = float32(r.NormFloat64())
@@ -45,7 +45,11 @@ func testDotU8Blocked(t *testing.T) {
 					if i < n && j < d {
 						want = codes[i*d+j]
 					}
-					if got := blk[i/16*64*g+64*(j/4)+4*(i%16)+j%4]; got != want {
+					// chunk c of 256 dimensions, g_c groups, after the
+					// whole earlier chunks of 64 groups
+					c, jc := j/256, j%256
+					gc := min(64, g-64*c)
+					if got := blk[nb*64*64*c+i/16*64*gc+64*(jc/4)+4*(i%16)+jc%4]; got != want {
 						t.Fatalf("D=%d n=%d: row %d dim %d is %d in the block layout, want %d", d, n, i, j, got, want)
 					}
 				}
@@ -78,17 +82,26 @@ func testDotU8Blocked(t *testing.T) {
 	}
 }
 
-// u8BlockedExact is DotU8Blocked's result for one row of codes c:
-// S·float32(Σ qi_j·c_j), the sum exact in int64 (and within int32).
+// u8BlockedExact is DotU8Blocked's result for one row of codes c: per
+// chunk of 256 dimensions S_c·float32(Σ qi_j·c_j), the sum exact in int64
+// (and within int32), the chunks' results added in order in float32.
 func u8BlockedExact(u *U8Query, c []byte) float32 {
-	var acc int64
-	for j, v := range c {
-		acc += int64(u.Int(j)) * int64(v)
+	var out float32
+	for lo := 0; lo < len(c); lo += 256 {
+		var acc int64
+		for j := lo; j < min(lo+256, len(c)); j++ {
+			acc += int64(u.Int(j)) * int64(c[j])
+		}
+		if acc != int64(int32(acc)) {
+			panic("u8BlockedExact: sum overflows int32")
+		}
+		if lo == 0 {
+			out = u.Scale(lo) * float32(acc)
+		} else {
+			out += u.Scale(lo) * float32(acc)
+		}
 	}
-	if acc != int64(int32(acc)) {
-		panic("u8BlockedExact: sum overflows int32")
-	}
-	return u.S * float32(acc)
+	return out
 }
 
 // u8BlockedBound bounds |DotU8Blocked − q·c| for the float query q that u
@@ -101,7 +114,10 @@ func u8BlockedBound(u *U8Query, c []byte, want float64) float64 {
 	for _, v := range c {
 		sum += float64(v)
 	}
-	return 0.5*float64(u.S)*sum*(1+1e-6) + 0x1p-22*math.Abs(want) + 0x1p-140
+	// (chunked: the chunks' results' roundings and additions, 2⁻²³ of each
+	// partial sum, bounded by 2⁻²³·chunks·(|want| + S/2·Σc) with margin)
+	chunks := float64((len(c) + 255) / 256)
+	return 0.5*float64(u.S)*sum*(1+1e-6)*(1+chunks*0x1p-21) + chunks*0x1p-22*math.Abs(want) + 0x1p-140
 }
 
 func TestU8QuerySet(t *testing.T) { withImpls(t, testU8QuerySet) }
@@ -116,6 +132,9 @@ func testU8QuerySet(t *testing.T) {
 	var u U8Query
 	for it := range 2000 {
 		d := 1 + r.IntN(U8BlockedMaxDim)
+		if it%5 == 0 {
+			d = 1 + r.IntN(4*U8BlockedMaxDim) // chunked
+		}
 		q := make([]float32, d)
 		scale := math.Ldexp(1, r.IntN(200)-100)
 		for i := range q {
@@ -135,11 +154,22 @@ func testU8QuerySet(t *testing.T) {
 		if u.Dim() != d || len(u.hl) != 8*((d+3)/4) {
 			t.Fatalf("D=%d: Dim %d, %d bytes", d, u.Dim(), len(u.hl))
 		}
-		if u.S != 0 { // the kernels' bytes are the portable loop's
-			want := make([]int8, len(u.hl))
-			u8QuantizeGeneric(q, 1/float64(u.S), want)
-			if !slices.Equal(u.hl, want) {
-				t.Fatalf("D=%d: bytes %v, portable loop %v", d, u.hl, want)
+		for lo := 0; lo < d; lo += 256 { // the kernels' bytes are the portable loop's, chunk by chunk
+			qc := q[lo:min(lo+256, d)]
+			m := 0.0
+			for _, v := range qc {
+				m = max(m, math.Abs(float64(v)))
+			}
+			if s := u.Scale(lo); s != float32(m/32639) {
+				t.Fatalf("D=%d: chunk at %d has scale %v, want %v", d, lo, s, float32(m/32639))
+			}
+			if u.Scale(lo) == 0 {
+				continue
+			}
+			want := make([]int8, 8*((len(qc)+3)/4))
+			u8QuantizeGeneric(qc, 1/float64(u.Scale(lo)), want)
+			if got := u.hl[2*lo : 2*lo+len(want)]; !slices.Equal(got, want) {
+				t.Fatalf("D=%d chunk at %d: bytes %v, portable loop %v", d, lo, got, want)
 			}
 		}
 		top := int32(0)
@@ -149,8 +179,9 @@ func testU8QuerySet(t *testing.T) {
 			if h < -127 || qi < -32639 || qi > 32639 {
 				t.Fatalf("D=%d dim %d: qi %d (h %d, l %d) out of range", d, j, qi, h, l)
 			}
-			if e := math.Abs(float64(v) - float64(u.S)*float64(qi)); e > 0.5*float64(u.S)*(1+1e-9) || (u.S == 0 && qi != 0) {
-				t.Fatalf("D=%d dim %d: q %v, S·qi = %v·%d (error %g > S/2)", d, j, v, u.S, qi, e)
+			sc := u.Scale(j)
+			if e := math.Abs(float64(v) - float64(sc)*float64(qi)); e > 0.5*float64(sc)*(1+1e-9) || (sc == 0 && qi != 0) || sc > u.S {
+				t.Fatalf("D=%d dim %d: q %v, S_c·qi = %v·%d (error %g > S_c/2, S %v)", d, j, v, sc, qi, e, u.S)
 			}
 			top = max(top, qi, -qi)
 		}
@@ -214,7 +245,7 @@ func testDotU8BlockedImpls(t *testing.T) {
 		}
 		u.Set(q)
 		want := make([]float32, 16*nb)
-		dotU8BlockedGeneric(&u, blk, want)
+		dotU8BlockedGeneric(u.hl, u.S, blk, want)
 		got := make([]float32, 16*nb)
 		DotU8Blocked(&u, blk, got)
 		for i := range got {
