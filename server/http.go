@@ -30,7 +30,7 @@ type Config struct {
 	// Env is the warehouse and catalog served.
 	Env query.Env
 	// Token, when set, is required on every route except /healthz,
-	// /readyz and /openapi.yaml.
+	// /readyz, /openapi.yaml and the console's files (/, /console/…).
 	Token Token
 	// Limits bound requests (zero fields: DefaultLimits).
 	Limits Limits

@@ -280,7 +280,7 @@
         h('div', { class: 'panel' }, h('h2', null, 'Metadata'), h('dl', { class: 'facts' }, facts.map(([k, v]) => [h('dt', null, k), h('dd', null, v)]))),
         h('div', { class: 'panel' }, h('h2', null, 'Cache hit rates'), caches)),
       h('h2', null, 'Snapshots'),
-      table(['Snapshot', 'Operation', 'Committed', { label: 'Rows', num: true }, ''], snaps, { id: 'snapshots', label: 'Snapshots' }),
+      table([{ label: 'Snapshot', num: true }, 'Operation', 'Committed', { label: 'Rows', num: true }, ''], snaps, { id: 'snapshots', label: 'Snapshots' }),
       h('h2', null, 'Recall against cost'),
       calib);
   }
@@ -295,7 +295,7 @@
         calibrationChart(c),
         h('h2', null, 'Recall settings'),
         h('p', { class: 'muted' }, 'What a search with "recall": target runs with.'),
-        table(['Target', { label: 'nprobe', num: true }, { label: 'refine', num: true }, { label: 'Calibrated recall', num: true }, { label: 'Cost', num: true }, ''],
+        table([{ label: 'Target', num: true }, { label: 'nprobe', num: true }, { label: 'refine', num: true }, { label: 'Calibrated recall', num: true }, { label: 'Cost', num: true }, ''],
           c.picks.map((p) => h('tr', null,
             h('td', { class: 'num' }, p.target), h('td', { class: 'num' }, p.nprobe), h('td', { class: 'num' }, p.refine),
             h('td', { class: 'num' }, p.recall.toFixed(4) + ' ± ' + p.stderr.toFixed(4)), h('td', { class: 'num' }, fmtInt(Math.round(p.cost))),
@@ -365,7 +365,7 @@
     }
     legend.push(h('li', null, '○ setting picked for a target'));
     return h('figure', null,
-      s('svg', { class: 'chart', id: 'calibration-chart', viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-labelledby': 'chart-title' },
+      s('svg', { class: 'chart', id: 'calibration-chart', viewBox: '0 0 ' + W + ' ' + H, preserveAspectRatio: 'xMinYMin meet', role: 'img', 'aria-labelledby': 'chart-title' },
         s('title', { id: 'chart-title' }, 'Calibrated recall@' + c.k + ' against cost for ' + c.points.length + ' settings of nprobe and refine'), g),
       h('ul', { class: 'legend' }, legend));
   }
@@ -655,7 +655,7 @@
         h('dt', null, 'Go heap in use'), h('dd', null, fmtBytes(total(m, 'go_memstats_heap_inuse_bytes'))),
         h('dt', null, 'Goroutines'), h('dd', null, fmtInt(total(m, 'go_goroutines')))),
       cacheRows.length ? table(['Cache', { label: 'Held', num: true }, 'Share of budget', { label: 'Hit rate', num: true }], cacheRows, { id: 'cache-memory', label: 'Memory by cache' }) : null);
-    return [h('div', { class: 'grid' }, throughput, errors, memory), latency];
+    return [h('div', { class: 'grid' }, h('div', { class: 'stack' }, throughput, errors), memory), latency];
   }
 
   function tokenPage() {
