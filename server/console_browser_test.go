@@ -163,11 +163,26 @@ func newBrowser(t *testing.T, origin string) *browser {
 			t.Fatal(err)
 		}
 	}
+	// The harness sees a request to another origin (from a blank page,
+	// which has no CSP) and fails it.
+	b.do("self-check", chromedp.Navigate("about:blank"))
+	if got := run(b, "self-check", chromedp.Evaluate[string](`fetch('http://192.0.2.1:9/probe').then(() => 'reached', () => 'failed')`, chromedp.EvalAwaitPromise)); got != "failed" {
+		t.Errorf("a request to another origin %s", got)
+	}
+	b.mu.Lock()
+	if len(b.foreign) == 0 || !strings.HasPrefix(b.foreign[0], "http://192.0.2.1:9/probe") {
+		t.Fatalf("the harness did not see a request to another origin: %v", b.foreign)
+	}
+	b.foreign, b.msgs = nil, nil
+	b.mu.Unlock()
 	t.Cleanup(func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if len(b.foreign) > 0 {
 			t.Errorf("the console requested other origins than %s: %v", origin, b.foreign)
+		}
+		if len(b.msgs) > 0 {
+			t.Errorf("the page reported after the last check: %v", b.msgs)
 		}
 	})
 	return b
@@ -216,15 +231,29 @@ func (b *browser) takeMsgs() []browserMsg {
 // expected (the browser logs each non-2xx answer of fetch as an error).
 func (b *browser) checkMsgs(page string, expected ...int) {
 	b.t.Helper()
-	for _, m := range b.takeMsgs() {
+	seen := map[int]bool{}
+	msgs := b.takeMsgs()
+	for range 40 { // events may trail the page's reaction to them: wait up to 2 s for the expected ones
+		if len(msgs) >= len(expected) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+		msgs = append(msgs, b.takeMsgs()...)
+	}
+	for _, m := range msgs {
 		ok := false
 		for _, st := range expected {
 			if m.kind == "log:network" && strings.Contains(m.text, fmt.Sprintf("status of %d ", st)) && b.sameOrigin(m.url) {
-				ok = true
+				ok, seen[st] = true, true
 			}
 		}
 		if !ok {
 			b.t.Errorf("%s: the page reported %v", page, m)
+		}
+	}
+	for _, st := range expected { // so the capture of messages is known to work
+		if !seen[st] {
+			b.t.Errorf("%s: the browser logged no failed request with status %d", page, st)
 		}
 	}
 }
@@ -280,6 +309,24 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	b.checkMsgs("index list")
 	b.shoot("console-indexes")
+	// The console's CSP stops a request to another origin in the browser,
+	// and says so on the console.
+	if got := run(b, "CSP", chromedp.Evaluate[string](`fetch('http://192.0.2.1:9/csp').then(() => 'reached', () => 'refused')`, chromedp.EvalAwaitPromise)); got != "refused" {
+		t.Errorf("a fetch of another origin from the console was %s", got)
+	}
+	msgs := b.takeMsgs()
+	for i := 0; i < 40 && len(msgs) == 0; i++ {
+		time.Sleep(50 * time.Millisecond)
+		msgs = b.takeMsgs()
+	}
+	if !strings.Contains(fmt.Sprint(msgs), "Content Security Policy") {
+		t.Errorf("a fetch of another origin from the console: messages %v, want a CSP refusal", msgs)
+	}
+	b.mu.Lock()
+	if len(b.foreign) > 0 {
+		t.Errorf("the CSP let %v through", b.foreign)
+	}
+	b.mu.Unlock()
 
 	// Search: by key, submitted with the keyboard.
 	b.do("search page", chromedp.Click(chromedp.CSS(`a[href="#/search/words"]`)), chromedp.WaitVisible(chromedp.ID("key")),
