@@ -370,6 +370,15 @@ func TestConsoleBrowser(t *testing.T) {
 	b.checkMsgs("search by vector")
 	b.shoot("console-search-vector")
 
+	// A result's key links to a search near its row.
+	b.do("near link", chromedp.Click(chromedp.CSS(`#result-rows tbody tr:nth-child(2) td[data-col="word"] a`)),
+		chromedp.WaitVisible(chromedp.CSS(`#results[data-answers="1"] #result-rows tbody tr:first-child td[data-col="word"] a[href*="key="]`)))
+	near := b.sameRowsAsAPI(url)
+	if first := run(b, "first row", chromedp.TextContent(chromedp.CSS(`#result-rows tbody tr:first-child td[data-col="word"]`))); near["key"] != first || near["k"] != 7.0 {
+		t.Errorf("the link searched %v, and its first row is %q: want the row itself, k kept", near, first)
+	}
+	b.checkMsgs("search near a result")
+
 	// A bad where: the error and its position under the box.
 	b.do("bad where", chromedp.SetValue(chromedp.ID("where"), "rank <"), chromedp.Click(chromedp.ID("run")),
 		chromedp.WaitVisible(chromedp.ID("where-error")))

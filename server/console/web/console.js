@@ -501,7 +501,7 @@
       const t0 = performance.now();
       try {
         const { resp, data } = await api('v1/indexes/' + enc(name) + '/search', { json: body });
-        fill(out, ...results(name, body, resp, data, performance.now() - t0));
+        fill(out, ...results(name, d.key_fields, body, resp, data, performance.now() - t0));
         announce(data.results[0].length + ' rows');
       } catch (e) {
         if (e instanceof APIError && e.status === 401) return needToken();
@@ -542,7 +542,7 @@
     return out;
   }
 
-  function results(name, body, resp, data, roundTrip) {
+  function results(name, keyFields, body, resp, data, roundTrip) {
     const rows = data.results[0];
     const cols = data.columns;
     const st = data.stats;
@@ -564,7 +564,12 @@
     const stale = resp.headers.get('ParqDB-Stale');
     const numeric = (c) => c === '_distance' || (rows.length > 0 && typeof rows[0][c] === 'number');
     const trs = rows.map((r, i) => h('tr', null, h('td', { class: 'num' }, i + 1),
-      cols.map((c) => h('td', { class: numeric(c) ? 'num' : null, 'data-col': c }, cell(r[c])))));
+      cols.map((c) => h('td', { class: numeric(c) ? 'num' : null, 'data-col': c }, nearLink(c, r[c])))));
+    // nearLink links a one-field key to a search near its row.
+    function nearLink(c, v) {
+      if (keyFields.length !== 1 || c !== keyFields[0] || (typeof v !== 'string' && typeof v !== 'number')) return cell(v);
+      return h('a', { href: '#/search/' + enc(name) + '?key=' + encodeURIComponent(String(v)) + '&k=' + body.k, title: 'Search near this row' }, String(v));
+    }
     return [
       h('h2', null, rows.length + (rows.length === 1 ? ' row' : ' rows')),
       stale ? h('p', { class: 'note' }, stale) : null,
