@@ -570,9 +570,9 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 		}
 		return err
 	}
+	searched := time.Now()
 	// Accept: application/vnd.apache.arrow.stream asks for Arrow IPC;
 	// JSON is the default (and the form of every error).
-	searched := time.Now()
 	w.Header().Set("Vary", "Accept")
 	setStaleHeader(w, resp.stale)
 	var body []byte
