@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what ParqDB's tests and lint need and is missing, so that
 # `make test` and `make lint` work on a fresh Debian machine with Go:
-# PostgreSQL and strace (Debian packages, with apt-get, as root or through
-# sudo; strace for the outside-open guard test),
+# PostgreSQL, strace and chromium (Debian packages, with apt-get, as root or
+# through sudo; strace for the outside-open guard test, chromium for the web
+# console's browser test, server/console_browser_test.go),
 # versitygw v1.8.0 (an S3-compatible server, built with go install) and
 # staticcheck v0.7.0 (go install). It only installs: the tests start their
 # own private PostgreSQL and S3 servers (internal/testenv). The two Go tools
@@ -24,6 +25,12 @@ if ! command -v strace >/dev/null 2>&1; then
   echo "test-deps: installing strace (Debian package)" >&2
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq strace >/dev/null
+fi
+if ! command -v chromium >/dev/null 2>&1; then
+  # server.TestConsoleBrowser drives the web console in headless chromium.
+  echo "test-deps: installing chromium (Debian package)" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 if [ ! -x "$TOOLS/bin/versitygw" ]; then
   echo "test-deps: building versitygw v1.8.0 (a few minutes, once)" >&2

@@ -30,7 +30,7 @@ type Config struct {
 	// Env is the warehouse and catalog served.
 	Env query.Env
 	// Token, when set, is required on every route except /healthz,
-	// /readyz and /openapi.yaml.
+	// /readyz, /openapi.yaml and the console's files (/, /console/…).
 	Token Token
 	// Limits bound requests (zero fields: DefaultLimits).
 	Limits Limits
@@ -204,18 +204,22 @@ type route struct {
 // routeTable is a server's routes, made once (a method value made per
 // request would be allocated per request).
 type routeTable struct {
-	health, ready, openapi, metrics, list, describe, search route
+	health, ready, openapi, metrics, list, describe, search, calibration, console route
 }
 
 func (s *Server) newRoutes() routeTable {
 	return routeTable{
-		health:   route{"/healthz", true, http.MethodGet, s.health},
-		ready:    route{"/readyz", true, http.MethodGet, s.readiness},
-		openapi:  route{"/openapi.yaml", true, http.MethodGet, s.openapi},
-		metrics:  route{"/metrics", false, http.MethodGet, s.promMetrics},
-		list:     route{"/v1/indexes", false, http.MethodGet, s.listIndexes},
-		describe: route{"/v1/indexes/{name}", false, http.MethodGet, s.describe},
-		search:   route{"/v1/indexes/{name}/search", false, http.MethodPost, s.search},
+		health:      route{"/healthz", true, http.MethodGet, s.health},
+		ready:       route{"/readyz", true, http.MethodGet, s.readiness},
+		openapi:     route{"/openapi.yaml", true, http.MethodGet, s.openapi},
+		metrics:     route{"/metrics", false, http.MethodGet, s.promMetrics},
+		list:        route{"/v1/indexes", false, http.MethodGet, s.listIndexes},
+		describe:    route{"/v1/indexes/{name}", false, http.MethodGet, s.describe},
+		search:      route{"/v1/indexes/{name}/search", false, http.MethodPost, s.search},
+		calibration: route{"/v1/indexes/{name}/calibration", false, http.MethodGet, s.calibration},
+		// The console's files hold no data: the token is asked for by the
+		// console and sent with its API requests (console.go).
+		console: route{"/console/", true, http.MethodGet, s.console},
 	}
 }
 
@@ -231,6 +235,11 @@ func (s *Server) match(path string) (route, string, bool) {
 		return s.routes.metrics, "", true
 	case "/v1/indexes", "/v1/indexes/":
 		return s.routes.list, "", true
+	case "/", "/console":
+		return s.routes.console, "", true
+	}
+	if strings.HasPrefix(path, "/console/") {
+		return s.routes.console, "", true
 	}
 	rest, ok := strings.CutPrefix(path, "/v1/indexes/")
 	if !ok {
@@ -242,6 +251,8 @@ func (s *Server) match(path string) (route, string, bool) {
 		return s.routes.describe, name, true
 	case "search":
 		return s.routes.search, name, true
+	case "calibration":
+		return s.routes.calibration, name, true
 	}
 	return route{}, "", false
 }
@@ -471,6 +482,9 @@ type SnapshotSummary struct {
 	SnapshotID  int64 `json:"snapshot_id"`
 	TimestampMS int64 `json:"timestamp_ms"`
 	IndexedRows int64 `json:"indexed_rows"`
+	// Operation is what committed the snapshot (its summary's
+	// "operation": create, refresh, optimize, …; absent when not recorded).
+	Operation string `json:"operation,omitempty"`
 }
 
 // Describe returns the description of the served snapshot of an index.
@@ -492,7 +506,7 @@ func Describe(ctx context.Context, ix *query.Index) IndexDescription {
 		d.Stale, d.StaleReason, d.AddedFiles = true, staleSummary(st), st.Added
 	}
 	for _, sn := range m.Snapshots {
-		d.Snapshots = append(d.Snapshots, SnapshotSummary{sn.SnapshotID, sn.TimestampMs, sn.IndexedRows})
+		d.Snapshots = append(d.Snapshots, SnapshotSummary{sn.SnapshotID, sn.TimestampMs, sn.IndexedRows, sn.Summary["operation"]})
 	}
 	size, ok, err := ix.VectorsFileSize(ctx)
 	switch {
@@ -548,6 +562,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 		return err
 	}
 	defer release()
+	admitted := time.Now()
 	resp, err := s.runSearch(ctx, name, plan)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -555,6 +570,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 		}
 		return err
 	}
+	searched := time.Now()
 	// Accept: application/vnd.apache.arrow.stream asks for Arrow IPC;
 	// JSON is the default (and the form of every error).
 	w.Header().Set("Vary", "Accept")
@@ -576,6 +592,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 	if err != nil {
 		return err
 	}
+	w.Header().Set("Server-Timing", serverTiming(start, admitted, searched, time.Now()))
 	// The slot is held while writing too: the encoded answer is part of
 	// the memory that MaxConcurrent bounds.
 	return writeBody(ctx, w, rc, body, ctype)

@@ -67,11 +67,12 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	const (
 		search = "/v1/indexes/{name}/search"
+		calib  = "/v1/indexes/{name}/calibration"
 		bearer = "Bearer openapi-token"
 	)
 	routes := map[string]string{ // documented path → the server's method
 		"/healthz": "get", "/readyz": "get", "/openapi.yaml": "get", "/metrics": "get",
-		"/v1/indexes": "get", "/v1/indexes/{name}": "get", search: "post",
+		"/v1/indexes": "get", "/v1/indexes/{name}": "get", search: "post", calib: "get", "/console/": "get",
 	}
 	calls := []call{
 		{"/healthz", "GET", "", "", "", 200},
@@ -90,6 +91,12 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		{"/v1/indexes/nope/search", "POST", `{"key": "king"}`, bearer, "application/json", 404},
 		{"/v1/indexes/words/search", "POST", `{"key": "` + strings.Repeat("x", 1<<17) + `"}`, bearer, "application/json", 413},
 		{"/v1/indexes/words/search", "POST", `{"key": "king"}`, bearer, "text/plain", 415},
+		{"/v1/indexes/words/calibration", "GET", "", bearer, "", 200},
+		{"/v1/indexes/words/calibration?target=2", "GET", "", bearer, "", 400},
+		{"/v1/indexes/words/calibration", "GET", "", "", "", 401},
+		{"/v1/indexes/nope/calibration", "GET", "", bearer, "", 404},
+		{"/console/", "GET", "", "", "", 200},
+		{"/console/nope.js", "GET", "", "", "", 404},
 	}
 	for p, m := range routes {
 		wrong := "POST"
@@ -119,13 +126,16 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.status)
 			continue
 		}
-		tmpl := c.path
-		if strings.HasPrefix(tmpl, "/v1/indexes/") {
-			if strings.HasSuffix(tmpl, "/search") {
-				tmpl = search
-			} else {
-				tmpl = "/v1/indexes/{name}"
-			}
+		tmpl, _, _ := strings.Cut(c.path, "?")
+		switch {
+		case strings.HasPrefix(tmpl, "/console/"):
+			tmpl = "/console/"
+		case strings.HasPrefix(tmpl, "/v1/indexes/") && strings.HasSuffix(tmpl, "/search"):
+			tmpl = search
+		case strings.HasPrefix(tmpl, "/v1/indexes/") && strings.HasSuffix(tmpl, "/calibration"):
+			tmpl = calib
+		case strings.HasPrefix(tmpl, "/v1/indexes/"):
+			tmpl = "/v1/indexes/{name}"
 		}
 		op, ok := paths[tmpl][routes[tmpl]]
 		if !ok {
