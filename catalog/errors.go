@@ -3,6 +3,8 @@ package catalog
 import (
 	"errors"
 	"fmt"
+
+	"github.com/parqdb/parqdb/internal/errclass"
 )
 
 // Sentinel errors, tested with errors.Is.
@@ -22,8 +24,9 @@ var (
 	// (NoWarehouseError says what is missing).
 	ErrNoWarehouse = errors.New("no warehouse")
 	// ErrCorrupt means the catalog's own records cannot be read (a pointer
-	// object or a stored source binding that does not parse).
-	ErrCorrupt = errors.New("corrupt catalog record")
+	// object or a stored source binding that does not parse). It is of the
+	// corrupt class (errclass.ErrCorrupt).
+	ErrCorrupt = errclass.Corrupt("corrupt catalog record")
 )
 
 // ErrBindingMismatch means a catalog source binding and the current

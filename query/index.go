@@ -16,6 +16,7 @@ import (
 
 	"github.com/parqdb/parqdb/artifact"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/internal/errclass"
 	"github.com/parqdb/parqdb/internal/icesource"
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/source"
@@ -136,15 +137,28 @@ type Index struct {
 func Open(ctx context.Context, env Env, name string, opts OpenOptions) (*Index, error) {
 	m, entry, err := catalog.LoadMetadata(ctx, env.Catalog, env.Warehouse, name)
 	if err != nil {
-		return nil, err
+		return nil, storedDataErr(err)
 	}
 	ix := &Index{name: name, metaLoc: entry.MetadataLocation, meta: m, bound: entry.Source}
 	ix.wh, ix.whStats = storage.WithStats(env.Warehouse)
 	if err := ix.open(ctx, opts); err != nil {
 		ix.Close()
-		return nil, err
+		return nil, storedDataErr(err)
 	}
 	return ix, nil
+}
+
+// storedDataErr marks as corrupt (errclass.ErrCorrupt) an error of Open
+// that says a definition it read is invalid: a location in the metadata
+// that escapes the warehouse, postings schema or provider properties that
+// break the profile. Open reads them from the warehouse, so they are
+// damaged data, not a bad request. (Invalid metadata, metadata.ErrInvalid,
+// is of the class already.)
+func storedDataErr(err error) error {
+	if errors.Is(err, location.ErrInvalid) || errors.Is(err, postings.ErrSchema) || errors.Is(err, postings.ErrProperties) {
+		return errclass.MarkCorrupt(err)
+	}
+	return err
 }
 
 func (ix *Index) open(ctx context.Context, opts OpenOptions) error {

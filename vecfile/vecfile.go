@@ -15,6 +15,8 @@ import (
 	"slices"
 
 	"github.com/parqdb/parqdb/postings"
+
+	"github.com/parqdb/parqdb/internal/errclass"
 )
 
 // Name is the fixed name of the vectors file inside the side folder of a
@@ -38,8 +40,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 var (
 	// ErrCorrupt means a vectors file is truncated, damaged, or does not
-	// belong to the manifest it is read with.
-	ErrCorrupt = errors.New("vectors file: corrupt or foreign")
+	// belong to the manifest it is read with. It is of the corrupt class
+	// (errclass.ErrCorrupt).
+	ErrCorrupt = errclass.Corrupt("vectors file: corrupt or foreign")
 )
 
 // Error is an error about one vectors file; it names the file.
