@@ -49,13 +49,29 @@ type OpenOptions struct {
 	// RowCacheRows bounds the cache of joined source rows; 0 selects
 	// DefaultRowCacheRows, a negative value disables it.
 	RowCacheRows int
-	// Budget is the process-wide memory budget that the postings cache,
-	// the vector store, the joined-rows cache and the filter bitmaps charge
-	// (membudget); nil selects membudget.Default, shared by every index
-	// opened so. (Decoded source pages are always charged to
-	// membudget.Default.)
-	Budget *membudget.Budget
+	// Budget is the memory budget that the postings cache, the vector
+	// store, the joined-rows cache and the filter bitmaps charge: nil
+	// selects DefaultBudget, shared by every index opened so; NewBudget
+	// makes one of its own (for one index, or shared by some). (Decoded
+	// source pages are always charged to DefaultBudget.)
+	Budget *Budget
 }
+
+// Budget bounds the bytes that the caches charged to it hold together:
+// when a cache would pass the limit, the caches evict. Limit, Used and
+// SetLimit read and change it; it is safe for concurrent use.
+type Budget = membudget.Budget
+
+// NewBudget returns a budget of limit bytes (< 0 means 0: nothing is
+// cached), for OpenOptions.Budget.
+func NewBudget(limit int64) *Budget { return membudget.New(limit) }
+
+// DefaultBudget is the process-wide budget that indexes charge unless
+// OpenOptions.Budget says otherwise (the CLI's --cache-size sets its
+// limit); its limit is a quarter of the memory available to the process
+// (the machine's, or the cgroup's limit when lower; 1 GiB where neither
+// can be read) until SetLimit changes it.
+var DefaultBudget = membudget.Default
 
 // DefaultCacheBytes is the default postings cache budget.
 const DefaultCacheBytes = 1 << 30
@@ -202,7 +218,7 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 	}
 	ix.budget = opts.Budget
 	if ix.budget == nil {
-		ix.budget = membudget.Default
+		ix.budget = DefaultBudget
 	}
 	ix.cache = newCache(budget, ix.NList(), ix.budget)
 	ix.router = newRouter(ix.art.Centroids, routeOptions)
