@@ -20,11 +20,14 @@ import (
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/storage"
+
+	"github.com/parqdb/parqdb/internal/errclass"
 )
 
 // ErrMismatch reports a centroid artifact that does not match the snapshot
-// or descriptor that references it.
-var ErrMismatch = errors.New("centroid artifact does not match")
+// or descriptor that references it. It is of the corrupt class
+// (errclass.ErrCorrupt).
+var ErrMismatch = errclass.Corrupt("centroid artifact does not match")
 
 // Artifact is a loaded centroid artifact.
 type Artifact struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/parqdb/parqdb/internal/errclass"
 	"github.com/parqdb/parqdb/location"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/storage"
@@ -62,10 +63,13 @@ func sameContent(ctx context.Context, wh storage.Bucket, loc string, data []byte
 
 // ReadMetadata reads and parses the metadata file at loc. A loaded
 // Metadata stays valid for its holder: files are never changed, so a
-// reader keeps using it while writers commit successors.
+// reader keeps using it while writers commit successors. A location that
+// escapes the warehouse is stored data that is damaged: its
+// location.ErrInvalid is marked corrupt (errclass.ErrCorrupt), as
+// metadata.ErrInvalid, for a file that does not parse or validate, is.
 func ReadMetadata(ctx context.Context, wh storage.Bucket, loc string) (*metadata.Metadata, error) {
 	if err := location.Check(loc); err != nil {
-		return nil, err
+		return nil, errclass.MarkCorrupt(err)
 	}
 	data, err := storage.ReadAll(ctx, wh, loc)
 	if err != nil {
@@ -73,14 +77,15 @@ func ReadMetadata(ctx context.Context, wh storage.Bucket, loc string) (*metadata
 	}
 	m, err := metadata.ParseFile(loc, data)
 	if err != nil {
-		return nil, err
+		return nil, err // metadata.ErrInvalid: of the corrupt class
 	}
 	return m, nil
 }
 
 // LoadMetadata loads the entry of name and parses its current metadata
 // file. It checks that the catalog binding matches the current snapshot's
-// source-table (ErrBindingMismatch otherwise).
+// source-table (ErrBindingMismatch otherwise, marked corrupt: the catalog
+// and the metadata it points to disagree).
 func LoadMetadata(ctx context.Context, cat Catalog, wh storage.Bucket, name string) (*metadata.Metadata, Entry, error) {
 	e, err := cat.Load(ctx, name)
 	if err != nil {
@@ -91,7 +96,7 @@ func LoadMetadata(ctx context.Context, cat Catalog, wh storage.Bucket, name stri
 		return nil, Entry{}, fmt.Errorf("index %s: %w", name, err)
 	}
 	if err := checkBinding(name, m, e.Source); err != nil {
-		return nil, Entry{}, fmt.Errorf("%w; metadata %s in catalog %s", err, e.MetadataLocation, cat)
+		return nil, Entry{}, errclass.MarkCorrupt(fmt.Errorf("%w; metadata %s in catalog %s", err, e.MetadataLocation, cat))
 	}
 	return m, e, nil
 }

@@ -3,6 +3,8 @@ package catalog
 import (
 	"errors"
 	"fmt"
+
+	"github.com/parqdb/parqdb/internal/errclass"
 )
 
 // Sentinel errors, tested with errors.Is.
@@ -18,9 +20,13 @@ var (
 	ErrInvalidName = errors.New("invalid index name")
 	// ErrUnknownCatalog means Open did not recognise the catalog spec.
 	ErrUnknownCatalog = errors.New("unknown catalog")
+	// ErrNoWarehouse means OpenEnv found no warehouse where its spec points
+	// (NoWarehouseError says what is missing).
+	ErrNoWarehouse = errors.New("no warehouse")
 	// ErrCorrupt means the catalog's own records cannot be read (a pointer
-	// object or a stored source binding that does not parse).
-	ErrCorrupt = errors.New("corrupt catalog record")
+	// object or a stored source binding that does not parse). It is of the
+	// corrupt class (errclass.ErrCorrupt).
+	ErrCorrupt = errclass.Corrupt("corrupt catalog record")
 )
 
 // ErrBindingMismatch means a catalog source binding and the current

@@ -43,19 +43,14 @@ func Open(ctx context.Context, spec string, warehouse storage.Bucket) (Catalog, 
 			return nil, errors.New("the warehouse catalog needs a warehouse")
 		}
 		return NewWarehouse(warehouse), nil
-	case strings.HasPrefix(lower, "sqlite:"):
-		path := spec[len("sqlite:"):]
-		if rest, ok := strings.CutPrefix(path, "//"); ok {
-			path = rest // sqlite:///abs/path → /abs/path
-		}
-		if path == "" {
+	case strings.HasPrefix(lower, "sqlite:") || strings.HasSuffix(lower, ".db") && !strings.Contains(spec, "://"):
+		path, ok := sqlitePath(spec)
+		if !ok {
 			return nil, errors.New(`catalog "sqlite:" needs a path (sqlite:PATH)`)
 		}
 		return OpenSQLite(ctx, path)
 	case strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://"):
 		return OpenPostgres(ctx, spec)
-	case strings.HasSuffix(lower, ".db") && !strings.Contains(spec, "://"):
-		return OpenSQLite(ctx, spec)
 	}
 	return nil, fmt.Errorf("%w %q: want sqlite:PATH, a .db path, postgres://…, or warehouse",
 		ErrUnknownCatalog, redactDSNText(spec))

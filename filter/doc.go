@@ -6,9 +6,15 @@
 //
 // Parse turns text into an immutable *Predicate (safe to share between
 // goroutines and reuse across queries); Predicate.Check binds it to a
-// Parquet schema and returns a *Program that evaluates rows (Eval) and
-// decides from column-chunk statistics whether a row group may hold a
-// matching row (MayMatch).
+// Parquet schema and returns a *Program. A Program decides from
+// column-chunk statistics whether a row group may hold a matching row
+// (MayMatch), and MatchRowGroup evaluates it over one row group's column
+// chunks: the page indexes skip the pages where no row can match and take
+// whole the runs where every row does, and the remaining pages are decoded
+// typed and evaluated a vector of rows at a time (one Scratch per
+// goroutine, NewScratch). That is the path filtered search runs
+// (query/filter.go); the row-at-a-time evaluator the tests compare it with
+// is in roweval_test.go.
 //
 // # Grammar
 //

@@ -6,25 +6,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// tri is a three-valued truth value.
-type tri uint8
-
-const (
-	unknown tri = iota
-	isFalse
-	isTrue
-)
-
-func (t tri) not() tri {
-	switch t {
-	case isTrue:
-		return isFalse
-	case isFalse:
-		return isTrue
-	}
-	return unknown
-}
-
 // Stats are the footer statistics of one column chunk, for MayMatch.
 type Stats struct {
 	Min, Max  parquet.Value // the chunk's smallest and largest non-null values
@@ -34,31 +15,13 @@ type Stats struct {
 	Rows      int64         // rows in the row group
 }
 
-// eval is a compiled node.
+// eval is a compiled node. The vectorised evaluator (vector.go, match.go)
+// evaluates it over pages; may decides from column-chunk statistics.
 type eval interface {
-	// eval returns the truth of the node for row i of cols (one slice of
-	// values per program column).
-	eval(cols [][]parquet.Value, i int) tri
 	// may reports whether some row of a chunk with these statistics could
 	// make the node true, whether some could make it false, and whether
 	// some could make it unknown (NULL); each answer errs towards true.
 	may(st []Stats) (mayTrue, mayFalse, mayUnknown bool)
-}
-
-// Eval reports whether the predicate is true for the row whose values (one
-// per entry of Columns, NULL as a null parquet.Value) are given.
-func (p *Program) Eval(row []parquet.Value) bool {
-	cols := make([][]parquet.Value, len(row))
-	for i := range row {
-		cols[i] = row[i : i+1]
-	}
-	return p.root.eval(cols, 0) == isTrue
-}
-
-// EvalColumns reports whether the predicate is true for row i, given one
-// slice of values per entry of Columns. It does not allocate.
-func (p *Program) EvalColumns(cols [][]parquet.Value, i int) bool {
-	return p.root.eval(cols, i) == isTrue
 }
 
 // MayMatch reports whether a row group whose column chunks have the given
@@ -193,43 +156,12 @@ func rowValue(col column, pv parquet.Value) value {
 	return value{i: pv.Int64()}
 }
 
-func cmpResult(op string, c int) bool {
-	if c == 2 { // NaN
-		return op == "!="
-	}
-	switch op {
-	case "=":
-		return c == 0
-	case "!=":
-		return c != 0
-	case "<":
-		return c < 0
-	case "<=":
-		return c <= 0
-	case ">":
-		return c > 0
-	}
-	return c >= 0 // >=
-}
-
-func truth(b bool) tri {
-	if b {
-		return isTrue
-	}
-	return isFalse
-}
-
 type cmpEval struct {
 	c   int
 	li  int // the leaf's number (Program.leaves)
 	col column
 	op  string
 	v   value
-	// intOp is the operator as a code when the column is an integer,
-	// date or timestamp and the literal an integer, so that eval compares
-	// int64s (what compareTo would do) without building values; opNone
-	// otherwise.
-	intOp opCode
 }
 
 type opCode uint8
@@ -247,44 +179,7 @@ const (
 var opCodes = map[string]opCode{"=": opEq, "!=": opNe, "<": opLt, "<=": opLe, ">": opGt, ">=": opGe}
 
 func newCmpEval(c int, col column, op string, v value) *cmpEval {
-	e := &cmpEval{c: c, col: col, op: op, v: v}
-	if (col.typ == typeInt || col.typ == typeDate || col.typ == typeTimestamp) && !v.isF && !v.null {
-		e.intOp = opCodes[op]
-	}
-	return e
-}
-
-func (e *cmpEval) eval(cols [][]parquet.Value, i int) tri {
-	pv := cols[e.c][i]
-	if pv.IsNull() || e.v.null {
-		return unknown
-	}
-	if e.intOp != opNone {
-		var x int64
-		switch {
-		case pv.Kind() != parquet.Int32:
-			x = pv.Int64()
-		case e.col.unsigned:
-			x = int64(uint32(pv.Int32()))
-		default:
-			x = int64(pv.Int32())
-		}
-		v := e.v.i
-		switch e.intOp {
-		case opEq:
-			return truth(x == v)
-		case opNe:
-			return truth(x != v)
-		case opLt:
-			return truth(x < v)
-		case opLe:
-			return truth(x <= v)
-		case opGt:
-			return truth(x > v)
-		}
-		return truth(x >= v)
-	}
-	return truth(cmpResult(e.op, compareTo(e.col.typ, rowValue(e.col, pv), e.v)))
+	return &cmpEval{c: c, col: col, op: op, v: v}
 }
 
 // minMax returns the chunk's bounds as values of col, when known.
@@ -349,28 +244,6 @@ type inEval struct {
 	ints    []int64 // vs as integers, when the column and every element are (for the vectorised one-pass test)
 }
 
-func (e *inEval) eval(cols [][]parquet.Value, i int) tri {
-	pv := cols[e.c][i]
-	if pv.IsNull() {
-		return unknown
-	}
-	x := rowValue(e.col, pv)
-	r := isFalse
-	for _, v := range e.vs {
-		if compareTo(e.col.typ, x, v) == 0 {
-			r = isTrue
-			break
-		}
-	}
-	if r == isFalse && e.hasNull {
-		r = unknown // x IN (…, NULL) is unknown when no element equals x
-	}
-	if e.not {
-		return r.not()
-	}
-	return r
-}
-
 func (e *inEval) may(st []Stats) (bool, bool, bool) {
 	s := st[e.c]
 	if allNull(s) {
@@ -402,27 +275,6 @@ type betweenEval struct {
 	lo, hi value
 }
 
-func (e *betweenEval) eval(cols [][]parquet.Value, i int) tri {
-	pv := cols[e.c][i]
-	if pv.IsNull() {
-		return unknown
-	}
-	x := rowValue(e.col, pv)
-	// x BETWEEN a AND b is x >= a AND x <= b, with NULL bounds unknown.
-	var ge, le tri = unknown, unknown
-	if !e.lo.null {
-		ge = truth(cmpResult(">=", compareTo(e.col.typ, x, e.lo)))
-	}
-	if !e.hi.null {
-		le = truth(cmpResult("<=", compareTo(e.col.typ, x, e.hi)))
-	}
-	r := and3(ge, le)
-	if e.not {
-		return r.not()
-	}
-	return r
-}
-
 func (e *betweenEval) may(st []Stats) (bool, bool, bool) {
 	s := st[e.c]
 	if allNull(s) {
@@ -452,24 +304,6 @@ type likeEval struct {
 	exact  bool
 }
 
-func (e *likeEval) eval(cols [][]parquet.Value, i int) tri {
-	pv := cols[e.c][i]
-	if pv.IsNull() {
-		return unknown
-	}
-	b := pv.ByteArray()
-	var r bool
-	if e.exact {
-		r = bytes.Equal(b, e.prefix)
-	} else {
-		r = bytes.HasPrefix(b, e.prefix)
-	}
-	if e.not {
-		r = !r
-	}
-	return truth(r)
-}
-
 func (e *likeEval) may(st []Stats) (bool, bool, bool) {
 	s := st[e.c]
 	if allNull(s) {
@@ -492,10 +326,6 @@ type nullEval struct {
 	not bool
 }
 
-func (e *nullEval) eval(cols [][]parquet.Value, i int) tri {
-	return truth(cols[e.c][i].IsNull() != e.not)
-}
-
 func (e *nullEval) may(st []Stats) (bool, bool, bool) {
 	s := st[e.c]
 	if !s.HasNulls {
@@ -508,35 +338,7 @@ func (e *nullEval) may(st []Stats) (bool, bool, bool) {
 	return someNull, someValue, false
 }
 
-func and3(a, b tri) tri {
-	switch {
-	case a == isFalse || b == isFalse:
-		return isFalse
-	case a == isTrue && b == isTrue:
-		return isTrue
-	}
-	return unknown
-}
-
-func or3(a, b tri) tri {
-	switch {
-	case a == isTrue || b == isTrue:
-		return isTrue
-	case a == isFalse && b == isFalse:
-		return isFalse
-	}
-	return unknown
-}
-
 type andEval struct{ l, r eval }
-
-func (e *andEval) eval(cols [][]parquet.Value, i int) tri {
-	a := e.l.eval(cols, i)
-	if a == isFalse {
-		return isFalse
-	}
-	return and3(a, e.r.eval(cols, i))
-}
 
 func (e *andEval) may(st []Stats) (bool, bool, bool) {
 	lt, lf, lu := e.l.may(st)
@@ -546,14 +348,6 @@ func (e *andEval) may(st []Stats) (bool, bool, bool) {
 
 type orEval struct{ l, r eval }
 
-func (e *orEval) eval(cols [][]parquet.Value, i int) tri {
-	a := e.l.eval(cols, i)
-	if a == isTrue {
-		return isTrue
-	}
-	return or3(a, e.r.eval(cols, i))
-}
-
 func (e *orEval) may(st []Stats) (bool, bool, bool) {
 	lt, lf, lu := e.l.may(st)
 	rt, rf, ru := e.r.may(st)
@@ -561,8 +355,6 @@ func (e *orEval) may(st []Stats) (bool, bool, bool) {
 }
 
 type notEval struct{ x eval }
-
-func (e *notEval) eval(cols [][]parquet.Value, i int) tri { return e.x.eval(cols, i).not() }
 
 func (e *notEval) may(st []Stats) (bool, bool, bool) {
 	t, f, u := e.x.may(st)

@@ -2,7 +2,6 @@ package filter
 
 import (
 	"errors"
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -324,51 +323,5 @@ func TestMayMatch(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
-	}
-}
-
-// TestCmpIntFastPath: the integer comparison path (no value built per
-// row) gives the generic path's truth for every operator, on signed and
-// unsigned INT32, INT64, dates and timestamps, including the extremes and
-// NULL.
-func TestCmpIntFastPath(t *testing.T) {
-	xs := []int64{math.MinInt64, math.MinInt32, -7, -1, 0, 1, 6, 7, 8, math.MaxInt32, math.MaxUint32, math.MaxInt64}
-	for _, col := range []column{
-		{name: "i32", typ: typeInt}, {name: "u32", typ: typeInt, unsigned: true}, {name: "i64", typ: typeInt},
-		{name: "d", typ: typeDate}, {name: "ts", typ: typeTimestamp},
-	} {
-		for op := range opCodes {
-			for _, lit := range xs {
-				fast := newCmpEval(0, col, op, value{i: lit})
-				if fast.intOp == opNone {
-					t.Fatalf("%s %s %d: no fast path", col.name, op, lit)
-				}
-				slow := *fast
-				slow.intOp = opNone
-				for _, x := range xs {
-					var pv parquet.Value
-					switch {
-					case col.name == "i32" || col.name == "d":
-						pv = parquet.Int32Value(int32(x))
-					case col.name == "u32":
-						pv = parquet.Int32Value(int32(uint32(x)))
-					default:
-						pv = parquet.Int64Value(x)
-					}
-					for _, v := range []parquet.Value{pv, {}} {
-						cols := [][]parquet.Value{{v}}
-						if got, want := fast.eval(cols, 0), slow.eval(cols, 0); got != want {
-							t.Errorf("%s %v %s %d: fast %v, generic %v", col.name, v, op, lit, got, want)
-						}
-					}
-				}
-			}
-		}
-	}
-	if e := newCmpEval(0, column{typ: typeInt}, "<", value{f: 6.5, isF: true}); e.intOp != opNone {
-		t.Error("a fractional literal takes the integer path")
-	}
-	if e := newCmpEval(0, column{typ: typeFloat}, "<", value{i: 6}); e.intOp != opNone {
-		t.Error("a float column takes the integer path")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -129,12 +130,18 @@ type baseVectors struct {
 // objects are in meta (raw and m: its manifest as stored and parsed),
 // checked against them, or returns nil when the base has none.
 func openBaseVectors(ctx context.Context, wh storage.Bucket, meta string, raw []byte, m *postings.Manifest) (*baseVectors, error) {
-	f, o, err := vecfile.OpenIn(ctx, wh, vecfile.Location(meta), int(m.Dim), m.Rows, vecfile.ManifestHash(raw))
+	key := vecfile.Location(meta)
+	o, err := wh.Open(ctx, key)
+	if errors.Is(err, storage.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("base snapshot's vectors file: %w", err)
 	}
-	if f == nil {
-		return nil, nil
+	f, err := vecfile.OpenFor(o, o.Size(), key, int(m.Dim), m.Rows, vecfile.ManifestHash(raw))
+	if err != nil {
+		o.Close()
+		return nil, fmt.Errorf("base snapshot's vectors file: %w", err)
 	}
 	return &baseVectors{f: f, obj: o, starts: vecfile.Starts(m)}, nil
 }

@@ -78,19 +78,3 @@ func BenchmarkAssignBatch(b *testing.B) {
 		})
 	}
 }
-
-func BenchmarkRoute(b *testing.B) {
-	for _, s := range benchShapes() {
-		c, _, err := Train(context.Background(), benchData(s, s.train), s.dim, TrainConfig{NList: s.nlist, Seed: 1, Workers: 2})
-		if err != nil {
-			b.Fatal(err)
-		}
-		q := benchData(s, 1)
-		dst := make([]int32, 0, 64)
-		b.Run(s.name+"_nprobe32", func(b *testing.B) {
-			for b.Loop() {
-				dst = c.Route(q, 32, dst)
-			}
-		})
-	}
-}

@@ -16,7 +16,7 @@ import (
 //
 // The exported fields are exactly what the ivf_roots and ivf_centroids
 // tables persist. A Centroids value must not be modified once it has been
-// used by Route, Leaf, NewAssigner or ExactNearest: those build a cache of
+// used by Leaf, NewAssigner or ExactNearest: those build a cache of
 // decoded leaves on first use. Use it through a pointer (it must not be
 // copied after first use). All methods are safe for concurrent use.
 type Centroids struct {
@@ -81,7 +81,7 @@ func (c *Centroids) RootOf(cid int32) int32 {
 func (c *Centroids) Root(r int) []float32 { return c.Roots[r*c.Dim : (r+1)*c.Dim] }
 
 // Leaf returns the LVQ8 reconstruction of leaf cid, the vector that
-// assignment and routing measure distances to. The returned slice belongs to
+// assignment and query routing (package query) measure distances to. The returned slice belongs to
 // c's cache and must not be modified. Leaf panics if cid is out of range or
 // c is invalid (see Validate).
 func (c *Centroids) Leaf(cid int32) []float32 {

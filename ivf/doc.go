@@ -1,8 +1,10 @@
 // Package ivf implements clustering profile 1 of the IVF index schema
 // (ivf-index-schema §5): seeded hierarchical k-means training, the centroid
 // artifact in memory (dense root centroids, LVQ8 leaf centroids, one
-// contiguous leaf CID interval per root), exact assignment of source vectors
-// to leaves, and query routing from roots to leaves.
+// contiguous leaf CID interval per root) and exact assignment of source
+// vectors to leaves. Query routing from roots to leaves, over the same
+// persisted representations (Root, Leaf), is the query package's router
+// (query/route.go, docs/search.md "Routing").
 //
 // Everything here works on in-memory values: the Parquet tables that persist
 // a Centroids value are written and read by package postings, and the build

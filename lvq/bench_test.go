@@ -92,21 +92,6 @@ func BenchmarkNormalize(b *testing.B) {
 	}
 }
 
-func BenchmarkQueryL2Sq8(b *testing.B) {
-	for _, d := range []int{128, 768} {
-		r := rand.New(rand.NewPCG(1, 1))
-		q := NewQuery(benchVec(r, d))
-		code := make([]byte, d)
-		o, s := Encode8(code, benchVec(r, d))
-		b.Run(fmt.Sprintf("D=%d", d), func(b *testing.B) {
-			b.SetBytes(int64(d))
-			for b.Loop() {
-				sinkF += q.L2Sq8(code, o, s)
-			}
-		})
-	}
-}
-
 func BenchmarkQueryL2Sq4(b *testing.B) {
 	for _, d := range []int{128, 768} {
 		r := rand.New(rand.NewPCG(1, 1))

@@ -27,30 +27,26 @@ func NewQuery(q []float32) *Query {
 // Dim returns the dimension of the query.
 func (q *Query) Dim() int { return len(q.q) }
 
-// L2Sq8 returns the squared L2 distance between the query and the LVQ8
-// vector (code, offset, scale) in the code domain:
-//
-//	‖q − x̂‖² = ‖q‖² − 2(o·Σq + s·q·c) + D·o² + 2·o·s·Σc + s²·Σc²
-//
-// with q·c accumulated in float32 by one fused pass over code that also
-// yields Σc and Σc² exactly, and the rest in float64. It approximates the
-// distance to the reconstruction of Decode8; docs/lvq.md bounds the
-// difference. It panics if len(code) != q.Dim().
-func (q *Query) L2Sq8(code []byte, offset, scale float32) float32 {
-	dot, sc, sc2 := vecmath.DotSumsU8(q.q, code)
-	return q.combine(dot, sc, sc2, offset, scale)
-}
-
-// L2Sq4 is L2Sq8 for an LVQ4 code of CodeLen(4, q.Dim()) bytes. It panics
-// if the code length does not match.
+// L2Sq4 returns the squared L2 distance between the query and the LVQ4
+// vector (code of CodeLen(4, q.Dim()) bytes, offset, scale) in the code
+// domain, as L2Sq8Batch does for one LVQ8 row. It panics if the code length
+// does not match.
 func (q *Query) L2Sq4(code []byte, offset, scale float32) float32 {
 	dot, sc, sc2 := vecmath.DotSumsU4Split(q.qs, code, len(q.q))
 	return q.combine(dot, sc, sc2, offset, scale)
 }
 
-// L2Sq8Batch sets out[i] to the L2Sq8 distance of row i, whose code is
-// codes[i*D:(i+1)*D] with offsets[i] and scales[i]. It panics unless
-// offsets, scales and out have the same length n and len(codes) == n*D.
+// L2Sq8Batch sets out[i] to the squared L2 distance between the query and
+// the LVQ8 vector of row i (code codes[i*D:(i+1)*D], offset offsets[i],
+// scale scales[i]) in the code domain:
+//
+//	‖q − x̂‖² = ‖q‖² − 2(o·Σq + s·q·c) + D·o² + 2·o·s·Σc + s²·Σc²
+//
+// with q·c accumulated in float32 by one fused pass over the code that also
+// yields Σc and Σc² exactly, and the rest in float64. It approximates the
+// distance to the reconstruction of Decode8; docs/lvq.md bounds the
+// difference. It panics unless offsets, scales and out have the same
+// length n and len(codes) == n*D.
 func (q *Query) L2Sq8Batch(codes []byte, offsets, scales []float32, out []float32) {
 	d := len(q.q)
 	checkBatch(len(codes), d, offsets, scales, out)

@@ -4,7 +4,16 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/parqdb/parqdb/internal/vecmath"
 )
+
+// l2Sq8Row is the one-row reference of L2Sq8Batch: the same combination of
+// the fused one-row kernel's q·c, Σc and Σc².
+func l2Sq8Row(q *Query, code []byte, offset, scale float32) float32 {
+	dot, sc, sc2 := vecmath.DotSumsU8(q.q, code)
+	return q.combine(dot, sc, sc2, offset, scale)
+}
 
 // exactDist is Σ (q_i − x̂_i)² in float64 over the float32 reconstruction.
 func exactDist(q, xh []float32) float64 {
@@ -54,7 +63,9 @@ func TestQueryDistance(t *testing.T) {
 				if bits == 8 {
 					o, s = Encode8(code, x)
 					Decode8(xh, code, o, s)
-					got = qq.L2Sq8(code, o, s)
+					one := []float32{0}
+					qq.L2Sq8Batch(code, []float32{o}, []float32{s}, one)
+					got = one[0]
 					copy(codes, code)
 				} else {
 					o, s = Encode4(code, x)
@@ -108,7 +119,7 @@ func TestQueryBatch(t *testing.T) {
 		out := make([]float32, n)
 		qq.L2Sq8Batch(codes8, off8, sc8, out)
 		for i := range out {
-			if want := qq.L2Sq8(codes8[i*d:(i+1)*d], off8[i], sc8[i]); out[i] != want {
+			if want := l2Sq8Row(qq, codes8[i*d:(i+1)*d], off8[i], sc8[i]); out[i] != want {
 				t.Fatalf("D=%d L2Sq8Batch[%d] = %v, want %v", d, i, out[i], want)
 			}
 		}

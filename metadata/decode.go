@@ -14,28 +14,44 @@ type decoder struct {
 	ps *problems
 }
 
-// field describes one member of a fixed-shape object. No member of any
-// metadata object is nullable: an optional member is either present with a
-// value or absent.
-type field struct {
+// field describes one member of a fixed-shape object of type T: its name
+// as the spec writes it, whether it is required, and how its value is
+// decoded into a T. No member of any metadata object is nullable: an
+// optional member is either present with a value or absent.
+//
+// decode gets the member's path by value: only the path of the object
+// being decoded (its parent) then moves to the heap, not one per member.
+type field[T any] struct {
 	name     string
 	required bool
+	decode   func(d *decoder, v *node, p jpath, dst *T)
 }
 
-// Each object is decoded by a loop over its members that switches on the
-// member's index in the object's field list:
-//
-//	seen, ok := d.begin(n, p)
-//	for _, m := range n.members {  // if ok
-//		mp := p.key(m.name)
-//		switch d.field(&mp, fields, m.name, &seen) { case 0: …; case 1: … }
-//	}
-//	d.missing(p, fields, seen)
-//
-// This reports, as the spec's member order asks, an unknown field or the
-// member's own problems for each member in document order, then each
-// missing required field. (Callbacks would be shorter but make every path
-// escape to the heap.)
+// object decodes object n at p into dst, matching each of its members to
+// fields by name. It reports, as the spec's member order asks, an unknown
+// field or the member's own problems for each member in document order,
+// then each missing required field. Objects have at most 32 members.
+func object[T any](d *decoder, n *node, p *jpath, fields []field[T], dst *T) {
+	if !d.begin(n, p) {
+		return
+	}
+	var seen uint32
+	for _, mem := range n.members {
+		mp := p.key(mem.name)
+		i := fieldIndex(fields, mem.name)
+		if i < 0 {
+			d.ps.at(mp, "unknown field")
+			continue
+		}
+		seen |= 1 << i
+		fields[i].decode(d, mem.val, mp, dst)
+	}
+	for i, f := range fields {
+		if f.required && seen&(1<<i) == 0 {
+			d.ps.at(p.key(f.name), "required field is missing")
+		}
+	}
+}
 
 // begin reports n unless it is an object.
 func (d *decoder) begin(n *node, p *jpath) bool {
@@ -46,28 +62,7 @@ func (d *decoder) begin(n *node, p *jpath) bool {
 	return true
 }
 
-// field returns the index of member name in fields and marks it in seen,
-// or reports an unknown field at mp and returns -1.
-func (d *decoder) field(mp *jpath, fields []field, name string, seen *uint32) int {
-	i := fieldIndex(fields, name)
-	if i < 0 {
-		d.ps.at(*mp, "unknown field")
-		return -1
-	}
-	*seen |= 1 << i
-	return i
-}
-
-// missing reports each required field of fields not in seen.
-func (d *decoder) missing(p *jpath, fields []field, seen uint32) {
-	for i, f := range fields {
-		if f.required && seen&(1<<i) == 0 {
-			d.ps.at(p.key(f.name), "required field is missing")
-		}
-	}
-}
-
-func fieldIndex(fields []field, name string) int {
+func fieldIndex[T any](fields []field[T], name string) int {
 	for i, f := range fields {
 		if f.name == name {
 			return i
@@ -155,152 +150,117 @@ func (d *decoder) strList(n *node, p *jpath, dst *[]string) {
 	*dst = l
 }
 
+// The members of every metadata object, in the spec's order (the order
+// Marshal writes: TestMemberOrder); decoding matches by name, so the order
+// only decides which missing field is reported first.
 var (
-	metadataFields = []field{
-		{"format-version", true}, {"index-uuid", true}, {"last-updated-ms", true},
-		{"last-sequence-number", true}, {"current-snapshot-id", true}, {"snapshots", true},
-		{"snapshot-log", true}, {"properties", false},
-	}
-	logEntryFields = []field{{"timestamp-ms", true}, {"snapshot-id", true}}
-	snapshotFields = []field{
-		{"snapshot-id", true}, {"sequence-number", true}, {"timestamp-ms", true}, {"summary", true},
-		{"source-table", true}, {"vector-field", true}, {"source-key-fields", true},
-		{"indexed-rows", true}, {"index-family", true}, {"index-schema-version", true},
-		{"metric", true}, {"parameters", true}, {"index-provider", true}, {"index-tables", true},
-	}
-	providerFields   = []field{{"provider", true}, {"properties", true}}
-	indexTableFields = []field{{"definition-version", true}, {"properties", true}}
-	tableFields      = []field{{"identifier", false}, {"provider", true}, {"properties", true}}
-	identifierFields = []field{{"catalog", true}, {"namespace", true}, {"name", true}}
-	centroidFields   = []field{
-		{"format-version", true}, {"artifact-uuid", true}, {"fingerprint", true},
-		{"created-at-ms", true}, {"descriptor", true}, {"centroids", true}, {"roots", true},
-	}
-	descriptorFields = []field{
-		{"vector-field", true}, {"dimension", true}, {"metric", true}, {"nlist", true},
-		{"clustering-profile-version", true},
-	}
-)
-
-func (d *decoder) metadata(n *node, m *Metadata) {
-	var root jpath
-	if !d.begin(n, &root) {
-		return
-	}
-	var seen uint32
-	for _, mem := range n.members {
-		v, p := mem.val, root.key(mem.name)
-		switch d.field(&p, metadataFields, mem.name, &seen) {
-		case 0:
-			d.i32(v, &p, &m.FormatVersion)
-		case 1:
-			d.str(v, &p, &m.IndexUUID)
-		case 2:
-			d.i64(v, &p, &m.LastUpdatedMs)
-		case 3:
-			d.i64(v, &p, &m.LastSequenceNumber)
-		case 4:
-			d.i64(v, &p, &m.CurrentSnapshotID)
-		case 5:
+	metadataFields = []field[Metadata]{
+		{"format-version", true, func(d *decoder, v *node, p jpath, m *Metadata) { d.i32(v, &p, &m.FormatVersion) }},
+		{"index-uuid", true, func(d *decoder, v *node, p jpath, m *Metadata) { d.str(v, &p, &m.IndexUUID) }},
+		{"last-updated-ms", true, func(d *decoder, v *node, p jpath, m *Metadata) { d.i64(v, &p, &m.LastUpdatedMs) }},
+		{"last-sequence-number", true, func(d *decoder, v *node, p jpath, m *Metadata) { d.i64(v, &p, &m.LastSequenceNumber) }},
+		{"current-snapshot-id", true, func(d *decoder, v *node, p jpath, m *Metadata) { d.i64(v, &p, &m.CurrentSnapshotID) }},
+		{"snapshots", true, func(d *decoder, v *node, p jpath, m *Metadata) {
 			if v.kind != '[' {
 				d.ps.at(p, "expected a list of snapshots, got "+describe(v))
-				continue
+				return
 			}
 			m.Snapshots = make([]Snapshot, len(v.elems))
 			for i, e := range v.elems {
 				ep := p.at(i)
-				d.snapshot(e, &ep, &m.Snapshots[i])
+				object(d, e, &ep, snapshotFields, &m.Snapshots[i])
 			}
-		case 6:
+		}},
+		{"snapshot-log", true, func(d *decoder, v *node, p jpath, m *Metadata) {
 			if v.kind != '[' {
 				d.ps.at(p, "expected a list of snapshot-log entries, got "+describe(v))
-				continue
+				return
 			}
 			m.SnapshotLog = make([]LogEntry, len(v.elems))
 			for i, e := range v.elems {
 				ep := p.at(i)
-				d.logEntry(e, &ep, &m.SnapshotLog[i])
+				object(d, e, &ep, logEntryFields, &m.SnapshotLog[i])
 			}
-		case 7:
-			d.strMap(v, &p, &m.Properties)
-		}
+		}},
+		{"properties", false, func(d *decoder, v *node, p jpath, m *Metadata) { d.strMap(v, &p, &m.Properties) }},
 	}
-	d.missing(&root, metadataFields, seen)
+	logEntryFields = []field[LogEntry]{
+		{"timestamp-ms", true, func(d *decoder, v *node, p jpath, e *LogEntry) { d.i64(v, &p, &e.TimestampMs) }},
+		{"snapshot-id", true, func(d *decoder, v *node, p jpath, e *LogEntry) { d.i64(v, &p, &e.SnapshotID) }},
+	}
+	snapshotFields = []field[Snapshot]{
+		{"snapshot-id", true, func(d *decoder, v *node, p jpath, s *Snapshot) { d.i64(v, &p, &s.SnapshotID) }},
+		{"sequence-number", true, func(d *decoder, v *node, p jpath, s *Snapshot) { d.i64(v, &p, &s.SequenceNumber) }},
+		{"timestamp-ms", true, func(d *decoder, v *node, p jpath, s *Snapshot) { d.i64(v, &p, &s.TimestampMs) }},
+		{"summary", true, func(d *decoder, v *node, p jpath, s *Snapshot) { d.strMap(v, &p, &s.Summary) }},
+		{"source-table", true, func(d *decoder, v *node, p jpath, s *Snapshot) { object(d, v, &p, tableFields, &s.SourceTable) }},
+		{"vector-field", true, func(d *decoder, v *node, p jpath, s *Snapshot) { d.str(v, &p, &s.VectorField) }},
+		{"source-key-fields", true, func(d *decoder, v *node, p jpath, s *Snapshot) { d.strList(v, &p, &s.SourceKeyFields) }},
+		{"indexed-rows", true, func(d *decoder, v *node, p jpath, s *Snapshot) { d.i64(v, &p, &s.IndexedRows) }},
+		{"index-family", true, func(d *decoder, v *node, p jpath, s *Snapshot) { d.str(v, &p, &s.IndexFamily) }},
+		{"index-schema-version", true, func(d *decoder, v *node, p jpath, s *Snapshot) { d.i32(v, &p, &s.IndexSchemaVersion) }},
+		{"metric", true, func(d *decoder, v *node, p jpath, s *Snapshot) { d.str(v, &p, &s.Metric) }},
+		{"parameters", true, func(d *decoder, v *node, p jpath, s *Snapshot) { d.strMap(v, &p, &s.Parameters) }},
+		{"index-provider", true, func(d *decoder, v *node, p jpath, s *Snapshot) {
+			object(d, v, &p, providerFields, &s.IndexProvider)
+		}},
+		{"index-tables", true, func(d *decoder, v *node, p jpath, s *Snapshot) { d.indexTables(v, &p, &s.IndexTables) }},
+	}
+	providerFields = []field[ProviderDefinition]{
+		{"provider", true, func(d *decoder, v *node, p jpath, pd *ProviderDefinition) { d.str(v, &p, &pd.Provider) }},
+		{"properties", true, func(d *decoder, v *node, p jpath, pd *ProviderDefinition) { d.strMap(v, &p, &pd.Properties) }},
+	}
+	indexTableFields = []field[IndexTableDefinition]{
+		{"definition-version", true, func(d *decoder, v *node, p jpath, t *IndexTableDefinition) {
+			d.i32(v, &p, &t.DefinitionVersion)
+		}},
+		{"properties", true, func(d *decoder, v *node, p jpath, t *IndexTableDefinition) { d.strMap(v, &p, &t.Properties) }},
+	}
+	tableFields = []field[TableDefinition]{
+		{"identifier", false, func(d *decoder, v *node, p jpath, t *TableDefinition) {
+			t.Identifier = &TableIdentifier{}
+			object(d, v, &p, identifierFields, t.Identifier)
+		}},
+		{"provider", true, func(d *decoder, v *node, p jpath, t *TableDefinition) { d.str(v, &p, &t.Provider) }},
+		{"properties", true, func(d *decoder, v *node, p jpath, t *TableDefinition) { d.strMap(v, &p, &t.Properties) }},
+	}
+	identifierFields = []field[TableIdentifier]{
+		{"catalog", true, func(d *decoder, v *node, p jpath, id *TableIdentifier) { d.str(v, &p, &id.Catalog) }},
+		{"namespace", true, func(d *decoder, v *node, p jpath, id *TableIdentifier) { d.strList(v, &p, &id.Namespace) }},
+		{"name", true, func(d *decoder, v *node, p jpath, id *TableIdentifier) { d.str(v, &p, &id.Name) }},
+	}
+	centroidFields = []field[CentroidMetadata]{
+		{"format-version", true, func(d *decoder, v *node, p jpath, c *CentroidMetadata) { d.i32(v, &p, &c.FormatVersion) }},
+		{"artifact-uuid", true, func(d *decoder, v *node, p jpath, c *CentroidMetadata) { d.str(v, &p, &c.ArtifactUUID) }},
+		{"fingerprint", true, func(d *decoder, v *node, p jpath, c *CentroidMetadata) { d.str(v, &p, &c.Fingerprint) }},
+		{"created-at-ms", true, func(d *decoder, v *node, p jpath, c *CentroidMetadata) { d.i64(v, &p, &c.CreatedAtMs) }},
+		{"descriptor", true, func(d *decoder, v *node, p jpath, c *CentroidMetadata) {
+			object(d, v, &p, descriptorFields, &c.Descriptor)
+		}},
+		{"centroids", true, func(d *decoder, v *node, p jpath, c *CentroidMetadata) { d.str(v, &p, &c.Centroids) }},
+		{"roots", true, func(d *decoder, v *node, p jpath, c *CentroidMetadata) { d.str(v, &p, &c.Roots) }},
+	}
+	descriptorFields = []field[Descriptor]{
+		{"vector-field", true, func(d *decoder, v *node, p jpath, dd *Descriptor) { d.str(v, &p, &dd.VectorField) }},
+		{"dimension", true, func(d *decoder, v *node, p jpath, dd *Descriptor) { d.i32(v, &p, &dd.Dimension) }},
+		{"metric", true, func(d *decoder, v *node, p jpath, dd *Descriptor) { d.str(v, &p, &dd.Metric) }},
+		{"nlist", true, func(d *decoder, v *node, p jpath, dd *Descriptor) { d.i32(v, &p, &dd.NList) }},
+		{"clustering-profile-version", true, func(d *decoder, v *node, p jpath, dd *Descriptor) {
+			d.i32(v, &p, &dd.ClusteringProfileVersion)
+		}},
+	}
+)
+
+// metadata decodes an index metadata document.
+func (d *decoder) metadata(n *node, m *Metadata) {
+	var root jpath
+	object(d, n, &root, metadataFields, m)
 }
 
-func (d *decoder) logEntry(n *node, p *jpath, e *LogEntry) {
-	if !d.begin(n, p) {
-		return
-	}
-	var seen uint32
-	for _, mem := range n.members {
-		v, mp := mem.val, p.key(mem.name)
-		switch d.field(&mp, logEntryFields, mem.name, &seen) {
-		case 0:
-			d.i64(v, &mp, &e.TimestampMs)
-		case 1:
-			d.i64(v, &mp, &e.SnapshotID)
-		}
-	}
-	d.missing(p, logEntryFields, seen)
-}
-
-func (d *decoder) snapshot(n *node, p *jpath, s *Snapshot) {
-	if !d.begin(n, p) {
-		return
-	}
-	var seen uint32
-	for _, mem := range n.members {
-		v, mp := mem.val, p.key(mem.name)
-		switch d.field(&mp, snapshotFields, mem.name, &seen) {
-		case 0:
-			d.i64(v, &mp, &s.SnapshotID)
-		case 1:
-			d.i64(v, &mp, &s.SequenceNumber)
-		case 2:
-			d.i64(v, &mp, &s.TimestampMs)
-		case 3:
-			d.strMap(v, &mp, &s.Summary)
-		case 4:
-			d.tableDefinition(v, &mp, &s.SourceTable)
-		case 5:
-			d.str(v, &mp, &s.VectorField)
-		case 6:
-			d.strList(v, &mp, &s.SourceKeyFields)
-		case 7:
-			d.i64(v, &mp, &s.IndexedRows)
-		case 8:
-			d.str(v, &mp, &s.IndexFamily)
-		case 9:
-			d.i32(v, &mp, &s.IndexSchemaVersion)
-		case 10:
-			d.str(v, &mp, &s.Metric)
-		case 11:
-			d.strMap(v, &mp, &s.Parameters)
-		case 12:
-			d.provider(v, &mp, &s.IndexProvider)
-		case 13:
-			d.indexTables(v, &mp, &s.IndexTables)
-		}
-	}
-	d.missing(p, snapshotFields, seen)
-}
-
-func (d *decoder) provider(n *node, p *jpath, pd *ProviderDefinition) {
-	if !d.begin(n, p) {
-		return
-	}
-	var seen uint32
-	for _, mem := range n.members {
-		v, mp := mem.val, p.key(mem.name)
-		switch d.field(&mp, providerFields, mem.name, &seen) {
-		case 0:
-			d.str(v, &mp, &pd.Provider)
-		case 1:
-			d.strMap(v, &mp, &pd.Properties)
-		}
-	}
-	d.missing(p, providerFields, seen)
+// centroid decodes a centroid metadata document.
+func (d *decoder) centroid(n *node, c *CentroidMetadata) {
+	var root jpath
+	object(d, n, &root, centroidFields, c)
 }
 
 func (d *decoder) indexTables(n *node, p *jpath, dst *map[string]IndexTableDefinition) {
@@ -312,115 +272,8 @@ func (d *decoder) indexTables(n *node, p *jpath, dst *map[string]IndexTableDefin
 	for _, mem := range n.members {
 		var t IndexTableDefinition
 		tp := p.key(mem.name)
-		d.indexTable(mem.val, &tp, &t)
+		object(d, mem.val, &tp, indexTableFields, &t)
 		tables[mem.name] = t
 	}
 	*dst = tables
-}
-
-func (d *decoder) indexTable(n *node, p *jpath, t *IndexTableDefinition) {
-	if !d.begin(n, p) {
-		return
-	}
-	var seen uint32
-	for _, mem := range n.members {
-		v, mp := mem.val, p.key(mem.name)
-		switch d.field(&mp, indexTableFields, mem.name, &seen) {
-		case 0:
-			d.i32(v, &mp, &t.DefinitionVersion)
-		case 1:
-			d.strMap(v, &mp, &t.Properties)
-		}
-	}
-	d.missing(p, indexTableFields, seen)
-}
-
-func (d *decoder) tableDefinition(n *node, p *jpath, t *TableDefinition) {
-	if !d.begin(n, p) {
-		return
-	}
-	var seen uint32
-	for _, mem := range n.members {
-		v, mp := mem.val, p.key(mem.name)
-		switch d.field(&mp, tableFields, mem.name, &seen) {
-		case 0:
-			t.Identifier = &TableIdentifier{}
-			d.identifier(v, &mp, t.Identifier)
-		case 1:
-			d.str(v, &mp, &t.Provider)
-		case 2:
-			d.strMap(v, &mp, &t.Properties)
-		}
-	}
-	d.missing(p, tableFields, seen)
-}
-
-func (d *decoder) identifier(n *node, p *jpath, id *TableIdentifier) {
-	if !d.begin(n, p) {
-		return
-	}
-	var seen uint32
-	for _, mem := range n.members {
-		v, mp := mem.val, p.key(mem.name)
-		switch d.field(&mp, identifierFields, mem.name, &seen) {
-		case 0:
-			d.str(v, &mp, &id.Catalog)
-		case 1:
-			d.strList(v, &mp, &id.Namespace)
-		case 2:
-			d.str(v, &mp, &id.Name)
-		}
-	}
-	d.missing(p, identifierFields, seen)
-}
-
-func (d *decoder) centroid(n *node, c *CentroidMetadata) {
-	var root jpath
-	if !d.begin(n, &root) {
-		return
-	}
-	var seen uint32
-	for _, mem := range n.members {
-		v, p := mem.val, root.key(mem.name)
-		switch d.field(&p, centroidFields, mem.name, &seen) {
-		case 0:
-			d.i32(v, &p, &c.FormatVersion)
-		case 1:
-			d.str(v, &p, &c.ArtifactUUID)
-		case 2:
-			d.str(v, &p, &c.Fingerprint)
-		case 3:
-			d.i64(v, &p, &c.CreatedAtMs)
-		case 4:
-			d.descriptor(v, &p, &c.Descriptor)
-		case 5:
-			d.str(v, &p, &c.Centroids)
-		case 6:
-			d.str(v, &p, &c.Roots)
-		}
-	}
-	d.missing(&root, centroidFields, seen)
-}
-
-func (d *decoder) descriptor(n *node, p *jpath, dd *Descriptor) {
-	if !d.begin(n, p) {
-		return
-	}
-	var seen uint32
-	for _, mem := range n.members {
-		v, mp := mem.val, p.key(mem.name)
-		switch d.field(&mp, descriptorFields, mem.name, &seen) {
-		case 0:
-			d.str(v, &mp, &dd.VectorField)
-		case 1:
-			d.i32(v, &mp, &dd.Dimension)
-		case 2:
-			d.str(v, &mp, &dd.Metric)
-		case 3:
-			d.i32(v, &mp, &dd.NList)
-		case 4:
-			d.i32(v, &mp, &dd.ClusteringProfileVersion)
-		}
-	}
-	d.missing(p, descriptorFields, seen)
 }

@@ -3,13 +3,17 @@ package metadata
 import (
 	"errors"
 	"strings"
+
+	"github.com/parqdb/parqdb/internal/errclass"
 )
 
 // ErrInvalid is wrapped by every error that reports a document or value
 // breaking the metadata spec, the IVF metadata rules or ParqDB's rulings
 // (docs/format.md): parse errors, validation errors and failed
-// cross-checks. Test for it with errors.Is.
-var ErrInvalid = errors.New("invalid metadata")
+// cross-checks. Test for it with errors.Is. It is of the corrupt class
+// (errclass.ErrCorrupt): metadata is stored data, and a document that
+// breaks the spec is damaged.
+var ErrInvalid = errclass.Corrupt("invalid metadata")
 
 // ErrIdentityChanged is returned by Successor when the new snapshot's
 // logical identity fields (vector-field, source-key-fields, index-family,

@@ -116,9 +116,6 @@ func NewBucketWriter(w io.Writer, s Schema, bucket int32, opts WriterOptions) (*
 	}, nil
 }
 
-// RowGroups returns the number of row groups written so far.
-func (bw *BucketWriter) RowGroups() int { return len(bw.ranges) }
-
 // RowGroupsFor returns how many row groups WriteCID uses for n rows.
 func (bw *BucketWriter) RowGroupsFor(n int) int {
 	return (n + bw.opts.MaxRowsPerRowGroup - 1) / bw.opts.MaxRowsPerRowGroup

@@ -3,18 +3,22 @@ package postings
 import (
 	"errors"
 	"fmt"
+
+	"github.com/parqdb/parqdb/internal/errclass"
 )
 
 // Sentinel errors. Every error returned by this package that is caused by
-// bad input wraps exactly one of them; test with errors.Is.
+// bad input wraps exactly one of them; test with errors.Is. ErrCorrupt and
+// ErrManifest, which only stored tables and manifests cause, are of the
+// corrupt class (errclass.ErrCorrupt).
 var (
 	// ErrSchema means a Schema or a key value does not satisfy the profile.
 	ErrSchema = errors.New("postings: invalid schema")
 	// ErrCorrupt means a Parquet file, a fetched byte range or a table's
 	// contents break the profile or the IVF table rules.
-	ErrCorrupt = errors.New("postings: corrupt table")
+	ErrCorrupt = errclass.Corrupt("postings: corrupt table")
 	// ErrManifest means a postings manifest is invalid.
-	ErrManifest = errors.New("postings: invalid manifest")
+	ErrManifest = errclass.Corrupt("postings: invalid manifest")
 	// ErrOrder means a writer was called out of order (CIDs not ascending,
 	// a row with another CID, a call after Close).
 	ErrOrder = errors.New("postings: write out of order")

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/parqdb/parqdb/internal/source"
+
+	"github.com/parqdb/parqdb/internal/errclass"
 )
 
 // Sentinel errors, tested with errors.Is.
@@ -15,8 +17,10 @@ var (
 	ErrStale = errors.New("source changed since the index was built")
 	// ErrNoSnapshot means the requested snapshot is not retained.
 	ErrNoSnapshot = errors.New("no such snapshot")
-	// ErrCorrupt means an index file disagrees with its metadata.
-	ErrCorrupt = errors.New("index is corrupt")
+	// ErrCorrupt means an index file disagrees with its metadata. It is of
+	// the corrupt class (errclass.ErrCorrupt), as every error Open returns
+	// for damaged stored data is (storedDataErr).
+	ErrCorrupt = errclass.Corrupt("index is corrupt")
 	// ErrBadQuery means a query vector or option is invalid.
 	ErrBadQuery = errors.New("invalid query")
 	// ErrKeyNotFound means --near-key named no source row.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/parqdb/parqdb/artifact"
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/internal/errclass"
 	"github.com/parqdb/parqdb/internal/icesource"
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/source"
@@ -48,13 +49,29 @@ type OpenOptions struct {
 	// RowCacheRows bounds the cache of joined source rows; 0 selects
 	// DefaultRowCacheRows, a negative value disables it.
 	RowCacheRows int
-	// Budget is the process-wide memory budget that the postings cache,
-	// the vector store, the joined-rows cache and the filter bitmaps charge
-	// (membudget); nil selects membudget.Default, shared by every index
-	// opened so. (Decoded source pages are always charged to
-	// membudget.Default.)
-	Budget *membudget.Budget
+	// Budget is the memory budget that the postings cache, the vector
+	// store, the joined-rows cache and the filter bitmaps charge: nil
+	// selects DefaultBudget, shared by every index opened so; NewBudget
+	// makes one of its own (for one index, or shared by some). (Decoded
+	// source pages are always charged to DefaultBudget.)
+	Budget *Budget
 }
+
+// Budget bounds the bytes that the caches charged to it hold together:
+// when a cache would pass the limit, the caches evict. Limit, Used and
+// SetLimit read and change it; it is safe for concurrent use.
+type Budget = membudget.Budget
+
+// NewBudget returns a budget of limit bytes (< 0 means 0: nothing is
+// cached), for OpenOptions.Budget.
+func NewBudget(limit int64) *Budget { return membudget.New(limit) }
+
+// DefaultBudget is the process-wide budget that indexes charge unless
+// OpenOptions.Budget says otherwise (the CLI's --cache-size sets its
+// limit); its limit is a quarter of the memory available to the process
+// (the machine's, or the cgroup's limit when lower; 1 GiB where neither
+// can be read) until SetLimit changes it.
+var DefaultBudget = membudget.Default
 
 // DefaultCacheBytes is the default postings cache budget.
 const DefaultCacheBytes = 1 << 30
@@ -136,15 +153,28 @@ type Index struct {
 func Open(ctx context.Context, env Env, name string, opts OpenOptions) (*Index, error) {
 	m, entry, err := catalog.LoadMetadata(ctx, env.Catalog, env.Warehouse, name)
 	if err != nil {
-		return nil, err
+		return nil, storedDataErr(err)
 	}
 	ix := &Index{name: name, metaLoc: entry.MetadataLocation, meta: m, bound: entry.Source}
 	ix.wh, ix.whStats = storage.WithStats(env.Warehouse)
 	if err := ix.open(ctx, opts); err != nil {
 		ix.Close()
-		return nil, err
+		return nil, storedDataErr(err)
 	}
 	return ix, nil
+}
+
+// storedDataErr marks as corrupt (errclass.ErrCorrupt) an error of Open
+// that says a definition it read is invalid: a location in the metadata
+// that escapes the warehouse, postings schema or provider properties that
+// break the profile. Open reads them from the warehouse, so they are
+// damaged data, not a bad request. (Invalid metadata, metadata.ErrInvalid,
+// is of the class already.)
+func storedDataErr(err error) error {
+	if errors.Is(err, location.ErrInvalid) || errors.Is(err, postings.ErrSchema) || errors.Is(err, postings.ErrProperties) {
+		return errclass.MarkCorrupt(err)
+	}
+	return err
 }
 
 func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
@@ -188,7 +218,7 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 	}
 	ix.budget = opts.Budget
 	if ix.budget == nil {
-		ix.budget = membudget.Default
+		ix.budget = DefaultBudget
 	}
 	ix.cache = newCache(budget, ix.NList(), ix.budget)
 	ix.router = newRouter(ix.art.Centroids, routeOptions)

@@ -9,13 +9,18 @@ import (
 	"github.com/parqdb/parqdb/ivf"
 )
 
+// routeBudget bounds how far budgeted routing descends the hierarchy:
+// roots are visited nearest first until Factor·nprobe leaf distances were
+// computed and at least MinRoots roots were visited.
+type routeBudget struct{ Factor, MinRoots int }
+
 // routeOptions is the descent budget of two-stage routing: roots are
 // visited nearest first while fewer than 16·nprobe leaf distances were
 // computed or fewer than 6 roots were visited. Leaves that a triangle-
 // inequality bound proves farther than the nprobe-th best so far are
 // skipped without computing their distance and do not count against the
 // budget (router.route).
-var routeOptions = ivf.RouteOptions{Factor: 16, MinRoots: 6}
+var routeOptions = routeBudget{Factor: 16, MinRoots: 6}
 
 // routeSlack widens the pruning bound so that float32 rounding in the
 // distance kernel (relative error far below 1e-4 for finite vectors) can
@@ -26,12 +31,15 @@ const routeSlack = 1e-3
 // leaf distance (router.codeLeafDistance) with a wide margin; pruning adds it.
 const distTol = 1e-5
 
-// router routes queries over the persisted representations (dense roots,
-// LVQ8 leaf reconstructions, float32 squared L2, ties to the smaller CID),
-// as ivf.Centroids.RouteWith does, with two changes that only ever add true
-// nearest leaves: a leaf whose lower bound (|q−root| − |leaf−root|)² exceeds
-// the nprobe-th best distance found so far is skipped (it cannot be among
-// the nearest), and skipped leaves do not count against the descent budget.
+// router is the query router: it routes queries over the persisted
+// representations of ivf.Centroids (dense roots, LVQ8 leaf
+// reconstructions, float32 squared L2, ties to the smaller CID). Budgeted,
+// it ranks the roots, visits them nearest first within the descent budget
+// and keeps the nearest leaves of the visited roots (the two-stage rule of
+// referenceRoute in route_test.go), with two changes that only ever add
+// true nearest leaves: a leaf whose lower bound (|q−root| − |leaf−root|)²
+// exceeds the nprobe-th best distance found so far is skipped (it cannot be
+// among the nearest), and skipped leaves do not count against the budget.
 // When every root is visited (nlist ≤ exactNList, or the budget is never
 // reached) the result is exactly the nprobe nearest leaves of all C. It
 // keeps the nprobe best in a bounded heap instead of sorting every visited
@@ -49,7 +57,7 @@ type router struct {
 	maxRn2  float64
 	leafR   []float32 // |leaf − its root|, rounded down
 	rootR   []float32 // max leafR over the root's leaves, rounded up
-	opt     ivf.RouteOptions
+	opt     routeBudget
 	// exactNList: indexes with at most this many lists are routed over all
 	// roots (no budget), exactly.
 	exactNList int
@@ -77,7 +85,7 @@ const flatNList = 256
 // where the bound is strong. The budgeted mode stays for tests and tuning.
 const defaultExactNList = math.MaxInt32
 
-func newRouter(c *ivf.Centroids, opt ivf.RouteOptions) *router {
+func newRouter(c *ivf.Centroids, opt routeBudget) *router {
 	r := &router{c: c, opt: opt, leaves: make([]float32, 0, c.NList*c.Dim), exactNList: defaultExactNList}
 	for cid := 0; cid < c.NList; cid++ {
 		r.leaves = append(r.leaves, c.Leaf(int32(cid))...)

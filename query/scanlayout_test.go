@@ -95,7 +95,9 @@ func TestLVQ8ScanLayout(t *testing.T) {
 			lq := lvq.NewQuery(q)
 			for _, c := range s.top.h {
 				i := int(c.i)
-				want := lq.L2Sq8(codes[i*dim:(i+1)*dim], l.batch.Offsets[i], l.batch.Scales[i])
+				one := []float32{0}
+				lq.L2Sq8Batch(codes[i*dim:(i+1)*dim], l.batch.Offsets[i:i+1], l.batch.Scales[i:i+1], one)
+				want := one[0]
 				tol := 1e-5 * math.Max(1, float64(want))
 				if blocked {
 					sum := 0.0

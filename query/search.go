@@ -395,8 +395,7 @@ func (ix *Index) prepareQuery(s *scratch, q []float32) error {
 	return nil
 }
 
-// route selects the nprobe nearest leaves (router: the rule of
-// ivf.Centroids.RouteWith with routeOptions).
+// route selects the nprobe nearest leaves (router.route).
 func (ix *Index) route(s *scratch, nprobe int, st *Stats) {
 	var n int
 	s.cids, n = ix.router.route(s.q, nprobe, &s.route, s.cids)

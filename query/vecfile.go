@@ -44,15 +44,22 @@ func (ix *Index) vectorsFile(ctx context.Context) (*vecFileState, error) {
 		s.done = true
 		return nil, nil
 	}
-	f, o, err := vecfile.OpenIn(ctx, ix.wh, ix.VectorsFileLocation(), ix.Dim(), ix.manifest.Rows, ix.manifestHash)
-	switch {
-	case errors.Is(err, vecfile.ErrCorrupt):
-		return nil, fmt.Errorf("index %q: %w: %w (delete it to search without it, or run `parqdb index verify %s`)", ix.name, ErrCorrupt, err, ix.name)
-	case err != nil:
-		return nil, fmt.Errorf("index %q: vectors file: %w", ix.name, err)
-	case f == nil:
+	key := ix.VectorsFileLocation()
+	o, err := ix.wh.Open(ctx, key)
+	if errors.Is(err, storage.ErrNotExist) {
 		s.done = true
 		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("index %q: vectors file: %w", ix.name, err)
+	}
+	f, err := vecfile.OpenFor(o, o.Size(), key, ix.Dim(), ix.manifest.Rows, ix.manifestHash)
+	if err != nil {
+		o.Close()
+		if errors.Is(err, vecfile.ErrCorrupt) {
+			return nil, fmt.Errorf("index %q: %w: %w (delete it to search without it, or run `parqdb index verify %s`)", ix.name, ErrCorrupt, err, ix.name)
+		}
+		return nil, fmt.Errorf("index %q: vectors file: %w", ix.name, err)
 	}
 	s.f, s.obj, s.starts, s.done = f, o, vecfile.Starts(ix.manifest), true
 	s.blocks = newVecBlocks(ix.budget, ix.vstore.budget < 0)

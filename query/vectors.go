@@ -6,13 +6,13 @@ import (
 	"github.com/parqdb/parqdb/internal/source"
 )
 
-// DefaultVectorCacheBytes bounds the vector store (vecstore.go): the exact
-// source vectors, laid out per list, that refine and the source encoding
-// use. When all of them fit, the first use loads them in one pass over the
-// source; otherwise lists are loaded on demand and evicted, and refine
-// reads only its candidates' rows. allVectors, the copy by ordinal used
-// only for ground truth (ExactBatch, ExactFilteredBatch), has the same
-// bound.
+// DefaultVectorCacheBytes bounds allVectors, the copy of every source
+// vector by ordinal that only the ground truth (ExactBatch,
+// ExactFilteredBatch) uses, when OpenOptions.VectorCacheBytes is 0. It
+// does not bound the vector store (vecstore.go), the exact source vectors
+// per list that refine and the source encoding use: with
+// VectorCacheBytes 0 only the memory budget (OpenOptions.Budget) bounds
+// that.
 const DefaultVectorCacheBytes = 1 << 30
 
 // allVectors loads every canonical source vector once, by source row

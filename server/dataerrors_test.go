@@ -18,13 +18,17 @@ import (
 	"github.com/parqdb/parqdb/artifact"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/errclass"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/internal/testenv"
+	"github.com/parqdb/parqdb/ivf"
+	"github.com/parqdb/parqdb/location"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
 	"github.com/parqdb/parqdb/storage"
+	"github.com/parqdb/parqdb/vecfile"
 )
 
 type dataRow struct {
@@ -138,6 +142,10 @@ func TestAsErrorDataProblems(t *testing.T) {
 		{fmt.Errorf("x: %w", artifact.ErrMismatch), http.StatusConflict, server.CodeIndexCorrupt},
 		{fmt.Errorf("x: %w", metadata.ErrInvalid), http.StatusConflict, server.CodeIndexCorrupt},
 		{fmt.Errorf("x: %w", catalog.ErrCorrupt), http.StatusConflict, server.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", ivf.ErrInvalidCentroids), http.StatusConflict, server.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", vecfile.ErrCorrupt), http.StatusConflict, server.CodeIndexCorrupt},
+		{errclass.MarkCorrupt(fmt.Errorf("x: %w", location.ErrInvalid)), http.StatusConflict, server.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", location.ErrInvalid), http.StatusInternalServerError, server.CodeInternal}, // unmarked: not known to be stored data
 		{errors.New("a bug"), http.StatusInternalServerError, server.CodeInternal},
 	} {
 		e := server.AsError(tc.err)

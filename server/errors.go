@@ -6,13 +6,9 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/parqdb/parqdb/artifact"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/filter"
-	"github.com/parqdb/parqdb/ivf"
-	"github.com/parqdb/parqdb/location"
-	"github.com/parqdb/parqdb/metadata"
-	"github.com/parqdb/parqdb/postings"
+	"github.com/parqdb/parqdb/internal/errclass"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
 )
@@ -135,12 +131,9 @@ func dataError(err error, msg string) *Error {
 		return &Error{http.StatusServiceUnavailable, CodeStorageUnavailable, msg, err}
 	case errors.Is(err, query.ErrSourceUnreadable):
 		return &Error{http.StatusConflict, CodeSourceInvalid, msg, err}
-	case errors.Is(err, query.ErrCorrupt), errors.Is(err, storage.ErrNotExist),
-		errors.Is(err, postings.ErrCorrupt), errors.Is(err, postings.ErrManifest),
-		errors.Is(err, postings.ErrSchema), errors.Is(err, postings.ErrProperties),
-		errors.Is(err, artifact.ErrMismatch), errors.Is(err, ivf.ErrInvalidCentroids),
-		errors.Is(err, metadata.ErrInvalid), errors.Is(err, location.ErrInvalid),
-		errors.Is(err, catalog.ErrCorrupt), errors.Is(err, catalog.ErrBindingMismatch):
+	case errors.Is(err, errclass.ErrCorrupt), errors.Is(err, storage.ErrNotExist):
+		// Damaged index data, whichever package found it (errclass), or
+		// a missing index file.
 		return &Error{http.StatusConflict, CodeIndexCorrupt, msg, err}
 	}
 	return nil

@@ -272,14 +272,6 @@ func (p *searchPlan) queries() int {
 	return len(p.vectors)
 }
 
-// encodeResponse encodes resp as one JSON line, as writeJSON would,
-// checking ctx every encodeCheckRows rows: encoding a large answer is
-// part of the request's time limit. Rows are released as they are
-// encoded, so the answer is held about once, not twice, at the end.
-func encodeResponse(ctx context.Context, resp *SearchResponse) ([]byte, error) {
-	return encodeResponseTo(ctx, new(bytes.Buffer), resp)
-}
-
 // respBufs holds answer buffers for reuse (an answer of 10 GloVe rows is
 // ~10 KB: growing a fresh buffer to that size was the handler's largest
 // allocation). Buffers above maxPooledResp are left to the collector.
@@ -287,8 +279,11 @@ var respBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 const maxPooledResp = 1 << 20
 
-// encodeResponseTo is encodeResponse into b (reset first); the answer is
-// b's bytes.
+// encodeResponseTo encodes resp as one JSON line into b (reset first), as
+// writeJSON would, checking ctx every encodeCheckRows rows: encoding a
+// large answer is part of the request's time limit. Rows are released as
+// they are encoded, so the answer is held about once, not twice, at the
+// end. The answer is b's bytes.
 func encodeResponseTo(ctx context.Context, b *bytes.Buffer, resp *SearchResponse) ([]byte, error) {
 	b.Reset()
 	out := b.AvailableBuffer()

@@ -13,6 +13,11 @@ import (
 	"github.com/parqdb/parqdb/query"
 )
 
+// encodeResponse is encodeResponseTo into a fresh buffer.
+func encodeResponse(ctx context.Context, resp *SearchResponse) ([]byte, error) {
+	return encodeResponseTo(ctx, new(bytes.Buffer), resp)
+}
+
 // TestEncodeResponse: the answer encoded row by row is byte for byte what
 // one json.Encoder gives, and encoding past the deadline is a 504 timeout.
 func TestEncodeResponse(t *testing.T) {

@@ -15,7 +15,8 @@ import (
 	"slices"
 
 	"github.com/parqdb/parqdb/postings"
-	"github.com/parqdb/parqdb/storage"
+
+	"github.com/parqdb/parqdb/internal/errclass"
 )
 
 // Name is the fixed name of the vectors file inside the side folder of a
@@ -39,8 +40,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 var (
 	// ErrCorrupt means a vectors file is truncated, damaged, or does not
-	// belong to the manifest it is read with.
-	ErrCorrupt = errors.New("vectors file: corrupt or foreign")
+	// belong to the manifest it is read with. It is of the corrupt class
+	// (errclass.ErrCorrupt).
+	ErrCorrupt = errclass.Corrupt("vectors file: corrupt or foreign")
 )
 
 // Error is an error about one vectors file; it names the file.
@@ -207,34 +209,19 @@ func Open(r io.ReaderAt, size int64, path string) (*File, error) {
 	return &File{Footer: f, path: path, r: r, size: size}, nil
 }
 
-// Opener opens warehouse objects (storage.Bucket does).
-type Opener interface {
-	Open(ctx context.Context, key string) (storage.Object, error)
-}
-
-// OpenIn opens the vectors file key of b for postings of dim dimensions,
-// rows rows and manifest hash manifest: Open, then Check. It returns nil
-// and no error when there is no such object; on success the caller closes
-// the returned object. An error opening the object is the storage error;
-// a file that is damaged or belongs to other postings is an *Error
-// wrapping ErrCorrupt (as from Open or Check).
-func OpenIn(ctx context.Context, b Opener, key string, dim int, rows int64, manifest [32]byte) (*File, storage.Object, error) {
-	o, err := b.Open(ctx, key)
-	if errors.Is(err, storage.ErrNotExist) {
-		return nil, nil, nil
-	}
+// OpenFor is Open, then Check: the vectors file path, read through r of
+// size bytes, for postings of dim dimensions, rows rows and manifest hash
+// manifest. A file that is damaged or belongs to other postings is an
+// *Error wrapping ErrCorrupt; a read error is an *Error wrapping it.
+func OpenFor(r io.ReaderAt, size int64, path string, dim int, rows int64, manifest [32]byte) (*File, error) {
+	f, err := Open(r, size, path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	f, err := Open(o, o.Size(), key)
-	if err == nil {
-		err = f.Check(dim, rows, manifest)
+	if err := f.Check(dim, rows, manifest); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		o.Close()
-		return nil, nil, err
-	}
-	return f, o, nil
+	return f, nil
 }
 
 // Path returns the file's location as given to Open.

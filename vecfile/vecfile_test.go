@@ -144,6 +144,18 @@ func TestBadFiles(t *testing.T) {
 			t.Fatalf("Check: %v", err)
 		}
 	})
+	t.Run("OpenFor", func(t *testing.T) {
+		r := bytes.NewReader(good)
+		if f, err := OpenFor(r, int64(len(good)), "p", dim, rows, man); err != nil || f.Rows != rows {
+			t.Fatalf("OpenFor of the matching file: %v", err)
+		}
+		if _, err := OpenFor(r, int64(len(good)), "wh/p", dim, rows+1, man); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "wh/p") {
+			t.Fatalf("OpenFor with another row count: %v", err)
+		}
+		if _, err := OpenFor(r, 10, "wh/p", dim, rows, man); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "shorter than") {
+			t.Fatalf("OpenFor of a short file: %v", err)
+		}
+	})
 	t.Run("writer row count", func(t *testing.T) {
 		w := NewWriter(new(bytes.Buffer), dim, rows, man)
 		if err := w.Write(vecs[:dim]); err != nil {

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"hash/maphash"
 	"math"
 	"sync/atomic"
@@ -52,9 +53,15 @@ func (r *runner) openVectorsFile(ctx context.Context) error {
 		return nil
 	}
 	key := vecfile.Location(r.postings.Meta)
-	f, o, err := vecfile.OpenIn(ctx, r.env.Warehouse, key, r.man.Dim, r.man.Rows, vecfile.ManifestHash(r.manRaw))
-	if err == nil && f == nil {
+	o, err := r.env.Warehouse.Open(ctx, key)
+	if errors.Is(err, storage.ErrNotExist) {
 		return nil
+	}
+	var f *vecfile.File
+	if err == nil {
+		if f, err = vecfile.OpenFor(o, o.Size(), key, r.man.Dim, r.man.Rows, vecfile.ManifestHash(r.manRaw)); err != nil {
+			o.Close()
+		}
 	}
 	vc := &vectorsFileCheck{key: key, seed: maphash.MakeSeed()}
 	r.vf = vc

@@ -17,14 +17,12 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/query"
-	"github.com/parqdb/parqdb/storage"
 )
 
 func main() {
@@ -44,16 +42,14 @@ func run() error {
 	}
 	dir, name, qfile, cols := flag.Arg(0), flag.Arg(1), flag.Arg(2), strings.Split(flag.Arg(3), ",")
 	ctx := context.Background()
-	wh, err := storage.NewLocal(dir)
+	spec := catalog.SpecFromEnviron() // the catalog: PARQDB_CATALOG
+	spec.Warehouse = dir
+	e, err := catalog.OpenEnv(ctx, spec)
 	if err != nil {
 		return err
 	}
-	cat, err := catalog.OpenSQLite(ctx, filepath.Join(dir, "catalog.db"))
-	if err != nil {
-		return err
-	}
-	defer cat.Close()
-	ix, err := query.Open(ctx, query.Env{Warehouse: wh, Catalog: cat}, name, query.OpenOptions{})
+	defer e.Close()
+	ix, err := query.Open(ctx, query.Env{Warehouse: e.Warehouse, Catalog: e.Catalog}, name, query.OpenOptions{})
 	if err != nil {
 		return err
 	}

@@ -36,16 +36,15 @@ func run(args []string) error {
 		return errors.New("usage: listids WAREHOUSE INDEX OUT.i32")
 	}
 	ctx := context.Background()
-	wh, err := storage.Open(ctx, args[0])
+	spec := catalog.SpecFromEnviron() // the catalog: PARQDB_CATALOG
+	spec.Warehouse = args[0]
+	e, err := catalog.OpenEnv(ctx, spec)
 	if err != nil {
 		return err
 	}
-	cat, err := catalog.Open(ctx, "", wh)
-	if err != nil {
-		return err
-	}
-	defer cat.Close()
-	m, _, err := catalog.LoadMetadata(ctx, cat, wh, args[1])
+	defer e.Close()
+	wh := e.Warehouse
+	m, _, err := catalog.LoadMetadata(ctx, e.Catalog, wh, args[1])
 	if err != nil {
 		return err
 	}

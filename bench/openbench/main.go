@@ -33,22 +33,24 @@ func main() {
 
 func run() error {
 	n := flag.Int("n", 5, "opens to time")
-	catFlag := flag.String("catalog", "", "catalog (as parqdb --catalog)")
+	catFlag := flag.String("catalog", os.Getenv("PARQDB_CATALOG"), "catalog (as parqdb --catalog; env PARQDB_CATALOG)")
 	flag.Parse()
 	if flag.NArg() != 3 {
 		return errors.New("usage: openbench [-n 5] [-catalog C] WAREHOUSE INDEX QUERIES.fvecs")
 	}
 	ctx := context.Background()
-	raw, err := storage.Open(ctx, flag.Arg(0))
+	var counts *storage.Stats
+	e, err := catalog.OpenEnv(ctx, catalog.EnvSpec{Warehouse: flag.Arg(0), Catalog: *catFlag,
+		Wrap: func(b storage.Bucket) storage.Bucket {
+			wh, c := storage.WithStats(b)
+			counts = c
+			return wh
+		}})
 	if err != nil {
 		return err
 	}
-	wh, counts := storage.WithStats(raw)
-	cat, err := catalog.Open(ctx, *catFlag, wh)
-	if err != nil {
-		return err
-	}
-	defer cat.Close()
+	defer e.Close()
+	wh, cat := e.Warehouse, e.Catalog
 	q, err := firstVector(flag.Arg(2))
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,14 +21,11 @@ type env struct {
 
 func (e *env) Close() error { return e.cat.Close() }
 
-// errNoWarehouse reports that --warehouse (or --catalog) names a location
-// that holds no warehouse. Only index create makes a new warehouse, so that
-// a typo in --warehouse never leaves an empty one behind.
-var errNoWarehouse = errors.New("no warehouse")
-
 // openEnv opens the existing warehouse and catalog named by the global
 // settings. It creates nothing: when they do not exist it fails with
-// errNoWarehouse and an error that names the location.
+// catalog.ErrNoWarehouse and an error that names the location and the
+// flags to check. Only index create makes a new warehouse, so that a typo
+// in --warehouse never leaves an empty one behind.
 func openEnv(ctx context.Context, g *globals) (*env, error) {
 	return openEnvMode(ctx, g, false)
 }
@@ -37,25 +33,30 @@ func openEnv(ctx context.Context, g *globals) (*env, error) {
 // openEnvMode opens the warehouse and catalog; create lets it make them
 // (the local folder, the SQLite catalog file) when missing.
 func openEnvMode(ctx context.Context, g *globals, create bool) (*env, error) {
-	if !create {
-		if err := checkLocalWarehouse(g); err != nil {
-			return nil, err
-		}
-	}
-	wh, err := storage.Open(ctx, g.warehouse)
+	e, err := catalog.OpenEnv(ctx, g.envSpec(create))
 	if err != nil {
-		return nil, err // it names the warehouse
+		return nil, noWarehouseHint(err)
 	}
-	if !create && g.catalog == "warehouse" {
-		if err := checkWarehouseCatalog(ctx, g, wh); err != nil {
-			return nil, err
-		}
+	return &env{wh: e.Warehouse, cat: suggestingCatalog{e.Catalog}}, nil
+}
+
+// envSpec is the warehouse and catalog the global settings name.
+func (g *globals) envSpec(create bool) catalog.EnvSpec {
+	return catalog.EnvSpec{Warehouse: g.warehouse, Catalog: g.catalog, Create: create}
+}
+
+// noWarehouseHint adds to a catalog.NoWarehouseError the flags to check
+// and the command that makes a new warehouse.
+func noWarehouseHint(err error) error {
+	var nw *catalog.NoWarehouseError
+	switch {
+	case !errors.As(err, &nw):
+		return err
+	case nw.Catalog:
+		return fmt.Errorf("%w (check --catalog / PARQDB_CATALOG; parqdb index create makes a new catalog)", err)
 	}
-	cat, err := catalog.Open(ctx, g.catalog, wh)
-	if err != nil {
-		return nil, err
-	}
-	return &env{wh: wh, cat: suggestingCatalog{cat}}, nil
+	return fmt.Errorf("%w (check --warehouse / PARQDB_WAREHOUSE and --catalog / PARQDB_CATALOG; "+
+		"parqdb index create makes a new warehouse)", err)
 }
 
 // suggestingCatalog is the catalog every command uses: an index name it
@@ -144,7 +145,7 @@ type warehouseUndo struct {
 
 func newWarehouseUndo(g *globals) warehouseUndo {
 	var u warehouseUndo
-	dir, local := localWarehouseDir(g.warehouse)
+	dir, local, db, ok := g.envSpec(true).LocalFiles()
 	if local {
 		// Opening the warehouse makes the missing parents too.
 		for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
@@ -156,10 +157,6 @@ func newWarehouseUndo(g *globals) warehouseUndo {
 				break
 			}
 		}
-	}
-	db, ok := sqliteCatalogPath(g.catalog)
-	if g.catalog == "" && local {
-		db, ok = filepath.Join(dir, catalog.DefaultSQLiteFile), true
 	}
 	if ok {
 		if _, err := os.Lstat(db); errors.Is(err, fs.ErrNotExist) {
@@ -224,118 +221,4 @@ func withHint(err error) error {
 		return fmt.Errorf("%w (parqdb index list shows the indexes; check --warehouse and --catalog)", err)
 	}
 	return err
-}
-
-// noWarehouse is the error for a location without a warehouse.
-func noWarehouse(where, why string) error {
-	return fmt.Errorf("%w at %s: %s (check --warehouse / PARQDB_WAREHOUSE and --catalog / PARQDB_CATALOG; "+
-		"parqdb index create makes a new warehouse)", errNoWarehouse, where, why)
-}
-
-// checkLocalWarehouse fails with errNoWarehouse when the warehouse is a
-// local folder that does not exist, or when the SQLite catalog (the default
-// <warehouse>/catalog.db, or --catalog sqlite:PATH) does not exist. Other
-// warehouses and catalogs are left to the opening code.
-func checkLocalWarehouse(g *globals) error {
-	dir, local := localWarehouseDir(g.warehouse)
-	if local {
-		fi, err := os.Stat(dir)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return noWarehouse(dir, "the folder does not exist")
-		case err != nil:
-			return fmt.Errorf("warehouse %s: %w", dir, err)
-		case !fi.IsDir():
-			return noWarehouse(dir, "it is a file, not a folder")
-		}
-	}
-	dbPath, ok := sqliteCatalogPath(g.catalog)
-	if g.catalog == "" && local {
-		dbPath, ok = filepath.Join(dir, catalog.DefaultSQLiteFile), true
-	}
-	if !ok {
-		return nil
-	}
-	fi, err := os.Stat(dbPath)
-	if err == nil && fi.Size() == 0 {
-		// SQLite opens an empty file as an empty database: every index
-		// would look gone, and gc would take all their files for orphans.
-		return fmt.Errorf("the catalog %s is empty (0 bytes), so it holds no index, not even the table: "+
-			"restore it from a backup; this command refuses to treat it as an empty catalog", dbPath)
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		if g.catalog == "" {
-			return noWarehouse(dir, "it holds no catalog ("+catalog.DefaultSQLiteFile+")")
-		}
-		return fmt.Errorf("%w: the catalog %s does not exist (check --catalog / PARQDB_CATALOG; "+
-			"parqdb index create makes a new catalog)", errNoWarehouse, dbPath)
-	}
-	return nil
-}
-
-// checkWarehouseCatalog fails with errNoWarehouse when the warehouse
-// catalog (--catalog warehouse) has never recorded an index: its catalog/
-// folder is empty. Dropping an index leaves a record, so an existing
-// warehouse whose indexes were all dropped still passes.
-func checkWarehouseCatalog(ctx context.Context, g *globals, wh storage.Bucket) error {
-	infos, err := wh.List(ctx, catalog.WarehousePrefix)
-	if err != nil {
-		return fmt.Errorf("warehouse %s: %w", wh, err)
-	}
-	if len(infos) == 0 {
-		return noWarehouse(wh.String(), "it holds no catalog entry under "+catalog.WarehousePrefix)
-	}
-	return nil
-}
-
-// localWarehouseDir returns the folder of a local warehouse location (a
-// path or a file: URL), and false for a URL of any other scheme, which
-// storage.Open opens (or refuses) without creating a local folder.
-func localWarehouseDir(loc string) (string, bool) {
-	if loc == "" {
-		return "", false
-	}
-	if len(loc) > 5 && strings.EqualFold(loc[:5], "file:") {
-		u, err := url.Parse(loc)
-		if err != nil || u.Path == "" || (u.Host != "" && u.Host != "localhost") {
-			return "", false // storage.Open explains what is wrong
-		}
-		return u.Path, true
-	}
-	if scheme, _, ok := strings.Cut(loc, "://"); ok && isScheme(scheme) {
-		return "", false
-	}
-	return loc, true
-}
-
-// isScheme reports whether s is a URL scheme of two or more characters.
-func isScheme(s string) bool {
-	if len(s) < 2 {
-		return false
-	}
-	for i, c := range s {
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
-			return false
-		}
-	}
-	return true
-}
-
-// sqliteCatalogPath returns the file of a --catalog naming a SQLite
-// catalog (sqlite:PATH, sqlite:///abs/path, or a path ending in .db), as
-// catalog.Open reads it.
-func sqliteCatalogPath(spec string) (string, bool) {
-	lower := strings.ToLower(spec)
-	switch {
-	case strings.HasPrefix(lower, "sqlite:"):
-		path := spec[len("sqlite:"):]
-		if rest, ok := strings.CutPrefix(path, "//"); ok {
-			path = rest
-		}
-		return path, path != ""
-	case strings.HasSuffix(lower, ".db") && !strings.Contains(spec, "://"):
-		return spec, true
-	}
-	return "", false
 }

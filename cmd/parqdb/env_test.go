@@ -133,28 +133,3 @@ func emptyWarehouse(t *testing.T) string {
 	c.Close()
 	return dir
 }
-
-func TestLocalWarehouseDir(t *testing.T) {
-	for _, tc := range []struct {
-		loc   string
-		dir   string
-		local bool
-	}{
-		{"./warehouse", "./warehouse", true},
-		{"/abs/wh", "/abs/wh", true},
-		{"file:///abs/wh", "/abs/wh", true},
-		{"FILE://localhost/abs/wh", "/abs/wh", true},
-		{"file:relative", "", false},
-		{"file://host/x", "", false},
-		{"s3://bucket/prefix", "", false},
-		{"gs://bucket", "", false},
-		{"dir:with:colons", "dir:with:colons", true},
-		{"C:\\wh", "C:\\wh", true},
-		{"", "", false},
-	} {
-		dir, local := localWarehouseDir(tc.loc)
-		if dir != tc.dir || local != tc.local {
-			t.Errorf("localWarehouseDir(%q) = %q, %v; want %q, %v", tc.loc, dir, local, tc.dir, tc.local)
-		}
-	}
-}

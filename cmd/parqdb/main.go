@@ -65,7 +65,7 @@ func newRootCmd() (*cobra.Command, *globals) {
 	root.SetVersionTemplate("parqdb {{.Version}}\n")
 	// An unknown command or flag suggests the nearest one.
 	root.SuggestionsMinimumDistance = 2
-	root.PersistentFlags().StringVar(&g.warehouse, "warehouse", envOr("PARQDB_WAREHOUSE", "./warehouse"),
+	root.PersistentFlags().StringVar(&g.warehouse, "warehouse", envOr("PARQDB_WAREHOUSE", catalog.DefaultWarehouse),
 		"warehouse location: a local folder or s3://bucket/prefix (env PARQDB_WAREHOUSE)")
 	root.PersistentFlags().StringVar(&g.catalog, "catalog", os.Getenv("PARQDB_CATALOG"),
 		"catalog: empty for SQLite at <warehouse>/catalog.db, sqlite:PATH, postgres://…, or 'warehouse' (env PARQDB_CATALOG)")

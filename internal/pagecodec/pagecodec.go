@@ -73,13 +73,6 @@ func (b *bounded) Decode(dst, src []byte) ([]byte, error) {
 	return out, nil
 }
 
-// Installed reports whether the bounded decoder for code is the one
-// parquet-go uses.
-func Installed(code format.CompressionCodec) bool {
-	_, ok := parquet.LookupCompressionCodec(code).(*bounded)
-	return ok
-}
-
 // reserve returns a slice of length n, reusing dst's memory when it can.
 func reserve(dst []byte, n int) []byte {
 	if cap(dst) >= n {

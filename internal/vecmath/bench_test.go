@@ -99,38 +99,6 @@ func BenchmarkDotSumsU8(b *testing.B) {
 	})
 }
 
-func BenchmarkDotU4(b *testing.B) {
-	benchImpls(b, func(b *testing.B) {
-		for _, d := range benchDims {
-			r := rand.New(rand.NewPCG(1, 1))
-			q, c := randF32(r, d), randBytes(r, (d+1)/2)
-			b.Run(fmt.Sprintf("D=%d", d), func(b *testing.B) {
-				b.SetBytes(int64(len(c)))
-				for b.Loop() {
-					sinkF += DotU4(q, c)
-				}
-			})
-		}
-	})
-}
-
-func BenchmarkDotSumsU4(b *testing.B) {
-	benchImpls(b, func(b *testing.B) {
-		for _, d := range benchDims {
-			r := rand.New(rand.NewPCG(1, 1))
-			q, c := randF32(r, d), randBytes(r, (d+1)/2)
-			b.Run(fmt.Sprintf("D=%d", d), func(b *testing.B) {
-				b.SetBytes(int64(len(c)))
-				for b.Loop() {
-					f, s, sq := DotSumsU4(q, c)
-					sinkF += f
-					sinkU += s + sq
-				}
-			})
-		}
-	})
-}
-
 func BenchmarkSumU8(b *testing.B) {
 	benchImpls(b, func(b *testing.B) {
 		c := randBytes(rand.New(rand.NewPCG(1, 1)), 768)
@@ -194,15 +162,6 @@ func BenchmarkStream(b *testing.B) {
 					f, s, sq := DotSumsU8(q, codes[i*d:(i+1)*d])
 					out[i] = f + float32(s+sq)
 				}
-			}
-		})
-		b.Run("DotU4Batch", func(b *testing.B) {
-			d4 := 2 * d
-			n4 := len(codes) / d
-			b.SetBytes(int64(n4 * d))
-			q4 := randF32(r, d4)
-			for b.Loop() {
-				DotU4Batch(q4, codes[:n4*d], d4, out[:n4])
 			}
 		})
 		b.Run("L2SqBatch", func(b *testing.B) {

@@ -45,9 +45,6 @@ func floatBlock() int {
 	return 8
 }
 
-// The 4-bit kernels work on 32 dimensions (16 bytes) per step.
-const nibbleBlock = 32
-
 func l2Sq(a, b []float32) float32 {
 	if !useAVX2 && !useAVX512 {
 		return l2SqGeneric(a, b)
@@ -105,25 +102,6 @@ func dotU8(q []float32, code []byte) float32 {
 	return s
 }
 
-func dotU4(q []float32, code []byte) float32 {
-	if !useAVX2 && !useAVX512 {
-		return dotU4Generic(q, code)
-	}
-	m := len(q) &^ (nibbleBlock - 1)
-	var s float32
-	if m > 0 {
-		if useAVX512 {
-			s = dotU4AVX512(&q[0], &code[0], m)
-		} else {
-			s = dotU4AVX2(&q[0], &code[0], m)
-		}
-	}
-	if m < len(q) {
-		s += dotU4Generic(q[m:], code[m/2:])
-	}
-	return s
-}
-
 func dotSumsU8(q []float32, code []byte) (float32, uint32, uint32) {
 	if !useAVX2 && !useAVX512 {
 		return dotSumsU8Generic(q, code)
@@ -145,27 +123,6 @@ func dotSumsU8(q []float32, code []byte) (float32, uint32, uint32) {
 	return d, s, sq
 }
 
-func dotSumsU4(q []float32, code []byte) (float32, uint32, uint32) {
-	if !useAVX2 && !useAVX512 {
-		return dotSumsU4Generic(q, code)
-	}
-	m := len(q) &^ (nibbleBlock - 1)
-	var d float32
-	var s, sq uint32
-	if m > 0 {
-		if useAVX512 {
-			d, s, sq = dotSumsU4AVX512(&q[0], &code[0], m)
-		} else {
-			d, s, sq = dotSumsU4AVX2(&q[0], &code[0], m)
-		}
-	}
-	if m < len(q) {
-		d2, s2, sq2 := dotSumsU4Generic(q[m:], code[m/2:])
-		d, s, sq = d+d2, s+s2, sq+sq2
-	}
-	return d, s, sq
-}
-
 func sumU8(c []byte) (uint32, uint32) {
 	m := len(c) &^ 63
 	if !useAVX512 || m == 0 {
@@ -175,7 +132,6 @@ func sumU8(c []byte) (uint32, uint32) {
 	s2, sq2 := sumU8Generic(c[m:])
 	return s + s2, sq + sq2
 }
-func sumU4(c []byte, dim int) (uint32, uint32) { return sumU4Generic(c, dim) }
 
 // The batch forms call the assembly directly when the dimension is a whole
 // number of blocks, skipping the per-call tail handling: the AVX-512 float32
@@ -249,23 +205,6 @@ func dotU8Batch(q []float32, codes []byte, out []float32) {
 		}
 	default:
 		dotU8BatchGeneric(q, codes, out)
-	}
-}
-
-func dotU4Batch(q []float32, codes []byte, out []float32) {
-	d := len(q)
-	w := d / 2
-	switch {
-	case useAVX512 && d%nibbleBlock == 0:
-		for i := range out {
-			out[i] = dotU4AVX512(&q[0], &codes[i*w], d)
-		}
-	case useAVX2 && d%nibbleBlock == 0:
-		for i := range out {
-			out[i] = dotU4AVX2(&q[0], &codes[i*w], d)
-		}
-	default:
-		dotU4BatchGeneric(q, codes, out)
 	}
 }
 

@@ -4,13 +4,11 @@ package vecmath
 
 const impl = "go"
 
-func l2Sq(a, b []float32) float32              { return l2SqGeneric(a, b) }
-func dot(a, b []float32) float32               { return dotGeneric(a, b) }
-func dotU8(q []float32, c []byte) float32      { return dotU8Generic(q, c) }
-func dotU4(q []float32, c []byte) float32      { return dotU4Generic(q, c) }
-func sumU8(c []byte) (uint32, uint32)          { return sumU8Generic(c) }
-func sumU4(c []byte, dim int) (uint32, uint32) { return sumU4Generic(c, dim) }
-func l2SqBatch(q, rows, out []float32)         { l2SqBatchGeneric(q, rows, out) }
+func l2Sq(a, b []float32) float32         { return l2SqGeneric(a, b) }
+func dot(a, b []float32) float32          { return dotGeneric(a, b) }
+func dotU8(q []float32, c []byte) float32 { return dotU8Generic(q, c) }
+func sumU8(c []byte) (uint32, uint32)     { return sumU8Generic(c) }
+func l2SqBatch(q, rows, out []float32)    { l2SqBatchGeneric(q, rows, out) }
 func l2SqViews(q []float32, views [][]float32, out []float32) {
 	for i, v := range views {
 		out[i] = l2SqGeneric(q, v[:len(q)])
@@ -18,14 +16,9 @@ func l2SqViews(q []float32, views [][]float32, out []float32) {
 }
 func dotBatch(q, rows, out []float32)               { dotBatchGeneric(q, rows, out) }
 func dotU8Batch(q []float32, c []byte, o []float32) { dotU8BatchGeneric(q, c, o) }
-func dotU4Batch(q []float32, c []byte, o []float32) { dotU4BatchGeneric(q, c, o) }
 func dotSumsU8(q []float32, c []byte) (float32, uint32, uint32) {
 	return dotSumsU8Generic(q, c)
 }
-func dotSumsU4(q []float32, c []byte) (float32, uint32, uint32) {
-	return dotSumsU4Generic(q, c)
-}
-
 func dotSumsU8Batch(q []float32, codes []byte, dots []float32, sums, sumSqs []uint32) {
 	dotSumsU8BatchGeneric(q, codes, dots, sums, sumSqs)
 }

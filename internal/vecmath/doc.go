@@ -11,8 +11,8 @@
 // Floating-point results depend on the summation order, which differs
 // between implementations: results agree with a sequential float64 reference
 // within a few float32 rounding errors of the sum of absolute products (see
-// the tests for the exact tolerance). Integer results (SumU8, SumU4) are
-// exact everywhere.
+// the tests for the exact tolerance). Integer results (SumU8 and the code
+// sums of the DotSums kernels) are exact everywhere.
 //
 // The kernels do not allocate, are safe for concurrent use, and panic when
 // the slice lengths do not match their contract (a programming error, like

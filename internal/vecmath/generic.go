@@ -57,21 +57,6 @@ func dotU8Generic(q []float32, code []byte) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-func dotU4Generic(q []float32, code []byte) float32 {
-	n := len(q) / 2
-	code = code[:(len(q)+1)/2]
-	var s0, s1 float32
-	for j := 0; j < n; j++ {
-		c := code[j]
-		s0 += q[2*j] * float32(c&15)
-		s1 += q[2*j+1] * float32(c>>4)
-	}
-	if len(q)&1 == 1 {
-		s0 += q[len(q)-1] * float32(code[n]&15)
-	}
-	return s0 + s1
-}
-
 func dotSumsU8Generic(q []float32, code []byte) (float32, uint32, uint32) {
 	code = code[:len(q)]
 	var s0, s1 float32
@@ -93,47 +78,11 @@ func dotSumsU8Generic(q []float32, code []byte) (float32, uint32, uint32) {
 	return s0 + s1, sum, sq
 }
 
-func dotSumsU4Generic(q []float32, code []byte) (float32, uint32, uint32) {
-	n := len(q) / 2
-	code = code[:(len(q)+1)/2]
-	var s0, s1 float32
-	var sum, sq uint32
-	for j := 0; j < n; j++ {
-		lo, hi := uint32(code[j]&15), uint32(code[j]>>4)
-		s0 += q[2*j] * float32(lo)
-		s1 += q[2*j+1] * float32(hi)
-		sum += lo + hi
-		sq += lo*lo + hi*hi
-	}
-	if len(q)&1 == 1 {
-		lo := uint32(code[n] & 15)
-		s0 += q[len(q)-1] * float32(lo)
-		sum += lo
-		sq += lo * lo
-	}
-	return s0 + s1, sum, sq
-}
-
 func sumU8Generic(code []byte) (sum, sumSq uint32) {
 	for _, c := range code {
 		v := uint32(c)
 		sum += v
 		sumSq += v * v
-	}
-	return sum, sumSq
-}
-
-func sumU4Generic(code []byte, dim int) (sum, sumSq uint32) {
-	n := dim / 2
-	for _, c := range code[:n] {
-		lo, hi := uint32(c&15), uint32(c>>4)
-		sum += lo + hi
-		sumSq += lo*lo + hi*hi
-	}
-	if dim&1 == 1 {
-		lo := uint32(code[n] & 15)
-		sum += lo
-		sumSq += lo * lo
 	}
 	return sum, sumSq
 }
@@ -156,13 +105,6 @@ func dotU8BatchGeneric(q []float32, codes []byte, out []float32) {
 	d := len(q)
 	for i := range out {
 		out[i] = dotU8(q, codes[i*d:(i+1)*d])
-	}
-}
-
-func dotU4BatchGeneric(q []float32, codes []byte, out []float32) {
-	w := (len(q) + 1) / 2
-	for i := range out {
-		out[i] = dotU4(q, codes[i*w:(i+1)*w])
 	}
 }
 

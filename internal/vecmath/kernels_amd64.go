@@ -18,13 +18,7 @@ func dotAVX512(a, b *float32, n int) float32
 func dotU8AVX512(q *float32, code *byte, n int) float32
 
 //go:noescape
-func dotU4AVX512(q *float32, code *byte, n int) float32
-
-//go:noescape
 func dotSumsU8AVX512(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)
-
-//go:noescape
-func dotSumsU4AVX512(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)
 
 //go:noescape
 func l2SqAVX2(a, b *float32, n int) float32
@@ -36,13 +30,7 @@ func dotAVX2(a, b *float32, n int) float32
 func dotU8AVX2(q *float32, code *byte, n int) float32
 
 //go:noescape
-func dotU4AVX2(q *float32, code *byte, n int) float32
-
-//go:noescape
 func dotSumsU8AVX2(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)
-
-//go:noescape
-func dotSumsU4AVX2(q *float32, code *byte, n int) (dot float32, sum, sumSq uint32)
 
 //go:noescape
 func dotSumsU8BatchAVX512(q *float32, codes *byte, dim, n int, dots *float32, sums, sumSqs *uint32)

@@ -35,21 +35,6 @@ func DotU8(q []float32, code []byte) float32 {
 	return dotU8(q, code)
 }
 
-// DotU4 returns Σ q_i·float32(c_i) for 4-bit codes packed as the IVF schema
-// stores them: dimension 2j is the low nibble of code[j] and dimension 2j+1
-// its high nibble. len(q) is the dimension; it panics if
-// len(code) != (len(q)+1)/2. When len(q) is odd the final high nibble is
-// ignored.
-func DotU4(q []float32, code []byte) float32 {
-	if len(code) != (len(q)+1)/2 {
-		panic("vecmath: DotU4 length mismatch")
-	}
-	if len(q) == 0 {
-		return 0
-	}
-	return dotU4(q, code)
-}
-
 // DotSumsU8 returns in one pass over code the three quantities an LVQ8
 // distance needs: Σ q_i·c_i, Σ c_i and Σ c_i². It panics if
 // len(code) != len(q). len(q) must be below 2^16 so that Σ c_i² fits in 32
@@ -62,18 +47,6 @@ func DotSumsU8(q []float32, code []byte) (dot float32, sum, sumSq uint32) {
 		return 0, 0, 0
 	}
 	return dotSumsU8(q, code)
-}
-
-// DotSumsU4 is DotSumsU8 for 4-bit codes in the layout of DotU4. It panics
-// if len(code) != (len(q)+1)/2; a final unused high nibble is ignored.
-func DotSumsU4(q []float32, code []byte) (dot float32, sum, sumSq uint32) {
-	if len(code) != (len(q)+1)/2 {
-		panic("vecmath: DotSumsU4 length mismatch")
-	}
-	if len(q) == 0 {
-		return 0, 0, 0
-	}
-	return dotSumsU4(q, code)
 }
 
 // DotSumsU8Batch sets dots[i], sums[i], sumSqs[i] to DotSumsU8(q, row i)
@@ -154,15 +127,6 @@ func SumU8(code []byte) (sum, sumSq uint32) {
 	return sumU8(code)
 }
 
-// SumU4 returns Σ c and Σ c² over the first dim 4-bit codes of code, in the
-// layout of DotU4. It panics if len(code) != (dim+1)/2 or dim < 0.
-func SumU4(code []byte, dim int) (sum, sumSq uint32) {
-	if dim < 0 || len(code) != (dim+1)/2 {
-		panic("vecmath: SumU4 length mismatch")
-	}
-	return sumU4(code, dim)
-}
-
 // L2SqBatch sets out[i] = L2Sq(q, rows[i*dim:(i+1)*dim]) for every i in
 // [0, len(out)). It panics unless dim == len(q) and len(rows) == len(out)*dim.
 func L2SqBatch(q []float32, rows []float32, dim int, out []float32) {
@@ -214,18 +178,6 @@ func DotU8Batch(q []float32, codes []byte, dim int, out []float32) {
 		return
 	}
 	dotU8Batch(q, codes, out)
-}
-
-// DotU4Batch sets out[i] = DotU4(q, codes[i*w:(i+1)*w]) with w = (dim+1)/2
-// for every i in [0, len(out)). It panics unless dim == len(q) and
-// len(codes) == len(out)*w.
-func DotU4Batch(q []float32, codes []byte, dim int, out []float32) {
-	checkBatch(len(q), dim, len(codes), (dim+1)/2, len(out))
-	if dim == 0 {
-		clear(out)
-		return
-	}
-	dotU4Batch(q, codes, out)
 }
 
 func checkBatch(qlen, dim, rowsLen, rowLen, n int) {

@@ -166,13 +166,7 @@ func testKernelsMatchReference(t *testing.T) {
 					checkExact(t, "DotU8", DotU8(a, c), w)
 				}
 				w, abs = refDotU(a, u4)
-				check(t, "DotU4", DotU4(a, c4), w, abs, d)
-				dd, s, sq = DotSumsU4(a, c4)
-				check(t, "DotSumsU4", dd, w, abs, d)
 				ws, wsq = refSums(u4)
-				if s != ws || sq != wsq {
-					t.Fatalf("DotSumsU4 D=%d sums %d %d want %d %d", d, s, sq, ws, wsq)
-				}
 				qs := make([]float32, 2*len(c4))
 				SplitQueryU4(qs, a)
 				dd, s, sq = DotSumsU4Split(qs, c4, d)
@@ -182,12 +176,6 @@ func testKernelsMatchReference(t *testing.T) {
 				}
 				if g.exact {
 					checkExact(t, "DotSumsU4Split", dd, w)
-				}
-				if s, sq := SumU4(c4, d); s != ws || sq != wsq {
-					t.Fatalf("SumU4 D=%d: %d %d want %d %d", d, s, sq, ws, wsq)
-				}
-				if g.exact {
-					checkExact(t, "DotU4", DotU4(a, c4), w)
 				}
 			}
 		})
@@ -280,11 +268,6 @@ func testBatchMatchesSingle(t *testing.T) {
 					t.Fatalf("DotSumsU4SplitBatch D=%d row %d: sums %d %d want %d %d", d, i, sums[i], sqs[i], ws, wsq)
 				}
 			}
-			DotU4Batch(q, codes4, d, out)
-			for i := range out {
-				want, abs := refDotU(q, unpack4(codes4[i*w:(i+1)*w], d))
-				check(t, "DotU4Batch", out[i], want, abs, d)
-			}
 		}
 	}
 }
@@ -316,13 +299,6 @@ func testLargeSumsExact(t *testing.T) {
 			t.Fatalf("DotSumsU8Batch row %d = %d %d", i, sums[i], sqs[i])
 		}
 	}
-	c4 := make([]byte, 65535)
-	for i := range c4 {
-		c4[i] = 0xff
-	}
-	if s, sq := SumU4(c4, 2*65535); s != 2*65535*15 || sq != 2*65535*225 {
-		t.Fatalf("SumU4 = %d %d", s, sq)
-	}
 }
 
 func TestLengthMismatchPanics(t *testing.T) {
@@ -330,12 +306,7 @@ func TestLengthMismatchPanics(t *testing.T) {
 		"L2Sq":      func() { L2Sq(make([]float32, 3), make([]float32, 4)) },
 		"Dot":       func() { Dot(make([]float32, 3), make([]float32, 2)) },
 		"DotU8":     func() { DotU8(make([]float32, 3), make([]byte, 2)) },
-		"DotU4":     func() { DotU4(make([]float32, 3), make([]byte, 1)) },
-		"SumU4":     func() { SumU4(make([]byte, 3), 3) },
 		"L2SqBatch": func() { L2SqBatch(make([]float32, 3), make([]float32, 7), 3, make([]float32, 2)) },
-		"DotU4Batch": func() {
-			DotU4Batch(make([]float32, 3), make([]byte, 3), 3, make([]float32, 2))
-		},
 	}
 	for name, f := range cases {
 		t.Run(name, func(t *testing.T) {
