@@ -114,9 +114,7 @@ func TestSpillRandomKills(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("PARQDB_SPILL_KILLS")); err == nil && v > 0 {
 		kills = v
 	}
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
+	rng := rand.New(rand.NewPCG(runSeed(t), 1))
 	tmp := t.TempDir()
 	b := localBackend(t, "local", "")
 	src := newSource(t)

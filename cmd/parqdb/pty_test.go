@@ -377,9 +377,15 @@ func TestPTYErrorIsLastAndExits(t *testing.T) {
 // TestPTYInterrupt stops every long command in the middle of a stage
 // (PARQDB_TEST_HOLD pauses the stage after its first progress report,
 // when it has written part of its output) with Ctrl-C or SIGTERM: the
-// process must exit 130 (143) within 2 s, the catalog must be unchanged
-// and no new file may be left in the warehouse. A second Ctrl-C, or a
-// stage that does not stop, must not keep the process alive.
+// process must exit 130 (143) by its own cleanup, within the stop grace
+// (its last line is the "nothing was committed" error, not the grace's
+// "stopping took longer" exit), the catalog must be unchanged and no new
+// file may be left in the warehouse. A second Ctrl-C, or a stage that
+// does not stop, must not keep the process alive: each ends it by its own
+// path, named by the last line. Which path ended the process, not a clock
+// reading, is the assertion (a busy machine slows every path alike); the
+// time from the signal to the exit is logged, and the ceiling for it is
+// the 30 s wait.
 func TestPTYInterrupt(t *testing.T) {
 	long := map[string]func(f ptyFixture) []string{
 		"create": func(f ptyFixture) []string {
@@ -394,23 +400,23 @@ func TestPTYInterrupt(t *testing.T) {
 	for _, tc := range []struct {
 		name, op, hold string
 		sig            syscall.Signal
-		twice          bool          // a second Ctrl-C 200 ms after the first
-		within         time.Duration // from the (first) signal to the exit
+		twice          bool   // a second Ctrl-C 200 ms after the first
+		last           string // the start of the last line: which path ended the process
 		want           int
 	}{
-		{"create/SIGINT in assign", "create", "assign", syscall.SIGINT, false, 2 * time.Second, 130},
-		{"create/SIGINT in train", "create", "train", syscall.SIGINT, false, 2 * time.Second, 130},
-		{"create/SIGTERM in train", "create", "train", syscall.SIGTERM, false, 2 * time.Second, 143},
-		{"refresh/SIGINT in write", "refresh", "write", syscall.SIGINT, false, 2 * time.Second, 130},
-		{"refresh/SIGTERM in scan", "refresh", "scan", syscall.SIGTERM, false, 2 * time.Second, 143},
-		{"optimize/SIGINT in write", "optimize", "write", syscall.SIGINT, false, 2 * time.Second, 130},
-		{"bench/SIGINT in a setting", "bench", "nprobe 4 refine 0", syscall.SIGINT, false, 2 * time.Second, 130},
-		{"bench/SIGTERM in a setting", "bench", "nprobe 1 refine 4", syscall.SIGTERM, false, 2 * time.Second, 143},
+		{"create/SIGINT in assign", "create", "assign", syscall.SIGINT, false, stoppedLine(syscall.SIGINT), 130},
+		{"create/SIGINT in train", "create", "train", syscall.SIGINT, false, stoppedLine(syscall.SIGINT), 130},
+		{"create/SIGTERM in train", "create", "train", syscall.SIGTERM, false, stoppedLine(syscall.SIGTERM), 143},
+		{"refresh/SIGINT in write", "refresh", "write", syscall.SIGINT, false, stoppedLine(syscall.SIGINT), 130},
+		{"refresh/SIGTERM in scan", "refresh", "scan", syscall.SIGTERM, false, stoppedLine(syscall.SIGTERM), 143},
+		{"optimize/SIGINT in write", "optimize", "write", syscall.SIGINT, false, stoppedLine(syscall.SIGINT), 130},
+		{"bench/SIGINT in a setting", "bench", "nprobe 4 refine 0", syscall.SIGINT, false, stoppedLine(syscall.SIGINT), 130},
+		{"bench/SIGTERM in a setting", "bench", "nprobe 1 refine 4", syscall.SIGTERM, false, stoppedLine(syscall.SIGTERM), 143},
 		// A stage that ignores the cancellation: the second Ctrl-C exits
-		// at once, well before the 1.8 s stop grace.
-		{"create/two SIGINTs, stuck stage", "create", "assign:stuck", syscall.SIGINT, true, 1200 * time.Millisecond, 130},
+		// at once, before the stop grace ends it.
+		{"create/two SIGINTs, stuck stage", "create", "assign:stuck", syscall.SIGINT, true, "parqdb: interrupted again by " + signalName(syscall.SIGINT) + ": exiting without cleaning up", 130},
 		// Without the second Ctrl-C the stop grace ends it.
-		{"create/SIGINT, stuck stage", "create", "assign:stuck", syscall.SIGINT, false, 2500 * time.Millisecond, 130},
+		{"create/SIGINT, stuck stage", "create", "assign:stuck", syscall.SIGINT, false, "parqdb: interrupted by " + signalName(syscall.SIGINT) + ": stopping took longer than " + stopGrace.String(), 130},
 	} {
 		for _, tty := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/tty=%v", tc.name, tty), func(t *testing.T) {
@@ -435,12 +441,9 @@ func TestPTYInterrupt(t *testing.T) {
 				if code != tc.want {
 					t.Fatalf("exit %d, want %d; screen:\n%s", code, tc.want, strings.Join(lines, "\n"))
 				}
-				if took > tc.within {
-					t.Fatalf("exited %s after the signal, want within %s", took, tc.within)
-				}
 				last := lastLine(lines)
-				if !strings.HasPrefix(last, "parqdb: interrupted") {
-					t.Fatalf("last line %q; screen:\n%s", last, strings.Join(lines, "\n"))
+				if !strings.HasPrefix(last, tc.last) {
+					t.Fatalf("last line %q, want it to start %q; screen:\n%s", last, tc.last, strings.Join(lines, "\n"))
 				}
 				if strings.Contains(tc.hold, "stuck") {
 					return // killed in the stage: cleanup is gc's job, as the message says
@@ -451,6 +454,12 @@ func TestPTYInterrupt(t *testing.T) {
 			})
 		}
 	}
+}
+
+// stoppedLine is the last line of a long command that stopped by its own
+// cleanup after sig, before the stop grace ran out.
+func stoppedLine(sig syscall.Signal) string {
+	return "parqdb: " + interruptedError{sig: sig}.Error()
 }
 
 // TestPTYFinishedStages checks the screen after each long command
