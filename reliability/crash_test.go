@@ -22,6 +22,7 @@ import (
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/lifecycle"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/reliability"
@@ -93,6 +94,7 @@ func (r *childRun) field(word string) (string, bool) {
 // killing it with SIGKILL after delay if delay > 0.
 func runChildProcess(t *testing.T, mode string, env []string, delay time.Duration) *childRun {
 	t.Helper()
+	testenv.SkipShort(t, "tests that run operations in child processes")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), childEnv+"="+mode), env...)
 	var stdout, stderr bytes.Buffer

@@ -23,6 +23,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/server/sqlengine"
 )
 
@@ -70,6 +71,7 @@ func init() {
 // from an init function there.
 func cliBinary(t *testing.T, dir string) string {
 	t.Helper()
+	testenv.SkipShort(t, "the documented examples, run as shell commands")
 	if sqlengine.Available {
 		bin := filepath.Join(dir, "parqdb")
 		out, err := exec.Command("go", "build", "-tags", "duckdb,duckdb_arrow", "-o", bin, ".").CombinedOutput()

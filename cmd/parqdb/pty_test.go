@@ -22,6 +22,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
+	"github.com/parqdb/parqdb/internal/testenv"
 )
 
 // The tests in this file run the parqdb binary as a user does: under a
@@ -40,6 +41,7 @@ var (
 // (hook_parqdbtest.go: PARQDB_TEST_HOLD pauses a chosen stage).
 func parqdbBinary(t *testing.T) string {
 	t.Helper()
+	testenv.SkipShort(t, "tests that run the CLI built with go build (pseudo-terminal sessions, the server under attack)")
 	binOnce.Do(func() {
 		binDir, binErr = os.MkdirTemp("", "parqdb-pty-")
 		if binErr != nil {

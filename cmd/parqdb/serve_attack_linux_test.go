@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,11 +44,7 @@ const (
 // whole request and searches were admitted through a bounded queue, eight
 // such requests took 27 s and 1.5 GB.
 func TestServeAttackBounded(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "parqdb")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := parqdbBinary(t) // the PTY tests' build: its test hook acts only when PARQDB_TEST_HOLD is set
 	wh := cliIndex(t)
 	cmd := exec.Command(bin, wh, "serve", "--listen", "127.0.0.1:0", "--flight", "", "--log-level", "info",
 		"--timeout", attackTimeout.String(), "--max-concurrent", strconv.Itoa(attackMaxConcur), "--max-queue", "4")
