@@ -23,6 +23,7 @@ import (
 
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 	"github.com/parqdb/parqdb/internal/testenv"
+	"github.com/parqdb/parqdb/server/sqlengine"
 )
 
 // The tests in this file run the parqdb binary as a user does: under a
@@ -32,18 +33,24 @@ import (
 
 var (
 	binOnce sync.Once
-	binDir  string
 	binPath string
 	binErr  error
 )
 
 // parqdbBinary builds the CLI once per test run, with the parqdbtest tag
-// (hook_parqdbtest.go: PARQDB_TEST_HOLD pauses a chosen stage).
+// (hook_parqdbtest.go: PARQDB_TEST_HOLD pauses a chosen stage) and
+// without the DuckDB tags, so the tests that use it skip in the DuckDB
+// build (make test's second run): the first run ran them on the same
+// binary.
 func parqdbBinary(t *testing.T) string {
 	t.Helper()
 	testenv.SkipShort(t, "tests that run the CLI built with go build (pseudo-terminal sessions, the server under attack)")
+	if sqlengine.Available {
+		t.Skip("runs a CLI built without the DuckDB tags: make test's first run ran it")
+	}
 	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "parqdb-pty-")
+		var binDir string
+		binDir, binErr = processDir("parqdb-pty-")
 		if binErr != nil {
 			return
 		}
@@ -57,14 +64,6 @@ func parqdbBinary(t *testing.T) string {
 		t.Fatal(binErr)
 	}
 	return binPath
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
 }
 
 // ptyDim is the vector dimension of the test sources.

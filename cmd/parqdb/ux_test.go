@@ -46,7 +46,7 @@ func cli(t *testing.T, bin string, args ...string) (string, string, int) {
 // does not exist yet leaves no warehouse behind: no folder, no catalog.db.
 // Into an existing empty folder, the folder stays exactly as it was.
 func TestFailedCreateLeavesNothing(t *testing.T) {
-	bin := cliBinary(t, t.TempDir())
+	bin := cliBinary(t)
 	src, err := filepath.Abs(gloveSample)
 	if err != nil {
 		t.Fatal(err)
