@@ -45,11 +45,14 @@ services-stop:
 # every test. Tests that need PostgreSQL or an S3 server start private
 # instances on 127.0.0.1. The second run builds the SQL engine (DuckDB, cgo)
 # behind its build tags and tests the Flight SQL server, `parqdb sql` and the
-# examples that need them (cmd/parqdb/examples_test.go).
+# examples that need them (cmd/parqdb/examples_test.go): the packages the
+# tags change (package server builds the same with them, so it is not run
+# again; in cmd/parqdb the tests of a CLI built without the tags skip).
 DUCKDB_TAGS = duckdb,duckdb_arrow
+DUCKDB_PKGS = ./server/flightsql/... ./server/sqlengine/... ./cmd/parqdb/...
 test: deps
 	$(GO) test -count=1 -timeout 25m ./...
-	$(GO) test -count=1 -timeout 15m -tags $(DUCKDB_TAGS) ./server/... ./cmd/parqdb/...
+	$(GO) test -count=1 -timeout 15m -tags $(DUCKDB_TAGS) $(DUCKDB_PKGS)
 
 # test-short is the fast loop (README, "Tests"): go test -short skips the
 # tests that start PostgreSQL or S3 servers, child processes, the built CLI
@@ -71,9 +74,9 @@ lint: deps
 	$(GO) mod tidy -diff || (echo 'go.mod/go.sum need go mod tidy'; exit 1)
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1)
 	$(GO) vet ./...
-	$(GO) vet -tags $(DUCKDB_TAGS) ./server/... ./cmd/parqdb/...
+	$(GO) vet -tags $(DUCKDB_TAGS) $(DUCKDB_PKGS)
 	staticcheck ./...
-	staticcheck -tags $(DUCKDB_TAGS) ./server/... ./cmd/parqdb/...
+	staticcheck -tags $(DUCKDB_TAGS) $(DUCKDB_PKGS)
 
 # bench runs every benchmark once so that they keep working (CI); use
 # BENCH=... BENCHTIME=... COUNT=6 for real measurements.
