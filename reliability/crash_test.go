@@ -32,11 +32,18 @@ import (
 // CI size; docs/reliability.md gives the full command).
 const crashKillsEnv = "PARQDB_CRASH_KILLS"
 
+// skipChildren is what -short skips in the tests that run operations in
+// child processes (call it first: runChildProcess may run on goroutines of
+// the test, where a skip cannot stop it).
+const skipChildren = "tests that run operations in child processes"
+
 func TestCrashLocal(t *testing.T) {
+	testenv.SkipShort(t, skipChildren)
 	crash(t, localBackend(t, "local+sqlite", ""), envInt(crashKillsEnv, 30))
 }
 
 func TestCrashS3(t *testing.T) {
+	testenv.SkipShort(t, skipChildren)
 	crash(t, s3Backend(t, "s3+warehouse-catalog"), envInt(crashKillsEnv, 30))
 }
 
@@ -94,7 +101,6 @@ func (r *childRun) field(word string) (string, bool) {
 // killing it with SIGKILL after delay if delay > 0.
 func runChildProcess(t *testing.T, mode string, env []string, delay time.Duration) *childRun {
 	t.Helper()
-	testenv.SkipShort(t, "tests that run operations in child processes")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), childEnv+"="+mode), env...)
 	var stdout, stderr bytes.Buffer

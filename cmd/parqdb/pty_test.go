@@ -37,6 +37,10 @@ var (
 	binErr  error
 )
 
+// skipBuiltCLI is what -short skips in the tests that run the CLI that
+// parqdbBinary builds; they call SkipShort first, before their fixtures.
+const skipBuiltCLI = "tests that run the CLI built with go build (pseudo-terminal sessions, the server under attack)"
+
 // parqdbBinary builds the CLI once per test run, with the parqdbtest tag
 // (hook_parqdbtest.go: PARQDB_TEST_HOLD pauses a chosen stage) and
 // without the DuckDB tags, so the tests that use it skip in the DuckDB
@@ -44,7 +48,7 @@ var (
 // binary.
 func parqdbBinary(t *testing.T) string {
 	t.Helper()
-	testenv.SkipShort(t, "tests that run the CLI built with go build (pseudo-terminal sessions, the server under attack)")
+	testenv.SkipShort(t, skipBuiltCLI)
 	if sqlengine.Available {
 		t.Skip("runs a CLI built without the DuckDB tags: make test's first run ran it")
 	}
@@ -308,6 +312,7 @@ func lastLine(lines []string) string {
 // last line on the screen, and leave the warehouse and catalog as they
 // were.
 func TestPTYErrorIsLastAndExits(t *testing.T) {
+	testenv.SkipShort(t, skipBuiltCLI)
 	// A postings file of index v, damaged or removed by prepare.
 	bucketFile := func(t *testing.T, f ptyFixture) string {
 		m, _ := filepath.Glob(filepath.Join(f.wh, "indexes", "*", "*", "ivf_postings", "bucket-*.parquet"))
@@ -388,6 +393,7 @@ func TestPTYErrorIsLastAndExits(t *testing.T) {
 // time from the signal to the exit is logged, and the ceiling for it is
 // the 30 s wait.
 func TestPTYInterrupt(t *testing.T) {
+	testenv.SkipShort(t, skipBuiltCLI)
 	long := map[string]func(f ptyFixture) []string{
 		"create": func(f ptyFixture) []string {
 			return []string{"index", "create", "w", "--source", f.src, "--vector-field", "embedding", "--key-fields", "id", "--nlist", "40", "--reuse-centroids", "never"}
@@ -468,6 +474,7 @@ func stoppedLine(sig syscall.Signal) string {
 // counts and its duration, no spinner glyph or ETA is left, training shows
 // iterations and bench one line per setting.
 func TestPTYFinishedStages(t *testing.T) {
+	testenv.SkipShort(t, skipBuiltCLI)
 	for _, tc := range []struct {
 		name   string
 		args   func(f ptyFixture) []string

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/parqdb/parqdb/internal/testenv"
 )
 
 // Figures of TestServeAttackBounded, stated in docs/serve.md ("Limits")
@@ -44,6 +46,7 @@ const (
 // whole request and searches were admitted through a bounded queue, eight
 // such requests took 27 s and 1.5 GB.
 func TestServeAttackBounded(t *testing.T) {
+	testenv.SkipShort(t, skipBuiltCLI)
 	bin := parqdbBinary(t) // the PTY tests' build: its test hook acts only when PARQDB_TEST_HOLD is set
 	wh := cliIndex(t)
 	cmd := exec.Command(bin, wh, "serve", "--listen", "127.0.0.1:0", "--flight", "", "--log-level", "info",
