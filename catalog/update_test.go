@@ -170,7 +170,7 @@ func checkHistory(t *testing.T, cat catalog.Catalog, wh storage.Bucket, name str
 func TestUpdateConcurrent(t *testing.T) {
 	t.Parallel()
 	const handles, perHandle = 2, 8
-	steps := acceptanceSteps
+	steps := acceptanceSteps()
 	kinds := []struct {
 		name string
 		// new returns a function opening a handle on one shared catalog.
@@ -227,7 +227,7 @@ func TestUpdateConcurrent(t *testing.T) {
 func TestUpdateProcesses(t *testing.T) {
 	t.Parallel()
 	const procs, perProc = 4, 4
-	steps := acceptanceSteps
+	steps := acceptanceSteps()
 	for _, kind := range []string{"SQLite", "WarehouseLocal"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
@@ -338,11 +338,18 @@ func TestCrashBeforeCommit(t *testing.T) {
 	}
 }
 
-// acceptanceSteps is how many successors each writer commits. The cost
+// acceptanceSteps is how many successors each writer commits: 50, or 10
+// under the race detector, which runs the same interleavings several times
+// slower (make test commits all 50; the checks are the same). The cost
 // grows with the square of the commits, as every metadata file holds all
 // earlier snapshots. -short skips both tests that use it (they need
 // PostgreSQL, S3 or child processes).
-const acceptanceSteps = 50
+func acceptanceSteps() int {
+	if raceDetector {
+		return 10
+	}
+	return 50
+}
 
 func must[T any](v T, err error) T {
 	if err != nil {
