@@ -3,7 +3,7 @@ TOOLS ?= $(HOME)/.cache/parqdb-tools
 export PATH := $(TOOLS)/bin:$(PATH)
 GO ?= go
 
-.PHONY: all build build-sql test test-race lint bench fuzz fuzz-smoke demo deps services services-stop
+.PHONY: all build build-sql test test-short test-race test-race-core lint bench fuzz fuzz-smoke demo deps services services-stop
 
 all: build
 
@@ -45,22 +45,38 @@ services-stop:
 # every test. Tests that need PostgreSQL or an S3 server start private
 # instances on 127.0.0.1. The second run builds the SQL engine (DuckDB, cgo)
 # behind its build tags and tests the Flight SQL server, `parqdb sql` and the
-# examples that need them (cmd/parqdb/examples_test.go).
+# examples that need them (cmd/parqdb/examples_test.go): the packages the
+# tags change (package server builds the same with them, so it is not run
+# again; in cmd/parqdb the tests of a CLI built without the tags skip).
 DUCKDB_TAGS = duckdb,duckdb_arrow
+DUCKDB_PKGS = ./server/flightsql/... ./server/sqlengine/... ./cmd/parqdb/...
 test: deps
 	$(GO) test -count=1 -timeout 25m ./...
-	$(GO) test -count=1 -timeout 15m -tags $(DUCKDB_TAGS) ./server/... ./cmd/parqdb/...
+	$(GO) test -count=1 -timeout 15m -tags $(DUCKDB_TAGS) $(DUCKDB_PKGS)
+
+# test-short is the fast loop (README, "Tests"): go test -short skips the
+# tests that start PostgreSQL or S3 servers, child processes, the built CLI
+# or a pseudo-terminal, and the long sizes (internal/testenv.SkipShort, the
+# one rule), so it needs nothing from make deps.
+test-short:
+	$(GO) test -short -count=1 ./...
 
 test-race: deps
 	$(GO) test -race -count=1 -timeout 40m ./...
+
+# test-race-core runs the race detector (cgo: gcc) over the packages with
+# concurrency, a part of make test-race that fits CI's time budget (.ci/run).
+RACE_PKGS = ./query/... ./server/... ./storage/... ./catalog/... ./filter/...
+test-race-core: deps
+	$(GO) test -race -count=1 -timeout 25m $(RACE_PKGS)
 
 lint: deps
 	$(GO) mod tidy -diff || (echo 'go.mod/go.sum need go mod tidy'; exit 1)
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1)
 	$(GO) vet ./...
-	$(GO) vet -tags $(DUCKDB_TAGS) ./server/... ./cmd/parqdb/...
+	$(GO) vet -tags $(DUCKDB_TAGS) $(DUCKDB_PKGS)
 	staticcheck ./...
-	staticcheck -tags $(DUCKDB_TAGS) ./server/... ./cmd/parqdb/...
+	staticcheck -tags $(DUCKDB_TAGS) $(DUCKDB_PKGS)
 
 # bench runs every benchmark once so that they keep working (CI); use
 # BENCH=... BENCHTIME=... COUNT=6 for real measurements.
@@ -71,9 +87,13 @@ bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(COUNT) ./...
 
 # fuzz runs every fuzz target (func Fuzz* in a _test.go file) for FUZZTIME
-# each. Minimising a new input is bounded by a count, FUZZMINIMIZE: with Go's
-# default (60 s per input) FuzzSource spent its run minimising, 7-10
-# executions and 3 GB; with 100x it runs about 3,000 a second.
+# each. Each package's test binary is built once, instrumented for fuzzing
+# (go test -c -fuzz), and run once per target in the package's folder
+# (testdata/fuzz there, the corpus cache in GOCACHE, as go test -fuzz
+# does), so that a package with several targets is linked once. Minimising
+# a new input is bounded by a count, FUZZMINIMIZE: with Go's default (60 s
+# per input) FuzzSource spent its run minimising, 7-10 executions and 3 GB;
+# with 100x it runs about 3,000 a second.
 # Go before 1.27 can end a fuzz run whose -fuzztime expires with a bare
 # "context deadline exceeded" failure and no failing input (golang/go#75804,
 # a race in the coordinator): such a run, and only such a run, is retried
@@ -81,13 +101,21 @@ bench:
 FUZZTIME ?= 30s
 FUZZMINIMIZE ?= 100x
 fuzz:
-	@log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; log=$$tmp/log; \
+	cache=$$($(GO) env GOCACHE)/fuzz; \
 	grep -r --include='*_test.go' --exclude-dir=testdata --exclude-dir=.git -o '^func Fuzz[A-Za-z0-9_]*' . | sort | \
 	while IFS=: read -r file fn; do \
 	  dir=$$(dirname "$$file"); f=$${fn#func }; \
+	  bin=$$tmp/$$(echo "$$dir" | tr ./ __).test; \
+	  if [ ! -x "$$bin" ]; then \
+	    echo "build $$dir (instrumented for fuzzing)"; \
+	    $(GO) test -c -fuzz=. -o "$$bin" "$$dir" || exit 1; \
+	  fi; \
+	  pkg=$$($(GO) list "$$dir"); \
 	  for try in 1 2; do \
 	    echo "fuzz $$dir $$f"; \
-	    if $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) "$$dir" >"$$log" 2>&1; then \
+	    if (cd "$$dir" && "$$bin" -test.run='^$$' -test.fuzz="^$$f$$" -test.fuzztime=$(FUZZTIME) \
+	        -test.fuzzminimizetime=$(FUZZMINIMIZE) -test.fuzzcachedir="$$cache/$$pkg") >"$$log" 2>&1; then \
 	      cat "$$log"; break; \
 	    fi; \
 	    cat "$$log"; \
@@ -102,7 +130,7 @@ fuzz:
 # fuzz-smoke runs every fuzz target for a few seconds (CI, after the tests):
 # a target that no longer builds, fails on its seeds or breaks at once fails
 # the run. Targets and timings: docs/reliability.md.
-FUZZSMOKETIME ?= 5s
+FUZZSMOKETIME ?= 3s
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZSMOKETIME)
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/storage"
 )
@@ -79,6 +80,7 @@ func child(mode string) error {
 // startChild re-executes the test binary in child mode.
 func startChild(t *testing.T, mode, spec, warehouse string, extra ...string) (*exec.Cmd, io.Reader) {
 	t.Helper()
+	testenv.SkipShort(t, "tests that commit from child processes")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+mode, childSpec+"="+spec, childWarehouse+"="+warehouse)
 	cmd.Env = append(cmd.Env, extra...)

@@ -338,12 +338,15 @@ func TestCrashBeforeCommit(t *testing.T) {
 	}
 }
 
-// acceptanceSteps is how many successors each writer commits: 50, or 5
-// with -short. The cost grows with the square of the commits, as every
-// metadata file holds all earlier snapshots.
+// acceptanceSteps is how many successors each writer commits: 50, or 10
+// under the race detector, which runs the same interleavings several times
+// slower (make test commits all 50; the checks are the same). The cost
+// grows with the square of the commits, as every metadata file holds all
+// earlier snapshots. -short skips both tests that use it (they need
+// PostgreSQL, S3 or child processes).
 func acceptanceSteps() int {
-	if testing.Short() {
-		return 5
+	if raceDetector {
+		return 10
 	}
 	return 50
 }

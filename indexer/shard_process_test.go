@@ -27,6 +27,7 @@ import (
 // PARQDB_TEST_HOLD=STAGE pauses a chosen stage (cmd/parqdb/hook_parqdbtest.go).
 func buildCLI(t *testing.T) string {
 	t.Helper()
+	testenv.SkipShort(t, "tests that run the CLI built with go build")
 	bin := filepath.Join(t.TempDir(), "parqdb")
 	out, err := exec.Command("go", "build", "-tags", "parqdbtest", "-o", bin, "github.com/parqdb/parqdb/cmd/parqdb").CombinedOutput()
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/parqdb/parqdb/internal/testenv"
 )
 
 // The damaged-warehouse matrix and the outside-open guard run the real
@@ -28,6 +30,7 @@ var (
 // tags) and returns its path.
 func parqdbBinary(t *testing.T) string {
 	t.Helper()
+	testenv.SkipShort(t, "tests that run the CLI built with go build")
 	cliOnce.Do(func() {
 		cliDir, cliErr = os.MkdirTemp("", "parqdb-reliability-bin-")
 		if cliErr != nil {

@@ -26,6 +26,7 @@ const (
 )
 
 func TestConcurrentWriters(t *testing.T) {
+	testenv.SkipShort(t, skipChildren)
 	var writers []int
 	for _, f := range strings.Split(envString(concurrentWritersEnv, "2,8"), ",") {
 		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n >= 2 {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/lifecycle"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/reliability"
@@ -30,12 +32,43 @@ import (
 // CI size; docs/reliability.md gives the full command).
 const crashKillsEnv = "PARQDB_CRASH_KILLS"
 
+// skipChildren is what -short skips in the tests that run operations in
+// child processes (call it first: runChildProcess may run on goroutines of
+// the test, where a skip cannot stop it).
+const skipChildren = "tests that run operations in child processes"
+
 func TestCrashLocal(t *testing.T) {
+	testenv.SkipShort(t, skipChildren)
 	crash(t, localBackend(t, "local+sqlite", ""), envInt(crashKillsEnv, 30))
 }
 
 func TestCrashS3(t *testing.T) {
+	testenv.SkipShort(t, skipChildren)
 	crash(t, s3Backend(t, "s3+warehouse-catalog"), envInt(crashKillsEnv, 30))
+}
+
+// crashSeed replays a run of the random-kill tests (TestCrashLocal,
+// TestCrashS3, TestSpillRandomKills): each logs the seed it drew from the
+// clock, and again with the replay command when it fails.
+var crashSeed = flag.Uint64("crash.seed", 0, "seed of the random-kill tests (Crash*, SpillRandomKills) to replay, as a failed run logged it; 0: a new one from the clock")
+
+// runSeed is the seed of a random-kill test: -crash.seed, or one drawn
+// from the clock. It logs the seed, and when the test fails, the command
+// that replays it. A replay runs the same operations with the same kill
+// points; a kill at a random time lands where the clock of the replay
+// puts it.
+func runSeed(t *testing.T) uint64 {
+	seed := *crashSeed
+	if seed == 0 {
+		seed = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1)).Uint64()
+	}
+	t.Logf("seed %d", seed)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("replay: go test ./reliability -run '^%s$' -crash.seed %d -v", t.Name(), seed)
+		}
+	})
+	return seed
 }
 
 // crashOps are the operations the crash harness runs in children.
@@ -151,10 +184,7 @@ func crash(t *testing.T, b backend, kills int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	seed := rng.Uint64()
-	t.Logf("%s: seed %d", b.name, seed)
-	rng = rand.New(rand.NewPCG(seed, 2))
+	rng := rand.New(rand.NewPCG(runSeed(t), 2))
 	maxOps := map[string]int64{}
 	took := map[string]time.Duration{}
 	for _, op := range crashOps {

@@ -206,14 +206,20 @@ func (fx *damageFixture) run(t *testing.T, c matrixCommand, wh string) cliResult
 // inverted, and is replaced by garbage, and every read command runs on
 // the result. No run may panic; a command that must read the damaged file
 // exits 1 naming it; any other run exits 0 or 1, and when it fails it
-// names the file too.
+// names the file too. The two catalogs' matrices run in parallel, with
+// each other and with TestMutatedJSONFields: each is a long sequence of
+// short child processes, with a fixture of its own.
 func TestDamagedWarehouseMatrix(t *testing.T) {
+	t.Parallel()
 	for _, cat := range []string{"", "warehouse"} {
 		name := "sqlite"
 		if cat != "" {
 			name = cat + " catalog"
 		}
-		t.Run(name, func(t *testing.T) { damageMatrix(t, cat) })
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			damageMatrix(t, cat)
+		})
 	}
 }
 

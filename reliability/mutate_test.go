@@ -74,8 +74,10 @@ func mutations(l jsonLeaf, raw []byte) [][]byte {
 // file still parses as JSON and often still validates, and verify, search
 // and an incremental refresh plan run on it. None may panic or exit with
 // anything but 0 or 1. PARQDB_MUTATIONS_PER_FILE bounds the cases per file
-// (default 40, chosen by a fixed seed; "all" runs every one).
+// (default 40, chosen by a fixed seed; "all" runs every one). It runs in
+// parallel with the damaged-warehouse matrices (a fixture of its own).
 func TestMutatedJSONFields(t *testing.T) {
+	t.Parallel()
 	fx := newDamageFixture(t, "")
 	limit := envInt("PARQDB_MUTATIONS_PER_FILE", 40)
 	if os.Getenv("PARQDB_MUTATIONS_PER_FILE") == "all" {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/testenv"
 )
 
 // spillFolders lists the spill folders in tmp.
@@ -37,6 +38,7 @@ func spillFolders(t *testing.T, tmp string) []string {
 // `parqdb gc` runs). A folder a running build holds is kept
 // (TestSpillLeftoversKeepsLive in package indexer).
 func TestKilledBuildSpillRemoved(t *testing.T) {
+	testenv.SkipShort(t, skipChildren)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, vectors, next string
@@ -110,13 +112,12 @@ func TestKilledBuildSpillRemoved(t *testing.T) {
 // removed them when it started spilling), and after a final complete
 // build that none is left.
 func TestSpillRandomKills(t *testing.T) {
+	testenv.SkipShort(t, skipChildren)
 	kills := 4
 	if v, err := strconv.Atoi(os.Getenv("PARQDB_SPILL_KILLS")); err == nil && v > 0 {
 		kills = v
 	}
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
+	rng := rand.New(rand.NewPCG(runSeed(t), 1))
 	tmp := t.TempDir()
 	b := localBackend(t, "local", "")
 	src := newSource(t)

@@ -37,6 +37,13 @@ func postSearch(t *testing.T, url string, body any) (int, string, string) {
 	return resp.StatusCode, e.Error.Code, resp.Header.Get("Retry-After")
 }
 
+// answerCeiling bounds how long after its deadline a timed-out request may
+// be answered in these tests. It is generous, so that a busy machine does
+// not fail them, and still a third of the default 30 s time limit that a
+// server ignoring the request's own limit would wait for; the measured
+// time is logged.
+const answerCeiling = 10 * time.Second
+
 // TestAdmission: with every running slot taken, a request waits in the
 // queue until its deadline (504 timeout) or a slot frees (200); with the
 // queue full too, it is answered at once 503 overloaded with Retry-After.
@@ -50,8 +57,10 @@ func TestAdmission(t *testing.T) {
 
 	start := time.Now()
 	status, code, _ := postSearch(t, f.url, map[string]any{"key": "king", "timeout_ms": 300})
-	if took := time.Since(start); status != http.StatusGatewayTimeout || code != server.CodeTimeout || took < 300*time.Millisecond || took > 2*time.Second {
-		t.Fatalf("queued past its deadline: %d %q after %v, want 504 timeout after about 300ms", status, code, took)
+	took := time.Since(start)
+	t.Logf("queued past its deadline: %d %q after %v", status, code, took)
+	if status != http.StatusGatewayTimeout || code != server.CodeTimeout || took < 300*time.Millisecond || took > 300*time.Millisecond+answerCeiling {
+		t.Fatalf("queued past its deadline: %d %q after %v, want 504 timeout after 300ms (+ at most %v)", status, code, took, answerCeiling)
 	}
 
 	type answer struct {
@@ -126,7 +135,7 @@ func TestLoadLimitsValidate(t *testing.T) {
 // TestSlowBody: the time limit covers reading the body: a client that
 // sends its headers and then trickles the body is answered 504 timeout at
 // the limit (it held the connection for the read timeout, limit + 10 s,
-// and got 400).
+// and got 400; the time check stays below that read timeout).
 func TestSlowBody(t *testing.T) {
 	f := newFixture(t, server.Config{Limits: server.Limits{Timeout: 300 * time.Millisecond}})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
@@ -145,7 +154,9 @@ func TestSlowBody(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	if took := time.Since(start); resp.StatusCode != http.StatusGatewayTimeout || !strings.Contains(string(body), `"timeout"`) || took > 3*time.Second {
-		t.Fatalf("slow body: %d %s after %v, want 504 timeout after about 300ms", resp.StatusCode, body, took)
+	took := time.Since(start)
+	t.Logf("slow body: %d after %v", resp.StatusCode, took)
+	if limit := 300*time.Millisecond + 8*time.Second; resp.StatusCode != http.StatusGatewayTimeout || !strings.Contains(string(body), `"timeout"`) || took > limit {
+		t.Fatalf("slow body: %d %s after %v, want 504 timeout after 300ms (+ at most 8 s, below the 10.3 s read timeout)", resp.StatusCode, body, took)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/location"
 	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/storage/storagetest"
@@ -143,6 +144,7 @@ const (
 )
 
 func TestLocalPutIfAbsentProcesses(t *testing.T) {
+	testenv.SkipShort(t, "tests that race child processes")
 	l := newLocal(t)
 	exe, err := os.Executable()
 	if err != nil {

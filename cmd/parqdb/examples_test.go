@@ -17,12 +17,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/server/sqlengine"
 )
 
@@ -64,25 +66,42 @@ func init() {
 }
 
 // cliBinary returns the parqdb binary for the examples: this test binary
-// (see asCLI), or, in the DuckDB build, a binary built into dir. DuckDB
-// calls back into Go from its own threads, and the Go runtime holds such
-// callbacks until package initialization is done, so the CLI cannot run
-// from an init function there.
-func cliBinary(t *testing.T, dir string) string {
+// (see asCLI), or, in the DuckDB build, a binary built once per test
+// process (duckCLI). DuckDB calls back into Go from its own threads, and
+// the Go runtime holds such callbacks until package initialization is
+// done, so the CLI cannot run from an init function there.
+func cliBinary(t *testing.T) string {
 	t.Helper()
+	testenv.SkipShort(t, "tests that run the CLI as a child process (the documented examples, the services script)")
 	if sqlengine.Available {
-		bin := filepath.Join(dir, "parqdb")
-		out, err := exec.Command("go", "build", "-tags", "duckdb,duckdb_arrow", "-o", bin, ".").CombinedOutput()
-		if err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
+		duckCLI.once.Do(func() {
+			dir, err := processDir("parqdb-sql-")
+			if err != nil {
+				duckCLI.err = err
+				return
+			}
+			duckCLI.path = filepath.Join(dir, "parqdb")
+			if out, err := exec.Command("go", "build", "-tags", "duckdb,duckdb_arrow", "-o", duckCLI.path, ".").CombinedOutput(); err != nil {
+				duckCLI.err = fmt.Errorf("go build: %v\n%s", err, out)
+			}
+		})
+		if duckCLI.err != nil {
+			t.Fatal(duckCLI.err)
 		}
-		return bin
+		return duckCLI.path
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return exe
+}
+
+// duckCLI is the CLI of the DuckDB build, built once per test process.
+var duckCLI struct {
+	once sync.Once
+	path string
+	err  error
 }
 
 // example is one command line shown to users.
@@ -414,7 +433,7 @@ var createWords = example{"setup", "parqdb index create words --source examples/
 // of the docs (see the top of this file) and requires exit status 0.
 func TestExamples(t *testing.T) {
 	start := time.Now()
-	bin := cliBinary(t, t.TempDir())
+	bin := cliBinary(t)
 	readme, help, docs := readmeExamples(t), helpExamples(), docsExamples(t)
 	for _, g := range []struct {
 		name  string

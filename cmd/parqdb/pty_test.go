@@ -22,6 +22,8 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
+	"github.com/parqdb/parqdb/internal/testenv"
+	"github.com/parqdb/parqdb/server/sqlengine"
 )
 
 // The tests in this file run the parqdb binary as a user does: under a
@@ -31,17 +33,28 @@ import (
 
 var (
 	binOnce sync.Once
-	binDir  string
 	binPath string
 	binErr  error
 )
 
+// skipBuiltCLI is what -short skips in the tests that run the CLI that
+// parqdbBinary builds; they call SkipShort first, before their fixtures.
+const skipBuiltCLI = "tests that run the CLI built with go build (pseudo-terminal sessions, the server under attack)"
+
 // parqdbBinary builds the CLI once per test run, with the parqdbtest tag
-// (hook_parqdbtest.go: PARQDB_TEST_HOLD pauses a chosen stage).
+// (hook_parqdbtest.go: PARQDB_TEST_HOLD pauses a chosen stage) and
+// without the DuckDB tags, so the tests that use it skip in the DuckDB
+// build (make test's second run): the first run ran them on the same
+// binary.
 func parqdbBinary(t *testing.T) string {
 	t.Helper()
+	testenv.SkipShort(t, skipBuiltCLI)
+	if sqlengine.Available {
+		t.Skip("runs a CLI built without the DuckDB tags: make test's first run ran it")
+	}
 	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "parqdb-pty-")
+		var binDir string
+		binDir, binErr = processDir("parqdb-pty-")
 		if binErr != nil {
 			return
 		}
@@ -55,14 +68,6 @@ func parqdbBinary(t *testing.T) string {
 		t.Fatal(binErr)
 	}
 	return binPath
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
 }
 
 // ptyDim is the vector dimension of the test sources.
@@ -276,6 +281,16 @@ func (s *session) interrupt(t *testing.T) {
 	}
 }
 
+// interruptAgain is interrupt for a process that may have exited in the
+// meantime: errors are ignored.
+func (s *session) interruptAgain() {
+	if s.ptmx != nil {
+		_, _ = s.ptmx.Write([]byte{3})
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+}
+
 // wait waits up to limit for the process to exit and for its output, and
 // returns the exit status and the screen.
 func (s *session) wait(t *testing.T, limit time.Duration) (int, []string) {
@@ -307,6 +322,7 @@ func lastLine(lines []string) string {
 // last line on the screen, and leave the warehouse and catalog as they
 // were.
 func TestPTYErrorIsLastAndExits(t *testing.T) {
+	testenv.SkipShort(t, skipBuiltCLI)
 	// A postings file of index v, damaged or removed by prepare.
 	bucketFile := func(t *testing.T, f ptyFixture) string {
 		m, _ := filepath.Glob(filepath.Join(f.wh, "indexes", "*", "*", "ivf_postings", "bucket-*.parquet"))
@@ -377,10 +393,17 @@ func TestPTYErrorIsLastAndExits(t *testing.T) {
 // TestPTYInterrupt stops every long command in the middle of a stage
 // (PARQDB_TEST_HOLD pauses the stage after its first progress report,
 // when it has written part of its output) with Ctrl-C or SIGTERM: the
-// process must exit 130 (143) within 2 s, the catalog must be unchanged
-// and no new file may be left in the warehouse. A second Ctrl-C, or a
-// stage that does not stop, must not keep the process alive.
+// process must exit 130 (143) by its own cleanup, within the stop grace
+// (its last line is the "nothing was committed" error, not the grace's
+// "stopping took longer" exit), the catalog must be unchanged and no new
+// file may be left in the warehouse. A second Ctrl-C, or a stage that
+// does not stop, must not keep the process alive: each ends it by its own
+// path, named by the last line. Which path ended the process, not a clock
+// reading, is the assertion (a busy machine slows every path alike); the
+// time from the signal to the exit is logged, and the ceiling for it is
+// the 30 s wait.
 func TestPTYInterrupt(t *testing.T) {
+	testenv.SkipShort(t, skipBuiltCLI)
 	long := map[string]func(f ptyFixture) []string{
 		"create": func(f ptyFixture) []string {
 			return []string{"index", "create", "w", "--source", f.src, "--vector-field", "embedding", "--key-fields", "id", "--nlist", "40", "--reuse-centroids", "never"}
@@ -394,23 +417,23 @@ func TestPTYInterrupt(t *testing.T) {
 	for _, tc := range []struct {
 		name, op, hold string
 		sig            syscall.Signal
-		twice          bool          // a second Ctrl-C 200 ms after the first
-		within         time.Duration // from the (first) signal to the exit
+		twice          bool   // Ctrl-C again, every 200 ms after the first
+		last           string // the start of the last line: which path ended the process
 		want           int
 	}{
-		{"create/SIGINT in assign", "create", "assign", syscall.SIGINT, false, 2 * time.Second, 130},
-		{"create/SIGINT in train", "create", "train", syscall.SIGINT, false, 2 * time.Second, 130},
-		{"create/SIGTERM in train", "create", "train", syscall.SIGTERM, false, 2 * time.Second, 143},
-		{"refresh/SIGINT in write", "refresh", "write", syscall.SIGINT, false, 2 * time.Second, 130},
-		{"refresh/SIGTERM in scan", "refresh", "scan", syscall.SIGTERM, false, 2 * time.Second, 143},
-		{"optimize/SIGINT in write", "optimize", "write", syscall.SIGINT, false, 2 * time.Second, 130},
-		{"bench/SIGINT in a setting", "bench", "nprobe 4 refine 0", syscall.SIGINT, false, 2 * time.Second, 130},
-		{"bench/SIGTERM in a setting", "bench", "nprobe 1 refine 4", syscall.SIGTERM, false, 2 * time.Second, 143},
+		{"create/SIGINT in assign", "create", "assign", syscall.SIGINT, false, stoppedLine(syscall.SIGINT), 130},
+		{"create/SIGINT in train", "create", "train", syscall.SIGINT, false, stoppedLine(syscall.SIGINT), 130},
+		{"create/SIGTERM in train", "create", "train", syscall.SIGTERM, false, stoppedLine(syscall.SIGTERM), 143},
+		{"refresh/SIGINT in write", "refresh", "write", syscall.SIGINT, false, stoppedLine(syscall.SIGINT), 130},
+		{"refresh/SIGTERM in scan", "refresh", "scan", syscall.SIGTERM, false, stoppedLine(syscall.SIGTERM), 143},
+		{"optimize/SIGINT in write", "optimize", "write", syscall.SIGINT, false, stoppedLine(syscall.SIGINT), 130},
+		{"bench/SIGINT in a setting", "bench", "nprobe 4 refine 0", syscall.SIGINT, false, stoppedLine(syscall.SIGINT), 130},
+		{"bench/SIGTERM in a setting", "bench", "nprobe 1 refine 4", syscall.SIGTERM, false, stoppedLine(syscall.SIGTERM), 143},
 		// A stage that ignores the cancellation: the second Ctrl-C exits
-		// at once, well before the 1.8 s stop grace.
-		{"create/two SIGINTs, stuck stage", "create", "assign:stuck", syscall.SIGINT, true, 1200 * time.Millisecond, 130},
+		// at once, before the stop grace ends it.
+		{"create/two SIGINTs, stuck stage", "create", "assign:stuck", syscall.SIGINT, true, "parqdb: interrupted again by " + signalName(syscall.SIGINT) + ": exiting without cleaning up", 130},
 		// Without the second Ctrl-C the stop grace ends it.
-		{"create/SIGINT, stuck stage", "create", "assign:stuck", syscall.SIGINT, false, 2500 * time.Millisecond, 130},
+		{"create/SIGINT, stuck stage", "create", "assign:stuck", syscall.SIGINT, false, "parqdb: interrupted by " + signalName(syscall.SIGINT) + ": stopping took longer than " + stopGrace.String(), 130},
 	} {
 		for _, tty := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/tty=%v", tc.name, tty), func(t *testing.T) {
@@ -426,8 +449,17 @@ func TestPTYInterrupt(t *testing.T) {
 					t.Fatal(err)
 				}
 				if tc.twice {
-					time.Sleep(200 * time.Millisecond)
-					s.interrupt(t)
+					// Ctrl-C again every 200 ms until the process exits: on a
+					// busy machine the first signal can still be pending when
+					// the second is sent, and the kernel merges the two.
+					for pressing := true; pressing; {
+						select {
+						case <-s.exit:
+							pressing = false
+						case <-time.After(200 * time.Millisecond):
+							s.interruptAgain()
+						}
+					}
 				}
 				code, lines := s.wait(t, 30*time.Second)
 				took := s.ended.Sub(sent)
@@ -435,12 +467,9 @@ func TestPTYInterrupt(t *testing.T) {
 				if code != tc.want {
 					t.Fatalf("exit %d, want %d; screen:\n%s", code, tc.want, strings.Join(lines, "\n"))
 				}
-				if took > tc.within {
-					t.Fatalf("exited %s after the signal, want within %s", took, tc.within)
-				}
 				last := lastLine(lines)
-				if !strings.HasPrefix(last, "parqdb: interrupted") {
-					t.Fatalf("last line %q; screen:\n%s", last, strings.Join(lines, "\n"))
+				if !strings.HasPrefix(last, tc.last) {
+					t.Fatalf("last line %q, want it to start %q; screen:\n%s", last, tc.last, strings.Join(lines, "\n"))
 				}
 				if strings.Contains(tc.hold, "stuck") {
 					return // killed in the stage: cleanup is gc's job, as the message says
@@ -453,11 +482,18 @@ func TestPTYInterrupt(t *testing.T) {
 	}
 }
 
+// stoppedLine is the last line of a long command that stopped by its own
+// cleanup after sig, before the stop grace ran out.
+func stoppedLine(sig syscall.Signal) string {
+	return "parqdb: " + interruptedError{sig: sig}.Error()
+}
+
 // TestPTYFinishedStages checks the screen after each long command
 // succeeded on a terminal: every stage line ends with a check mark, its
 // counts and its duration, no spinner glyph or ETA is left, training shows
 // iterations and bench one line per setting.
 func TestPTYFinishedStages(t *testing.T) {
+	testenv.SkipShort(t, skipBuiltCLI)
 	for _, tc := range []struct {
 		name   string
 		args   func(f ptyFixture) []string

@@ -12,23 +12,24 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/parqdb/parqdb/internal/testenv"
 )
 
 // Figures of TestServeAttackBounded, stated in docs/serve.md ("Limits")
 // and docs/reliability.md.
 const (
 	attackRequests  = 8
-	attackTimeout   = 5 * time.Second         // the server's --timeout
-	attackAskFor    = 3 * time.Second         // timeout_ms of the refine-100 round
-	attackSlack     = 1500 * time.Millisecond // one in-flight query, encoding, scheduling on a loaded machine
-	attackRSSBound  = 1 << 30                 // VmHWM of the server process, bytes
-	attackVectors   = 100                     // × k 1000 = 100,000 rows: the largest answer --max-rows allows
+	attackTimeout   = 5 * time.Second // the server's --timeout
+	attackAskFor    = 3 * time.Second // timeout_ms of the refine-100 round
+	attackSlack     = 5 * time.Second // generous, for a busy machine (measured: within 0.2 s of the limit, logged); the unbounded server took 27 s
+	attackRSSBound  = 1 << 30         // VmHWM of the server process, bytes
+	attackVectors   = 100             // × k 1000 = 100,000 rows: the largest answer --max-rows allows
 	attackMaxConcur = 2
 )
 
@@ -40,16 +41,13 @@ const (
 // (the most CPU), then with refine 0 and the server's time limit (the
 // most answers that complete, so the most memory). Each request is
 // answered 200, 503 (overloaded, with Retry-After) or 504 (timeout)
-// within its time limit plus a small slack, and the server's peak RSS
+// within its time limit plus a generous slack, and the server's peak RSS
 // (VmHWM) stays under attackRSSBound. Before the time limit covered the
 // whole request and searches were admitted through a bounded queue, eight
 // such requests took 27 s and 1.5 GB.
 func TestServeAttackBounded(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "parqdb")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	testenv.SkipShort(t, skipBuiltCLI)
+	bin := parqdbBinary(t) // the PTY tests' build: its test hook acts only when PARQDB_TEST_HOLD is set
 	wh := cliIndex(t)
 	cmd := exec.Command(bin, wh, "serve", "--listen", "127.0.0.1:0", "--flight", "", "--log-level", "info",
 		"--timeout", attackTimeout.String(), "--max-concurrent", strconv.Itoa(attackMaxConcur), "--max-queue", "4")

@@ -17,7 +17,7 @@ import (
 // warehouse with a PostgreSQL catalog; stop ends both servers and removes
 // their data.
 func TestServicesScript(t *testing.T) {
-	bin := cliBinary(t, t.TempDir())
+	bin := cliBinary(t)
 	script, err := filepath.Abs("../../scripts/services.sh")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/server/sqlengine"
 )
 
@@ -23,6 +24,7 @@ import (
 // and returns its standard output, standard error and exit code.
 func cli(t *testing.T, bin string, args ...string) (string, string, int) {
 	t.Helper()
+	testenv.SkipShort(t, "tests that run the CLI as a child process")
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), asCLI+"=1", "PARQDB_WAREHOUSE=", "PARQDB_CATALOG=")
 	var out, errb bytes.Buffer
@@ -44,7 +46,7 @@ func cli(t *testing.T, bin string, args ...string) (string, string, int) {
 // does not exist yet leaves no warehouse behind: no folder, no catalog.db.
 // Into an existing empty folder, the folder stays exactly as it was.
 func TestFailedCreateLeavesNothing(t *testing.T) {
-	bin := cliBinary(t, t.TempDir())
+	bin := cliBinary(t)
 	src, err := filepath.Abs(gloveSample)
 	if err != nil {
 		t.Fatal(err)

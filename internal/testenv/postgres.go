@@ -53,10 +53,12 @@ var pg struct {
 // PostgreSQL itself). The DSN is a postgres:// URL that carries the
 // superuser's password. The database is dropped when the test ends.
 //
-// It fails the test when PostgreSQL is not installed (run `make deps`).
-// Run the package's tests through Main, which stops the server.
+// It fails the test when PostgreSQL is not installed (run `make deps`),
+// and skips it under -short (SkipShort). Run the package's tests through
+// Main, which stops the server.
 func Postgres(t testing.TB) string {
 	t.Helper()
+	SkipShort(t, "tests on a PostgreSQL server")
 	pg.once.Do(func() { pg.srv, pg.err = startPostgres() })
 	if pg.err != nil {
 		t.Fatalf("testenv: PostgreSQL: %v", pg.err)

@@ -51,10 +51,11 @@ var s3Server struct {
 
 // S3 returns this process's S3 server, starting it on first use. It fails
 // the test (t.Fatal) when the server cannot start, for instance when
-// versitygw is not installed. Run the package's tests through Main so that
-// the server stops when they end.
+// versitygw is not installed, and skips it under -short (SkipShort). Run
+// the package's tests through Main so that the server stops when they end.
 func S3(t testing.TB) *S3Server {
 	t.Helper()
+	SkipShort(t, "tests on an S3 server (versitygw)")
 	s3Server.once.Do(func() { s3Server.srv, s3Server.err = startS3() })
 	if s3Server.err != nil {
 		t.Fatalf("testenv: S3 server: %v", s3Server.err)

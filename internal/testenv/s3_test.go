@@ -24,6 +24,7 @@ const s3ChildEnv = "PARQDB_TESTENV_S3_CHILD"
 
 func runS3Child(t *testing.T, mode string, env ...string) (string, error) {
 	t.Helper()
+	SkipShort(t, "tests that run the S3 server from a child process")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

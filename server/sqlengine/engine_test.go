@@ -293,7 +293,13 @@ func TestSQLAdmission(t *testing.T) {
 			if !errors.As(err, &ae) || ae.Code != tc.code {
 				t.Fatalf("got %v, want code %s", err, tc.code)
 			}
-			if took := time.Since(start); took > 5*time.Second {
+			// A generous ceiling, for a busy machine: a queued search that
+			// ignored the 300 ms limit would wait for the slot, which frees
+			// only after this check; the code above tells refused from
+			// timed out.
+			took := time.Since(start)
+			t.Logf("%s after %v", tc.code, took)
+			if took > 10*time.Second {
 				t.Fatalf("answered after %v", took)
 			}
 			release()
