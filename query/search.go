@@ -1176,6 +1176,19 @@ func forEachQuery(ctx context.Context, n, workers int, fn func(ctx context.Conte
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	if workers == 1 || n == 1 {
+		// On the calling goroutine: no goroutine per query, and no other
+		// thread woken to look for work.
+		for i := range n {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(ctx, i); err != nil {
+				return fmt.Errorf("query %d: %w", i, err)
+			}
+		}
+		return nil
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
 	for i := range n {

@@ -76,7 +76,7 @@ for set in $SETS; do
     bench "$work/wh" fashion-source fashion-source --queries "$d/fashion-q1k.fvecs" \
       --nprobe 8,10,12,14,16,18,20,24,32
     faiss fashion "$d/fashion-train.fvecs" "$d/fashion-q1k.fvecs" --nlist 980 --metric l2 \
-      --nprobe 6,8,10,12,14,16,18,20,24,32,48,64 --ef 16,24,32,48,64,96,128,192,256
+      --nprobe 6,8,10,12,14,16,18,20,24,32,48,64 --ef 10,12,16,24,32,48,64,96,128,192,256
     ;;
   glove)
     d=$work/glove
@@ -91,7 +91,7 @@ for set in $SETS; do
     bench "$work/wh" glove-source glove-source --queries "$d/glove-q5k.fvecs" \
       --nprobe 8,10,12,14,16,20,24,28,32,40
     faiss glove "$d/glove-base.fvecs" "$d/glove-q5k.fvecs" --nlist 100 --metric cosine \
-      --nprobe 8,10,12,14,16,20,24,28,32,40,48 --ef 16,24,32,48,64,96,128,192,256,384
+      --nprobe 8,10,12,14,16,20,24,28,32,40,48 --ef 10,12,16,24,32,48,64,96,128,192,256,384
     ;;
   text)
     if [ ! -f "$TEXT/text-gt.ivecs" ]; then
