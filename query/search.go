@@ -1189,18 +1189,32 @@ func forEachQuery(ctx context.Context, n, workers int, fn func(ctx context.Conte
 		}
 		return nil
 	}
+	// One goroutine per worker, each taking the next queries in runs of
+	// queryRun (not a goroutine per query: at a few µs a query, starting
+	// and scheduling them cost as much as the searches).
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	for i := range n {
+	var next atomic.Int64
+	for range min(workers, n) {
 		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
+			for {
+				lo := int(next.Add(queryRun)) - queryRun
+				if lo >= n {
+					return nil
+				}
+				for i := lo; i < min(lo+queryRun, n); i++ {
+					if err := gctx.Err(); err != nil {
+						return err
+					}
+					if err := fn(gctx, i); err != nil {
+						return fmt.Errorf("query %d: %w", i, err)
+					}
+				}
 			}
-			if err := fn(gctx, i); err != nil {
-				return fmt.Errorf("query %d: %w", i, err)
-			}
-			return nil
 		})
 	}
 	return g.Wait()
 }
+
+// queryRun is how many consecutive queries a forEachQuery worker takes at
+// a time.
+const queryRun = 8
