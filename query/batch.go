@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"sync/atomic"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/parqdb/parqdb/metadata"
 )
 
@@ -42,32 +40,14 @@ func (ix *Index) SearchBatch(ctx context.Context, qs [][]float32, opts Options, 
 	}
 	// The options are the same for every query: checked once, and an
 	// error in them is the first query's, as Search would report it.
-	opts, err := ix.recallOptions(ctx, opts)
+	opts, err := ix.resolve(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("query 0: %w", ix.staleOr(ctx, err))
 	}
-	opts = opts.withDefaults(ix.NList())
-	if err := opts.validate(); err != nil {
-		return nil, fmt.Errorf("query 0: %w", err)
-	}
-	chunk := batchChunk(len(qs), workers)
-	var next atomic.Int64
-	g, gctx := errgroup.WithContext(ctx)
-	for range min(workers, (len(qs)+chunk-1)/chunk) {
-		g.Go(func() error {
-			for {
-				lo := int(next.Add(int64(chunk))) - chunk
-				if lo >= len(qs) {
-					return nil
-				}
-				hi := min(lo+chunk, len(qs))
-				if err := ix.searchChunk(gctx, qs[lo:hi], opts, out[lo:hi], lo); err != nil {
-					return err
-				}
-			}
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err = forEachRun(ctx, len(qs), workers, batchChunk(len(qs), workers), func(ctx context.Context, lo, hi int) error {
+		return ix.searchChunk(ctx, qs[lo:hi], opts, out[lo:hi], lo)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil

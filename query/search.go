@@ -233,12 +233,8 @@ func (ix *Index) Search(ctx context.Context, q []float32, opts Options) (*Result
 // search runs the pipeline; extra, when ≥ 0, is a CID probed in addition
 // to the routed ones.
 func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra int32) (*Result, error) {
-	opts, err := ix.recallOptions(ctx, opts)
+	opts, err := ix.resolve(ctx, opts)
 	if err != nil {
-		return nil, err
-	}
-	opts = opts.withDefaults(ix.NList())
-	if err := opts.validate(); err != nil {
 		return nil, err
 	}
 	if opts.Filter != nil {
@@ -263,6 +259,18 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 		return nil, err
 	}
 	return ix.finish(ctx, s, opts, st)
+}
+
+// resolve returns opts with a target recall replaced by its calibrated
+// setting and the defaults filled in, or the error that makes them
+// invalid.
+func (ix *Index) resolve(ctx context.Context, opts Options) (Options, error) {
+	opts, err := ix.recallOptions(ctx, opts)
+	if err != nil {
+		return opts, err
+	}
+	opts = opts.withDefaults(ix.NList())
+	return opts, opts.validate()
 }
 
 // keep returns how many candidates the scan keeps for opts, and refineK,
@@ -1170,16 +1178,12 @@ func keyValueAny(v source.KeyValue) any {
 func KernelImpl() string { return vecmath.Impl() }
 
 // forEachQuery runs fn for the queries 0…n-1 on up to workers goroutines
-// (0: one per core). The first error stops the queries not yet started and
-// is returned as "query i: …"; fn gets a context that is cancelled then.
+// (0: one per core), each worker taking the next queryRun queries at a
+// time. The first error stops the queries not yet started and is returned
+// as "query i: …"; fn gets a context that is cancelled then.
 func forEachQuery(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	if workers == 1 || n == 1 {
-		// On the calling goroutine: no goroutine per query, and no other
-		// thread woken to look for work.
-		for i := range n {
+	return forEachRun(ctx, n, workers, queryRun, func(ctx context.Context, lo, hi int) error {
+		for i := lo; i < hi; i++ {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -1188,33 +1192,53 @@ func forEachQuery(ctx context.Context, n, workers int, fn func(ctx context.Conte
 			}
 		}
 		return nil
+	})
+}
+
+// queryRun is how many consecutive queries a forEachQuery worker takes at
+// a time.
+const queryRun = 8
+
+// forEachRun calls fn(lo, hi) for the consecutive runs [lo, hi) of at most
+// run of 0…n-1 on up to workers goroutines (0: one per core), each worker
+// taking the next run when it is done with one (not a goroutine per run:
+// at a few µs a query, starting and scheduling them would cost as much as
+// the searches). With one worker, or one run, it runs on the calling
+// goroutine. The first error stops the runs not yet started and is
+// returned; fn gets a context that is cancelled then.
+func forEachRun(ctx context.Context, n, workers, run int, fn func(ctx context.Context, lo, hi int) error) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
 	}
-	// One goroutine per worker, each taking the next queries in runs of
-	// queryRun (not a goroutine per query: at a few µs a query, starting
-	// and scheduling them cost as much as the searches).
+	runs := (n + run - 1) / run
+	if workers == 1 || runs <= 1 {
+		for lo := 0; lo < n; lo += run {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(ctx, lo, min(lo+run, n)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	var next atomic.Int64
-	for range min(workers, n) {
+	for range min(workers, runs) {
 		g.Go(func() error {
 			for {
-				lo := int(next.Add(queryRun)) - queryRun
+				lo := int(next.Add(int64(run))) - run
 				if lo >= n {
 					return nil
 				}
-				for i := lo; i < min(lo+queryRun, n); i++ {
-					if err := gctx.Err(); err != nil {
-						return err
-					}
-					if err := fn(gctx, i); err != nil {
-						return fmt.Errorf("query %d: %w", i, err)
-					}
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				if err := fn(gctx, lo, min(lo+run, n)); err != nil {
+					return err
 				}
 			}
 		})
 	}
 	return g.Wait()
 }
-
-// queryRun is how many consecutive queries a forEachQuery worker takes at
-// a time.
-const queryRun = 8
