@@ -120,15 +120,19 @@ func BenchmarkSearch(b *testing.B) {
 			b.ResetTimer()
 			cpu0 := threadCPUNanos()
 			i := 0
+			var exact int64
 			for b.Loop() {
-				if _, err := ix.Search(ctx, qs[i%len(qs)], opts); err != nil {
+				r, err := ix.Search(ctx, qs[i%len(qs)], opts)
+				if err != nil {
 					b.Fatal(err)
 				}
+				exact += r.Stats.ExactScored
 				i++
 			}
 			if cpu0 >= 0 {
 				b.ReportMetric(float64(threadCPUNanos()-cpu0)/float64(b.N), "cpu-ns/op")
 			}
+			b.ReportMetric(float64(exact)/float64(b.N), "exact-rows/op")
 		})
 	}
 }

@@ -90,3 +90,6 @@ func SetListMajor(on bool) {
 
 // ResetListMajor lets SearchBatch choose its scan again.
 func ResetListMajor() { forceListMajor.Store(0) }
+
+// SetSourceCodes turns the source scan's use of the LVQ8 shadow on or off.
+func SetSourceCodes(on bool) { noSourceCodes.Store(!on) }

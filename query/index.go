@@ -111,8 +111,9 @@ type Index struct {
 
 	keyColsOnce sync.Once
 	keyCols     []string // keyResultColumns
-	// blocked: LVQ8 lists keep their codes in the blocked layout (list,
-	// blockedCodes).
+	// blocked: LVQ8 lists, and the source encoding's shadows of its
+	// exact vectors (srcCodes), keep their codes in the blocked layout
+	// (list, blockedCodes).
 	blocked bool
 	router  *router
 	rows    *rowCache
@@ -238,6 +239,9 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 		vs = math.MaxInt64
 	}
 	ix.vstore = newVecStore(vs, ix.NList(), ix.Dim(), ix.budget)
+	if ix.schema.Encoding == metadata.EncodingSource {
+		ix.vstore.setShadow(ix.blocked)
+	}
 	return nil
 }
 
@@ -272,7 +276,7 @@ func (ix *Index) openPostings(ctx context.Context) error {
 	ix.manifest = man
 	ix.manifestHash = vecfile.ManifestHash(data)
 	ix.schema = man.Schema()
-	ix.blocked = ix.schema.Encoding == metadata.EncodingLVQ8 && blockedCodes(man.Dim)
+	ix.blocked = ix.schema.Encoding != metadata.EncodingLVQ4 && blockedCodes(man.Dim)
 	for i := range ix.schema.Keys {
 		ix.schema.Keys[i].Name = ix.snap.SourceKeyFields[i]
 	}

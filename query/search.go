@@ -150,6 +150,10 @@ type Stats struct {
 	// non-zero only for the filters' exact plan, which gathers by source
 	// row. The source reads themselves are not in Requests or BytesRead.
 	SourceVectorRows int64
+	// ExactScored counts the source encoding's rows scored with their
+	// exact vector; the other Candidates were ruled out by the LVQ8 shadow
+	// of the vectors (srcCodes) without reading them.
+	ExactScored int64
 	// Rounds counts batched rounds of storage reads: one when some probed
 	// list was not cached, plus one when the join read source rows.
 	Rounds int64
@@ -177,6 +181,7 @@ func (s *Stats) Add(s2 Stats) {
 	s.Lists += s2.Lists
 	s.Candidates += s2.Candidates
 	s.Refined += s2.Refined
+	s.ExactScored += s2.ExactScored
 	s.Requests += s2.Requests
 	s.BytesRead += s2.BytesRead
 	s.VectorFileRequests += s2.VectorFileRequests
@@ -684,11 +689,16 @@ func (ix *Index) scoreSourceList(ctx context.Context, s *scratch, l *list, half 
 	if err != nil {
 		return err
 	}
+	if c := ix.vstore.codes(l.cid, v); c != nil && !noSourceCodes.Load() {
+		ix.scoreSourceCodes(s, l, v, c, half, st)
+		return nil
+	}
 	n := l.len()
 	s.dists = slices.Grow(s.dists[:0], n)[:n]
 	// rows and query zero padded to the store's stride
 	vecmath.L2SqBatch(s.qp, v, ix.vstore.w, s.dists)
 	st.Candidates += int64(n)
+	st.ExactScored += int64(n)
 	s.top.pushDists(s.dists, half, l)
 	return nil
 }

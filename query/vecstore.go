@@ -39,6 +39,11 @@ type vecStore struct {
 	}
 	hits, misses atomic.Int64 // list lookups by the search paths (this index)
 
+	// shadow: each stored block also keeps its LVQ8 shadow (srcCodes,
+	// in the blocked layout when blocked), charged with it: set for the
+	// source encoding (setShadow) before the first put.
+	shadow, blocked bool
+
 	fillOnce sync.Once
 	fillErr  error
 	// where maps a source ordinal to its list and row once the whole store
@@ -55,6 +60,7 @@ type place struct{ cid, pos int32 }
 // listVecs is one list's block of exact vectors.
 type listVecs struct {
 	v    []float32
+	c    *srcCodes   // v's shadow, when the store keeps one
 	ref  atomic.Bool // read since the clock hand passed
 	size int64       // bytes charged
 	// shared: v is part of the one allocation of a whole-store fill
@@ -77,12 +83,38 @@ func newVecStore(budget int64, nlist, dim int, b *membudget.Budget) *vecStore {
 	return s
 }
 
+// setShadow makes the store keep an LVQ8 shadow of every block it stores
+// (source encoding), in the blocked layout when blocked.
+func (s *vecStore) setShadow(blocked bool) { s.shadow, s.blocked = true, blocked }
+
 // fits reports whether rows vectors (in nlist blocks) fit the budget, with
-// the ordinal map of a full fill, and whether the process budget could
-// hold them.
+// the ordinal map of a full fill (and the shadows), and whether the
+// process budget could hold them.
 func (s *vecStore) fits(rows int64, nlist int, limit int64) bool {
-	need := rows*int64(s.w)*4 + int64(nlist)*listVecsOverhead + rows*8
+	perRow := int64(s.w)*4 + 8
+	if s.shadow {
+		perRow += shadowRowBytes(s.dim)
+	}
+	need := rows*perRow + int64(nlist)*listVecsOverhead
 	return s.budget >= 0 && need <= s.budget && need <= limit
+}
+
+// shadowRowBytes is about what a shadow keeps per row of dimension dim:
+// the code (rounded up to the blocked layout's groups of 4 or the stride),
+// offset, scale, base, error and list id.
+func shadowRowBytes(dim int) int64 { return int64(stride(dim)) + 4 + 4 + 8 + 4 + 4 }
+
+// codes returns the shadow of cid's stored block if v is that block, else
+// nil (v was not stored, or the store keeps no shadows).
+func (s *vecStore) codes(cid int32, v []float32) *srcCodes {
+	if !s.shadow || len(v) == 0 || cid < 0 || int(cid) >= len(s.slots) {
+		return nil
+	}
+	lv := s.slots[cid].Load()
+	if lv == nil || lv.c == nil || &lv.v[0] != &v[0] {
+		return nil
+	}
+	return lv.c
 }
 
 // get returns the stored block of cid, or nil, counting a hit or a miss.
@@ -139,6 +171,10 @@ func (s *vecStore) putBlock(cid int32, v []float32, shared bool) []float32 {
 		return old.v
 	}
 	lv := &listVecs{v: v, size: int64(len(v))*4 + listVecsOverhead, shared: shared}
+	if s.shadow && len(v) > 0 {
+		lv.c = deriveCodes(cid, v, len(v)/s.w, s.dim, s.w, s.blocked)
+		lv.size += lv.c.bytes()
+	}
 	if lv.size > s.budget || !s.acct.Reserve(lv.size) {
 		return v
 	}

@@ -1,0 +1,178 @@
+package query
+
+import (
+	"math"
+	"slices"
+	"sync/atomic"
+
+	"github.com/parqdb/parqdb/internal/vecmath"
+	"github.com/parqdb/parqdb/lvq"
+	"github.com/parqdb/parqdb/metadata"
+	"github.com/parqdb/parqdb/postings"
+)
+
+// srcCodes is the LVQ8 shadow of one list's exact vectors (source
+// encoding): the rows' LVQ8 codes, derived in memory when the vector store
+// takes the list's block (vecStore.putBlock; nothing is persisted), and
+// each row's reconstruction error. The scan scores the codes first and
+// reads the float32 vector only of the rows whose code distance leaves
+// room to enter the best candidates (scoreSourceCodes): a quarter of the
+// bytes per row for most rows, and the same candidates as scoring every
+// vector.
+type srcCodes struct {
+	*list // codes, offsets, scales, base (newList's layout); no keys
+	// errs[i] ≥ ‖x − x̂‖ for row i's vector x and its reconstruction
+	// x̂ = o + s·c in real arithmetic (the one the code distance models),
+	// and maxErr the largest.
+	errs   []float32
+	maxErr float32
+}
+
+// bytes returns the memory the shadow holds.
+func (c *srcCodes) bytes() int64 { return c.list.bytes() + 4*int64(len(c.errs)) }
+
+// deriveCodes returns the shadow of the n vectors of v (row i at
+// v[i*w:i*w+dim]), in the blocked layout when blocked.
+func deriveCodes(cid int32, v []float32, n, dim, w int, blocked bool) *srcCodes {
+	b := postings.Batch{
+		CIDs:    make([]int32, n),
+		Codes:   make([]byte, n*dim),
+		Offsets: make([]float32, n),
+		Scales:  make([]float32, n),
+	}
+	errs := make([]float32, n)
+	var maxErr float32
+	for i := range n {
+		b.CIDs[i] = cid
+		x, code := v[i*w:i*w+dim], b.Codes[i*dim:(i+1)*dim]
+		o, s := lvq.Encode8(code, x)
+		b.Offsets[i], b.Scales[i] = o, s
+		var e2 float64
+		for j, c := range code {
+			d := float64(x[j]) - (float64(o) + float64(s)*float64(c))
+			e2 += d * d
+		}
+		// float64 rounding of e2 is below 1e-13 relative; rounding up to
+		// float32 and the factor cover it
+		e := float32(math.Sqrt(e2) * (1 + 1e-9))
+		if float64(e) < math.Sqrt(e2) {
+			e = math.Nextafter32(e, float32(math.Inf(1)))
+		}
+		errs[i] = e
+		maxErr = max(maxErr, e)
+	}
+	l := newList(cid, b, metadata.EncodingLVQ8, dim, blocked) // no keys: rows are l's
+
+	return &srcCodes{list: l, errs: errs, maxErr: maxErr}
+}
+
+// noSourceCodes turns the shadow off: the source scan then scores every
+// row's float32 vector (tests and benchmarks compare both ways).
+var noSourceCodes atomic.Bool
+
+// srcBound holds a query's terms for scoring a shadow (scoreSourceCodes).
+// With a = code distance / mul ≈ ‖q − x̂‖², whose rounding and (blocked)
+// query quantization are within err = slack·(‖q‖² + base) + qerr·s of the
+// true value (lvq8LowerBound), and e ≥ ‖x − x̂‖,
+//
+//	√(a − err) − e ≤ ‖q − x‖ ≤ √(a + err) + e
+//
+// by the triangle inequality, and the float32 kernel's distance d32 is
+// within eps32 (relative) of mul·‖q − x‖².
+type srcBound struct {
+	terms lvq8Terms
+	lb    lvq8LowerBound
+	eps32 float64
+}
+
+func (ix *Index) newSrcBound(s *scratch, half bool) srcBound {
+	return srcBound{
+		terms: newLVQ8Terms(s, half),
+		lb:    ix.newLVQ8LowerBound(s, half),
+		eps32: 4 * float64(ix.Dim()+2) * 0x1p-24,
+	}
+}
+
+// reach returns, for the admission bound thr (float32 units, mul
+// included), √T with T = thr/(mul·(1 − eps32)): a row whose lower bound on
+// ‖q − x‖ exceeds it has d32 > thr.
+func (b *srcBound) reach(thr float32) float64 {
+	if math.IsInf(float64(thr), 1) {
+		return math.Inf(1)
+	}
+	return math.Sqrt(float64(thr)/(b.lb.mul*(1-b.eps32))) * (1 + 1e-12)
+}
+
+// scoreSourceCodes scores list l (its exact vectors v, at stride w, and
+// their shadow c) into s.top: the code distances of all rows first; then,
+// for each row whose code distance could still be within the admission
+// bound, the lower bound of its exact distance; only the rows it does not
+// rule out are scored exactly (vecmath.L2Sq, bit for bit what L2SqBatch
+// gives the row) and offered. A row left out has a float32 distance above
+// the bound when it is passed, so it would not have been kept, and the
+// candidates — and results — are those of scoring every row.
+func (ix *Index) scoreSourceCodes(s *scratch, l *list, v []float32, c *srcCodes, half bool, st *Stats) {
+	n := l.len()
+	w := ix.vstore.w
+	b := ix.newSrcBound(s, half)
+	c.dots(s)
+	st.Candidates += int64(n)
+	t := &s.top
+	offs, scs, base := c.batch.Offsets[:n], c.batch.Scales[:n], c.base[:n]
+	lb := &b.lb
+	errOf := func(i int) float64 { return lb.slack*(lb.norm2+base[i]) + lb.qerr*float64(scs[i]) }
+	// codeThr: a row can pass only if its code distance is within the
+	// bound at the list's largest error.
+	codeThr := func(r float64) float32 {
+		if math.IsInf(r, 1) {
+			return float32(r)
+		}
+		u := r + float64(c.maxErr)
+		return float32(lb.mul * (u*u + lb.slack*(lb.norm2+c.maxBase) + lb.qerr*float64(c.maxScale)) * (1 + 1e-6))
+	}
+	if t.len() == 0 && n > t.k && !noFirstListBound.Load() {
+		// The first list: bound the admission by the k-th of the rows'
+		// upper bounds (k rows are at least that near), so that only
+		// rows that may beat it are read.
+		b.terms.Dists(s.dists, offs, scs, base, -1, nil)
+		s.kd = slices.Grow(s.kd[:0], n)[:n]
+		for i, d := range s.dists {
+			a := float64(d) / lb.mul
+			u := math.Sqrt(a+errOf(i)) + float64(c.errs[i])
+			s.kd[i] = float32(lb.mul * u * u * (1 + b.eps32) * (1 + 1e-6))
+		}
+		t.lower(kthFloat(s.kd, t.k))
+		ct := codeThr(b.reach(t.threshold()))
+		s.admit = s.admit[:0]
+		for i, d := range s.dists {
+			if d <= ct {
+				s.admit = append(s.admit, int32(i))
+			}
+		}
+	} else {
+		s.admit = b.terms.Dists(s.dists, offs, scs, base, codeThr(b.reach(t.threshold())), s.admit[:0])
+	}
+	thr := t.threshold()
+	r := b.reach(thr)
+	for _, i := range s.admit {
+		if !math.IsInf(r, 1) {
+			a := float64(s.dists[i])/lb.mul - errOf(int(i))
+			u := r + float64(c.errs[i])
+			if a > u*u {
+				continue // √(a − err) − e > √T
+			}
+		}
+		st.ExactScored++
+		d := vecmath.L2Sq(s.qp, v[int(i)*w:int(i+1)*w])
+		if half {
+			d *= 0.5
+		}
+		if d > thr {
+			continue
+		}
+		t.push(cand{dist: d, i: i, l: l})
+		if nt := t.threshold(); nt != thr {
+			thr, r = nt, b.reach(nt)
+		}
+	}
+}
