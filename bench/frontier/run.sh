@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The headline comparison (docs/benchmarks.md, "Against FAISS 1.15"): ParqDB (lvq8 with refine,
+# The headline comparison (docs/benchmarks.md, "Headline"): ParqDB (lvq8 with refine,
 # and the `source` encoding) against FAISS 1.15 compiled for this CPU (../shared/peers: IVF-Flat,
 # IVF-Flat Panorama, IVF-SQ8, IVF-PQ{d/2}x4fs + RFlat, IVF-RaBitQ FastScan + RFlat, HNSW32), the
 # same nlist, on each data set, in both modes a user meets (the whole query batch per call:

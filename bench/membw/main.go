@@ -1,7 +1,7 @@
 // Command membw measures one core's memory read bandwidth: it sums a
 // 1 GiB array of uint64 five times and prints GB/s per pass. It is the
 // ceiling for a single-thread scan of postings held in RAM (docs/benchmarks.md,
-// "Why 20× is out of reach at 10M").
+// "10M rows": the bound).
 //
 //	membw [-mib 1024] [-passes 5]
 package main

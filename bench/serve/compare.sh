@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Two parqdb binaries serving the same GloVe index side by side
-# (docs/benchmarks.md, "## Serve"): both servers run at once on loopback
+# (docs/benchmarks.md, "Serve, HTTP and SQL"): both servers run at once on loopback
 # over one warehouse; the load generator (bench/serve, C clients of
 # near-key searches) drives them in turn for D each, R rounds, swapping
 # which goes first every round, so both see the same machine load. Prints

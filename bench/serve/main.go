@@ -3,7 +3,7 @@
 // request count, errors, QPS, latency percentiles, the snapshots that
 // answered and the server's resident memory over the run (from /metrics)
 // as a Markdown table row. bench/serve/run.sh runs the documented
-// benchmark (docs/benchmarks.md, "## Serve").
+// benchmark (docs/benchmarks.md, "Serve, HTTP and SQL").
 package main
 
 import (

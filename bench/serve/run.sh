@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The serve load test (docs/benchmarks.md, "## Serve"): index the GloVe
+# The serve load test (docs/benchmarks.md, "Serve, HTTP and SQL"): index the GloVe
 # sample, start `parqdb serve` on 127.0.0.1, drive it from a second process
 # with C concurrent clients for D, and halfway through commit a successor
 # snapshot with `parqdb index refresh --retrain`. Prints one Markdown table
