@@ -221,6 +221,12 @@ type scratch struct {
 	// u8q is s.q quantized for blocked LVQ8 lists (prepareQuery, when
 	// Index.blocked).
 	u8q vecmath.U8Query
+
+	// scoreSourceCodes: a run's rows to score exactly, their vectors and
+	// distances
+	srcRows []int32
+	srcVecs [][]float32
+	srcOut  [srcRun]float32
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{vsFor: -1} }}

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sync/atomic"
@@ -142,7 +143,7 @@ func (ix *Index) scoreSourceCodes(s *scratch, l *list, v []float32, c *srcCodes,
 			s.kd[i] = float32(lb.mul * u * u * (1 + b.eps32) * (1 + 1e-6))
 		}
 		t.lower(kthFloat(s.kd, t.k))
-		ct := codeThr(b.reach(t.threshold()))
+		ct := codeThr(b.reach(t.nearBound()))
 		s.admit = s.admit[:0]
 		for i, d := range s.dists {
 			if d <= ct {
@@ -150,29 +151,51 @@ func (ix *Index) scoreSourceCodes(s *scratch, l *list, v []float32, c *srcCodes,
 			}
 		}
 	} else {
-		s.admit = b.terms.Dists(s.dists, offs, scs, base, codeThr(b.reach(t.threshold())), s.admit[:0])
+		s.admit = b.terms.Dists(s.dists, offs, scs, base, codeThr(b.reach(t.nearBound())), s.admit[:0])
 	}
-	thr := t.threshold()
+	// Nearest by code first: the bound then falls as early as it can,
+	// and fewer of the later rows are read.
+	ds := s.dists
+	slices.SortFunc(s.admit, func(a, b int32) int { return cmp.Compare(ds[a], ds[b]) })
+	// In runs of srcRun rows: those of a run the bound does not rule out
+	// are scored in one kernel call, so that their vectors' loads overlap.
+	thr := t.nearBound()
 	r := b.reach(thr)
-	for _, i := range s.admit {
-		if !math.IsInf(r, 1) {
-			a := float64(s.dists[i])/lb.mul - errOf(int(i))
-			u := r + float64(c.errs[i])
-			if a > u*u {
-				continue // √(a − err) − e > √T
+	for lo := 0; lo < len(s.admit); lo += srcRun {
+		run := s.admit[lo:min(lo+srcRun, len(s.admit))]
+		s.srcRows, s.srcVecs = s.srcRows[:0], s.srcVecs[:0]
+		for _, i := range run {
+			if !math.IsInf(r, 1) {
+				a := float64(s.dists[i])/lb.mul - errOf(int(i))
+				u := r + float64(c.errs[i])
+				if a > u*u {
+					continue // √(a − err) − e > √T
+				}
 			}
+			s.srcRows = append(s.srcRows, i)
+			s.srcVecs = append(s.srcVecs, v[int(i)*w:int(i+1)*w])
 		}
-		st.ExactScored++
-		d := vecmath.L2Sq(s.qp, v[int(i)*w:int(i+1)*w])
-		if half {
-			d *= 0.5
-		}
-		if d > thr {
+		if len(s.srcRows) == 0 {
 			continue
 		}
-		t.push(cand{dist: d, i: i, l: l})
-		if nt := t.threshold(); nt != thr {
+		st.ExactScored += int64(len(s.srcRows))
+		out := s.srcOut[:len(s.srcRows)]
+		vecmath.L2SqViews(s.qp, s.srcVecs, out)
+		for j, d := range out {
+			if half {
+				d *= 0.5
+			}
+			if d <= thr {
+				t.pushNear(cand{dist: d, i: s.srcRows[j], l: l})
+			}
+		}
+		if nt := t.nearBound(); nt != thr {
 			thr, r = nt, b.reach(nt)
 		}
 	}
+	clear(s.srcVecs[:cap(s.srcVecs)])
 }
+
+// srcRun is how many rows scoreSourceCodes checks against the bound before
+// scoring those it keeps in one call.
+const srcRun = 8

@@ -69,6 +69,11 @@ type topK struct {
 	// by code after best (Index.refine).
 	capKth   float32
 	capKthOK bool
+
+	// near is a max-heap of the k smallest distances offered through
+	// pushNear: their k-th bounds the final k-th at every moment, not only
+	// at selections (nearBound).
+	near []float32
 }
 
 // capEvery is how many admissions the buffer takes between selections
@@ -82,6 +87,7 @@ func (t *topK) reset(k int) {
 	t.limit = max(2*k, k+32)
 	t.thr = float32(math.Inf(1))
 	t.capK = 0
+	t.near = t.near[:0]
 	// Drop the list pointers held from the last query; trim and best clear
 	// the rows they drop, so nothing past len(t.h) holds one.
 	clear(t.h)
@@ -120,6 +126,54 @@ func (t *topK) push(c cand) {
 			t.trim()
 		}
 	}
+}
+
+// pushNear offers c as push does and keeps its distance among the k
+// smallest offered through pushNear (nearBound).
+func (t *topK) pushNear(c cand) {
+	t.push(c)
+	d, h := c.dist, t.near
+	if len(h) < t.k {
+		h = append(h, d)
+		for j := len(h) - 1; j > 0; { // sift up
+			p := (j - 1) / 2
+			if h[p] >= h[j] {
+				break
+			}
+			h[p], h[j] = h[j], h[p]
+			j = p
+		}
+		t.near = h
+		return
+	}
+	if d >= h[0] {
+		return
+	}
+	h[0] = d
+	for j := 0; ; { // sift down
+		m, l := j, 2*j+1
+		if l < len(h) && h[l] > h[m] {
+			m = l
+		}
+		if r := l + 1; r < len(h) && h[r] > h[m] {
+			m = r
+		}
+		if m == j {
+			break
+		}
+		h[m], h[j] = h[j], h[m]
+		j = m
+	}
+}
+
+// nearBound is the admission bound, lowered to the k-th smallest distance
+// offered through pushNear once k were: a candidate farther than it
+// cannot be among the k best of those offered.
+func (t *topK) nearBound() float32 {
+	if len(t.near) < t.k {
+		return t.thr
+	}
+	return min(t.thr, t.near[0])
 }
 
 // pushDists offers row i of list l at distance dists[i] (halved for

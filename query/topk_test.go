@@ -211,3 +211,38 @@ func BenchmarkTopKHeap(b *testing.B) {
 		})
 	}
 }
+
+// TestTopKNearBound: offering candidates through pushNear, skipping those
+// farther than nearBound, keeps exactly the k first of a sort of all of
+// them, and nearBound is then the k-th smallest distance offered (or the
+// threshold while fewer than k were).
+func TestTopKNearBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 1))
+	var tk topK
+	for trial := range 2000 {
+		n := r.IntN([]int{5, 100, 2000}[trial%3])
+		cs := randomCands(r, n)
+		k := 1 + r.IntN([]int{3, 20, 150}[r.IntN(3)])
+		tk.reset(k)
+		var offered []float32
+		for _, c := range cs {
+			if c.dist > tk.nearBound() {
+				continue
+			}
+			tk.pushNear(c)
+			offered = append(offered, c.dist)
+		}
+		want := slices.SortedFunc(slices.Values(cs), compareCand)[:min(k, n)]
+		if got := tk.sorted(); !sameCands(got, want) {
+			t.Fatalf("trial %d (n %d, k %d): kept %v, want %v", trial, n, k, got, want)
+		}
+		slices.Sort(offered)
+		if len(offered) >= k {
+			if b := tk.nearBound(); b > offered[k-1] {
+				t.Fatalf("trial %d (n %d, k %d): nearBound %v above the k-th offered %v", trial, n, k, b, offered[k-1])
+			}
+		} else if tk.nearBound() != tk.threshold() {
+			t.Fatalf("trial %d: nearBound %v with %d of k %d offered, threshold %v", trial, tk.nearBound(), len(offered), k, tk.threshold())
+		}
+	}
+}
