@@ -5,7 +5,9 @@
 # same nlist, on each data set, in both modes a user meets (the whole query batch per call:
 # `SearchBatch` / one FAISS `search`; one query per call: `Search` / one FAISS call per query),
 # with 1 and 2 threads; summary.py then picks each engine's fastest setting at recall@10 ≥ 0.95
-# and ≥ 0.99 and prints the ratios against issue 29's goals.
+# and ≥ 0.99 and prints the ratios against issue 29's goals, and recheck.py searches the chosen
+# one-thread settings again with `parqdb search` and counts their recall against numpy's exact
+# answer (appended to summary.md).
 #
 #   bench/frontier/run.sh PARQDB WORK      # SETS="fashion glove text" THREADS="1 2" by default
 #
@@ -82,9 +84,11 @@ for set in $SETS; do
     d=$work/glove
     if [ ! -f "$d/glove-q5k.fvecs" ]; then
       mkdir -p "$d"
-      (cd "$repo" && go run ./bench/fvecs -metric cosine examples/glove/glove-10k.parquet embedding word "$d/glove-base.fvecs" "$d/glove-q1k.fvecs")
+      (cd "$repo" && go run ./bench/fvecs -metric cosine -keys "$d/glove-keys.txt" examples/glove/glove-10k.parquet embedding word "$d/glove-base.fvecs" "$d/glove-q1k.fvecs")
       for _ in 1 2 3 4 5; do cat "$d/glove-q1k.fvecs"; done >"$d/glove-q5k.fvecs"
     fi
+    # the keys in row order, for recheck.py (a folder made before -keys: the same files again, byte for byte)
+    [ -f "$d/glove-keys.txt" ] || (cd "$repo" && go run ./bench/fvecs -metric cosine -keys "$d/glove-keys.txt" examples/glove/glove-10k.parquet embedding word "$d/glove-base.fvecs" "$d/glove-q1k.fvecs")
     for e in lvq8 source; do index "$work/wh" glove-$e "$repo/examples/glove/glove-10k.parquet" embedding word cosine 100 $e; done
     bench "$work/wh" glove-lvq8 glove-lvq8 --queries "$d/glove-q5k.fvecs" \
       --nprobe 8,10,12,14,16,20,24,28,32,40 --refine 0,2,4
@@ -111,3 +115,7 @@ for set in $SETS; do
 done
 echo "frontier: done; $(uptime)" | tee -a "$out/machine.txt" >&2
 "$py" "$repo/bench/frontier/summary.py" "$out" | tee "$out/summary.md"
+# the chosen settings' recall again, from `parqdb search` output against a numpy exact answer
+if ls "$out"/*-t1.jsonl >/dev/null 2>&1; then
+  { echo; "$py" "$repo/bench/frontier/recheck.py" "$out" "$parqdb" "$work" "${TEXT:-}"; } | tee -a "$out/summary.md"
+fi

@@ -4,7 +4,10 @@
 // a query .fvecs, in source order. Deterministic: the same source gives the
 // same bytes.
 //
-//	fvecs [-metric cosine] [-every 10] [-first 0] SOURCE VECTOR_FIELD KEY_FIELD BASE.fvecs QUERIES.fvecs
+//	fvecs [-metric cosine] [-every 10] [-first 0] [-keys KEYS.txt] SOURCE VECTOR_FIELD KEY_FIELD BASE.fvecs QUERIES.fvecs
+//
+// -keys also writes each base row's key, one per line in the same order
+// (bench/frontier/recheck.py maps search results back to rows with it).
 //
 // e.g. the GloVe sample's base and 1,000 queries (rows 0, 10, 20, …):
 //
@@ -18,6 +21,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 
@@ -29,19 +33,20 @@ func main() {
 	metric := flag.String("metric", metadata.MetricL2Squared, "l2_squared or cosine (cosine normalises every row)")
 	every := flag.Int("every", 10, "write every n-th row as a query")
 	first := flag.Int("first", 0, "row number of the first query")
+	keys := flag.String("keys", "", "also write each base row's key to this file, one per line")
 	flag.Parse()
 	if flag.NArg() != 5 || *every < 1 || *first < 0 {
-		fmt.Fprintln(os.Stderr, "usage: fvecs [-metric cosine] [-every 10] [-first 0] SOURCE VECTOR_FIELD KEY_FIELD BASE.fvecs QUERIES.fvecs")
+		fmt.Fprintln(os.Stderr, "usage: fvecs [-metric cosine] [-every 10] [-first 0] [-keys KEYS.txt] SOURCE VECTOR_FIELD KEY_FIELD BASE.fvecs QUERIES.fvecs")
 		os.Exit(2)
 	}
 	a := flag.Args()
-	if err := run(a[0], a[1], a[2], a[3], a[4], *metric, *every, *first); err != nil {
+	if err := run(a[0], a[1], a[2], a[3], a[4], *keys, *metric, *every, *first); err != nil {
 		fmt.Fprintln(os.Stderr, "fvecs:", err)
 		os.Exit(1)
 	}
 }
 
-func run(src, field, key, basePath, qPath, metric string, every, first int) error {
+func run(src, field, key, basePath, qPath, keysPath, metric string, every, first int) error {
 	ctx := context.Background()
 	t, _, err := source.OpenLocation(ctx, src)
 	if err != nil {
@@ -62,6 +67,15 @@ func run(src, field, key, basePath, qPath, metric string, every, first int) erro
 	}
 	defer qf.Close()
 	bw, qw := bufio.NewWriter(bf), bufio.NewWriter(qf)
+	kw := bufio.NewWriter(io.Discard)
+	if keysPath != "" {
+		kf, err := os.Create(keysPath)
+		if err != nil {
+			return err
+		}
+		defer kf.Close()
+		kw = bufio.NewWriter(kf)
+	}
 	var row, nq int64
 	buf := make([]byte, 4)
 	put := func(w *bufio.Writer, v []float32) error {
@@ -83,6 +97,10 @@ func run(src, field, key, basePath, qPath, metric string, every, first int) erro
 			if err := put(bw, v); err != nil {
 				return err
 			}
+			k := b.Key(i)[0]
+			if _, err := fmt.Fprintln(kw, k.String()); err != nil {
+				return err
+			}
 			if row >= int64(first) && (row-int64(first))%int64(every) == 0 {
 				if err := put(qw, v); err != nil {
 					return err
@@ -96,7 +114,7 @@ func run(src, field, key, basePath, qPath, metric string, every, first int) erro
 	if err != nil {
 		return err
 	}
-	if err := errors.Join(bw.Flush(), qw.Flush()); err != nil {
+	if err := errors.Join(bw.Flush(), qw.Flush(), kw.Flush()); err != nil {
 		return err
 	}
 	if err := errors.Join(bf.Close(), qf.Close()); err != nil {
