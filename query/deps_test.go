@@ -1,9 +1,11 @@
 package query_test
 
 import (
-	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/parqdb/parqdb/internal/testenv"
 )
 
 // TestNoIcebergDependency keeps the Iceberg provider out of the search
@@ -13,13 +15,9 @@ import (
 // (docs/benchmarks.md, "Binary size").
 func TestNoIcebergDependency(t *testing.T) {
 	for _, pkg := range []string{"github.com/parqdb/parqdb/query", "github.com/parqdb/parqdb/examples/search"} {
-		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
-		}
-		deps := strings.Fields(string(out))
-		if len(deps) < 10 {
-			t.Fatalf("go list -deps %s lists %d packages: %s", pkg, len(deps), out)
+		deps := testenv.Deps(t, "", pkg)
+		if !slices.Contains(deps, "github.com/parqdb/parqdb/internal/source") {
+			t.Fatalf("go list -deps %s does not list internal/source: %v", pkg, deps)
 		}
 		for _, d := range deps {
 			if strings.HasPrefix(d, "github.com/apache/iceberg-go") || d == "github.com/parqdb/parqdb/internal/icesource" {

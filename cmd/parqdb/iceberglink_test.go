@@ -1,10 +1,11 @@
 package main
 
 import (
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/parqdb/parqdb/internal/testenv"
 )
 
 // TestIcebergLinked checks the CLI's build choice: the default build links
@@ -16,13 +17,9 @@ func TestIcebergLinked(t *testing.T) {
 		tags string
 		want bool
 	}{{"", true}, {"noiceberg", false}} {
-		out, err := exec.Command("go", "list", "-tags", tc.tags, "-deps", ".").CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list -tags %q -deps: %v\n%s", tc.tags, err, out)
-		}
-		deps := strings.Fields(string(out))
+		deps := testenv.Deps(t, tc.tags, ".")
 		if !slices.Contains(deps, "github.com/parqdb/parqdb/query") {
-			t.Fatalf("go list -tags %q -deps does not list query: %s", tc.tags, out)
+			t.Fatalf("go list -tags %q -deps does not list query: %v", tc.tags, deps)
 		}
 		linked := slices.ContainsFunc(deps, func(d string) bool { return strings.HasPrefix(d, "github.com/apache/iceberg-go") })
 		if got := slices.Contains(deps, "github.com/parqdb/parqdb/internal/icesource"); got != tc.want || linked != tc.want {

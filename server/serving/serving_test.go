@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/errclass"
+	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/server/serving"
 )
 
@@ -42,13 +41,9 @@ func TestCode(t *testing.T) {
 // serving core, not the HTTP front end (package server), in both builds.
 func TestFrontEndsDoNotImportHTTP(t *testing.T) {
 	for _, tags := range []string{"", "duckdb,duckdb_arrow"} {
-		out, err := exec.Command("go", "list", "-tags", tags, "-deps", "../sqlengine", "../flightsql").CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list -tags %q -deps: %v\n%s", tags, err, out)
-		}
-		deps := strings.Fields(string(out))
+		deps := testenv.Deps(t, tags, "../sqlengine", "../flightsql")
 		if !slices.Contains(deps, "github.com/parqdb/parqdb/server/serving") {
-			t.Fatalf("-tags %q: sqlengine and flightsql do not list serving: %s", tags, out)
+			t.Fatalf("-tags %q: sqlengine and flightsql do not list serving: %v", tags, deps)
 		}
 		if slices.Contains(deps, "github.com/parqdb/parqdb/server") {
 			t.Errorf("-tags %q: sqlengine or flightsql depends on package server", tags)
