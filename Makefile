@@ -10,21 +10,30 @@ all: build
 # VERSION is what `parqdb --version` prints and every written Parquet file
 # records in created_by (internal/version).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
-LDFLAGS = -X github.com/parqdb/parqdb/internal/version.Version=$(VERSION)
+# STRIP drops the symbol table and debug information (-s -w): the CLI is
+# 40% smaller (docs/benchmarks.md, "Binary size"). `make build STRIP=`
+# keeps them, for a debugger or a size breakdown (bench/binsize).
+STRIP ?= -s -w
+LDFLAGS = $(STRIP) -X github.com/parqdb/parqdb/internal/version.Version=$(VERSION)
+# TAGS are extra build tags of build and build-sql: TAGS=noiceberg leaves
+# out the Apache Iceberg source provider (iceberg:// sources) and
+# iceberg-go, a third of the binary (docs/iceberg.md, "Binary size").
+TAGS ?=
+comma := ,
 
 # One binary name per build: build (and demo) write bin/parqdb, build-sql
 # writes bin/parqdb-sql, so neither replaces the other (README, docs/serve.md
 # and the errors of a binary without SQL name the same files).
 build:
 	@echo "building bin/parqdb: the first build downloads the Go modules and compiles them, which takes minutes; later builds take seconds"
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/parqdb ./cmd/parqdb
+	$(GO) build -ldflags "$(LDFLAGS)" -tags "$(TAGS)" -o bin/parqdb ./cmd/parqdb
 
 # build-sql builds parqdb with the embedded DuckDB SQL engine (cgo) as
 # bin/parqdb-sql: `parqdb-sql sql` and the Flight SQL port of
 # `parqdb-sql serve`. The first build compiles DuckDB (minutes).
 build-sql:
 	@echo "building bin/parqdb-sql with DuckDB (cgo): the first build compiles DuckDB and takes minutes"
-	$(GO) build -ldflags "$(LDFLAGS)" -tags $(DUCKDB_TAGS) -o bin/parqdb-sql ./cmd/parqdb
+	$(GO) build -ldflags "$(LDFLAGS)" -tags "$(DUCKDB_TAGS)$(if $(TAGS),$(comma)$(TAGS))" -o bin/parqdb-sql ./cmd/parqdb
 
 # deps installs PostgreSQL, versitygw and staticcheck when missing.
 deps:

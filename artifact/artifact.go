@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/parqdb/parqdb/catalog"
-	"github.com/parqdb/parqdb/internal/icesource"
+	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/ivf"
 	"github.com/parqdb/parqdb/location"
 	"github.com/parqdb/parqdb/metadata"
@@ -134,9 +134,13 @@ func CheckProviders(s *metadata.Snapshot, index uuid.UUID) error {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 	}
-	if s.SourceTable.Provider == icesource.Provider {
-		// An Iceberg table (docs/iceberg.md).
-		if err := icesource.CheckProperties(s.SourceTable.Properties); err != nil {
+	p, err := source.Lookup(s.SourceTable.Provider)
+	if err != nil {
+		return fmt.Errorf("%s: source-table: %w", where, err)
+	}
+	if p != nil {
+		// A linked provider's table (an Iceberg table, docs/iceberg.md).
+		if err := p.CheckProperties(s.SourceTable.Properties); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 		return nil

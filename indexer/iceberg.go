@@ -5,18 +5,21 @@ import (
 	"fmt"
 
 	"github.com/parqdb/parqdb/artifact"
-	"github.com/parqdb/parqdb/internal/icesource"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 )
 
-// openSource opens a source given as a location: an iceberg:// table
-// reference (its current snapshot, docs/iceberg.md) or a Parquet file or
-// folder (the parquet provider). It returns the canonical location.
+// openSource opens a source given as a location: a linked provider's
+// table (an iceberg:// reference: its current snapshot, docs/iceberg.md)
+// or a Parquet file or folder (the parquet provider). It returns the canonical location.
 func openSource(ctx context.Context, loc string) (*source.Table, string, error) {
-	if icesource.IsRef(loc) {
-		return icesource.Open(ctx, loc, 0)
+	p, err := source.LookupLocation(loc)
+	if err != nil {
+		return nil, "", fmt.Errorf("source %s: %w", loc, err)
+	}
+	if p != nil {
+		return p.OpenLocation(ctx, loc)
 	}
 	return source.OpenLocation(ctx, loc)
 }
@@ -27,8 +30,8 @@ func openSource(ctx context.Context, loc string) (*source.Table, string, error) 
 func tableDefinition(t *source.Table, loc string) metadata.TableDefinition {
 	if d := t.Definition(); d != nil {
 		def := metadata.TableDefinition{Provider: d.Provider, Properties: d.Properties}
-		if r, err := icesource.ParseRef(d.Properties["location"]); err == nil && d.Provider == icesource.Provider {
-			def.Identifier = &metadata.TableIdentifier{Catalog: r.Catalog, Namespace: r.Namespace, Name: r.Table}
+		if p, _ := source.Lookup(d.Provider); p != nil {
+			def.Identifier = p.Identifier(d.Properties)
 		}
 		return def
 	}
@@ -47,7 +50,7 @@ func tableDefinition(t *source.Table, loc string) metadata.TableDefinition {
 // row-level deletes (position, equality, deletion vectors: such a file has
 // a new version in source-files.json), but changed few rows (under
 // the drift threshold, counted from the snapshot summaries by
-// icesource.Drift; compactions count nothing): every live row is read and
+// the provider's Drift; compactions count nothing): every live row is read and
 // assigned to the kept centroids and the postings are written anew, with
 // no retraining. Deleted rows are gone from the new postings.
 const ActionReassign = "reassign"
@@ -60,10 +63,14 @@ const ActionReassign = "reassign"
 // table still has at least nlist rows. reason says why.
 func icebergReassign(ctx context.Context, t *source.Table, snap *metadata.Snapshot, nlist int64, maxGrowth float64) (ok bool, reason string, err error) {
 	d := t.Definition()
-	if d == nil || d.Provider != icesource.Provider || snap.SourceTable.Provider != icesource.Provider {
+	if d == nil || d.Provider != snap.SourceTable.Provider {
 		return false, "", nil
 	}
-	changed, ancestor, err := icesource.Drift(ctx, d.Properties["location"], icesource.SnapshotID(snap.SourceTable.Properties))
+	p, err := source.Lookup(d.Provider)
+	if p == nil {
+		return false, "", err
+	}
+	changed, ancestor, err := p.Drift(ctx, d.Properties, p.Version(snap.SourceTable.Properties))
 	if err != nil || !ancestor {
 		return false, "", err
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/parqdb/parqdb/artifact"
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/internal/errclass"
-	"github.com/parqdb/parqdb/internal/icesource"
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/internal/vecmath"
@@ -311,15 +310,18 @@ func (ix *Index) openSource(ctx context.Context) error {
 			ix.name, ix.snap.SnapshotID, catalog.ErrBindingMismatch, loc, ix.bound.Properties["location"])
 	}
 	var t *source.Table
-	var err error
-	if st.Provider == icesource.Provider {
-		// Iceberg time travel: the snapshot the index was built from, even
-		// when the table has moved on (docs/iceberg.md).
-		t, err = icesource.OpenBound(ctx, st.Properties, func(b storage.Bucket) storage.Bucket {
+	p, err := source.Lookup(st.Provider)
+	switch {
+	case err != nil:
+	case p != nil:
+		// A linked provider's table at the state the index was built from
+		// (Iceberg time travel: even when the table has moved on,
+		// docs/iceberg.md).
+		t, err = p.OpenBound(ctx, st.Properties, func(b storage.Bucket) storage.Bucket {
 			b, ix.srcStats = storage.WithStats(b)
 			return b
 		})
-	} else {
+	default:
 		t, err = ix.openSourceTable(ctx, loc)
 	}
 	if err != nil {

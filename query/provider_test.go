@@ -11,6 +11,7 @@ import (
 
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
+	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/query"
@@ -20,7 +21,10 @@ import (
 // index provider (or a provider property) ParqDB does not know was served
 // as if it were parquet. Every open path — query.Open (search, bench, the
 // server pool) and refresh — refuses it with an error naming the field,
-// as it refuses an unknown index family. Each case commits a successor
+// as it refuses an unknown index family; a source provider that ParqDB
+// has but this binary does not link (this test does not import package
+// iceberg) is refused with source.ErrNotLinked, naming the package that
+// links it. Each case commits a successor
 // metadata file through the catalog, so the binding check passes and only
 // the provider rule can refuse it.
 func TestUnknownProviderRefused(t *testing.T) {
@@ -29,28 +33,34 @@ func TestUnknownProviderRefused(t *testing.T) {
 		name   string
 		tamper func(s *metadata.Snapshot)
 		field  string
+		want   error // nil: postings.ErrProperties
 	}{
-		{"index provider lance", func(s *metadata.Snapshot) { s.IndexProvider.Provider = "lance" }, `index-provider.provider: "lance" is not supported`},
+		{"index provider lance", func(s *metadata.Snapshot) { s.IndexProvider.Provider = "lance" }, `index-provider.provider: "lance" is not supported`, nil},
 		{"index provider property", func(s *metadata.Snapshot) {
 			s.IndexProvider.Properties = map[string]string{"compression": "zstd"}
-		}, `index-provider.properties: unknown property "compression"`},
+		}, `index-provider.properties: unknown property "compression"`, nil},
 		{"index table property", func(s *metadata.Snapshot) {
 			d := s.IndexTables[metadata.RolePostings]
 			d.Properties = maps.Clone(d.Properties)
 			d.Properties["format"] = "lance"
 			s.IndexTables[metadata.RolePostings] = d
-		}, "index-tables.ivf_postings.properties"},
+		}, "index-tables.ivf_postings.properties", nil},
 		{"index table definition version", func(s *metadata.Snapshot) {
 			d := s.IndexTables[metadata.RoleCentroids]
 			d.DefinitionVersion = 2
 			s.IndexTables[metadata.RoleCentroids] = d
-		}, "index-tables.ivf_centroids.definition-version"},
-		{"source provider", func(s *metadata.Snapshot) { s.SourceTable.Provider = "delta" }, `source-table.provider: "delta" is not supported`},
+		}, "index-tables.ivf_centroids.definition-version", nil},
+		{"source provider", func(s *metadata.Snapshot) { s.SourceTable.Provider = "delta" }, `source-table.provider: "delta" is not supported`, nil},
+		{"source provider not linked", func(s *metadata.Snapshot) { s.SourceTable.Provider = "iceberg" },
+			`provider "iceberg" is not linked into this binary; import _ "github.com/parqdb/parqdb/iceberg"`, source.ErrNotLinked},
 		{"source property", func(s *metadata.Snapshot) {
 			s.SourceTable.Properties = maps.Clone(s.SourceTable.Properties)
 			s.SourceTable.Properties["version-as-of"] = "3"
-		}, `unknown property "version-as-of"`},
+		}, `unknown property "version-as-of"`, nil},
 	} {
+		if tc.want == nil {
+			tc.want = postings.ErrProperties
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "src")
 			if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -91,8 +101,8 @@ func TestUnknownProviderRefused(t *testing.T) {
 			}
 
 			_, err = query.Open(ctx, env, "vecs", query.OpenOptions{})
-			if !errors.Is(err, postings.ErrProperties) || !strings.Contains(err.Error(), tc.field) {
-				t.Fatalf("query.Open: %v, want ErrProperties naming %s", err, tc.field)
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.field) {
+				t.Fatalf("query.Open: %v, want %v naming %s", err, tc.want, tc.field)
 			}
 			if !strings.Contains(err.Error(), loc) {
 				t.Errorf("query.Open error does not name the metadata file %s: %v", loc, err)
@@ -101,8 +111,8 @@ func TestUnknownProviderRefused(t *testing.T) {
 			// Refresh over an appended part reads the base snapshot's tables.
 			writeSynth(t, filepath.Join(dir, "b.parquet"), synthRows(2, 300, 20, 8))
 			_, err = indexer.Refresh(ctx, benv, "vecs", indexer.RefreshOptions{})
-			if !errors.Is(err, postings.ErrProperties) || !strings.Contains(err.Error(), tc.field) {
-				t.Fatalf("indexer.Refresh: %v, want ErrProperties naming %s", err, tc.field)
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.field) {
+				t.Fatalf("indexer.Refresh: %v, want %v naming %s", err, tc.want, tc.field)
 			}
 		})
 	}

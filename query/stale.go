@@ -9,7 +9,6 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/parqdb/parqdb/internal/icesource"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
@@ -61,7 +60,7 @@ func (ix *Index) Stale() *Staleness { return ix.stale.Load() }
 func (ix *Index) RecheckSource(ctx context.Context) (*Staleness, error) {
 	var s *Staleness
 	var err error
-	if ix.snap.SourceTable.Provider == icesource.Provider {
+	if p, _ := source.Lookup(ix.snap.SourceTable.Provider); p != nil {
 		s, err = SourceStaleness(ctx, ix.wh, ix.snap, ix.name)
 	} else {
 		// The recorded list is the one Open read: a snapshot's list never
@@ -86,12 +85,16 @@ func (ix *Index) RecheckSource(ctx context.Context) (*Staleness, error) {
 func SourceStaleness(ctx context.Context, wh storage.Bucket, snap *metadata.Snapshot, name string) (*Staleness, error) {
 	st := snap.SourceTable
 	loc := st.Properties["location"]
-	if st.Provider == icesource.Provider {
-		cur, err := icesource.CurrentSnapshotID(ctx, loc)
+	p, err := source.Lookup(st.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("index %q: %w", name, err)
+	}
+	if p != nil {
+		cur, err := p.CurrentVersion(ctx, st.Properties)
 		if err != nil {
 			return nil, fmt.Errorf("index %q: source %s: %w", name, loc, err)
 		}
-		if cur == icesource.SnapshotID(st.Properties) {
+		if cur == p.Version(st.Properties) {
 			return nil, nil
 		}
 		return &Staleness{Index: name, SnapshotID: snap.SnapshotID, Location: loc, SourceSnapshot: cur}, nil
@@ -280,10 +283,12 @@ func SourceColumns(ctx context.Context, wh storage.Bucket, snap *metadata.Snapsh
 	st := snap.SourceTable
 	loc := st.Properties["location"]
 	var t *source.Table
-	var err error
-	if st.Provider == icesource.Provider {
-		t, err = icesource.OpenBound(ctx, st.Properties, nil)
-	} else {
+	p, err := source.Lookup(st.Provider)
+	switch {
+	case err != nil:
+	case p != nil:
+		t, err = p.OpenBound(ctx, st.Properties, nil)
+	default:
 		var b storage.Bucket
 		var prefix string
 		if b, prefix, err = sourceBucket(ctx, loc); err != nil {

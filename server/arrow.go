@@ -19,6 +19,7 @@ import (
 
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // ArrowStreamType is the media type of an Arrow IPC stream, which a
@@ -75,7 +76,7 @@ func encodeArrow(ctx context.Context, resp *SearchResponse) ([]byte, error) {
 	fields := []arrow.Field{{Name: QueryField, Type: arrow.PrimitiveTypes.Int32}}
 	for _, name := range resp.Columns {
 		if ctx.Err() != nil {
-			return nil, timeoutError(ctx, "encoding the answer")
+			return nil, serving.TimeoutError(ctx, "encoding the answer")
 		}
 		dt := arrowTypeSeq(func(yield func(any) bool) {
 			for _, rows := range resp.Results {
@@ -104,7 +105,7 @@ func encodeArrow(ctx context.Context, resp *SearchResponse) ([]byte, error) {
 	for qi, hits := range resp.Results {
 		for _, r := range hits {
 			if n%encodeCheckRows == 0 && ctx.Err() != nil {
-				return nil, timeoutError(ctx, "encoding the answer")
+				return nil, serving.TimeoutError(ctx, "encoding the answer")
 			}
 			n++
 			rb.Field(0).(*array.Int32Builder).Append(int32(qi))
@@ -130,7 +131,7 @@ func encodeArrow(ctx context.Context, resp *SearchResponse) ([]byte, error) {
 		return nil, err
 	}
 	if ctx.Err() != nil {
-		return nil, timeoutError(ctx, "encoding the answer")
+		return nil, serving.TimeoutError(ctx, "encoding the answer")
 	}
 	return buf.Bytes(), nil
 }

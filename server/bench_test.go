@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // BenchmarkServeNearKey is bench/serve in process: near-key searches
@@ -25,7 +26,7 @@ func BenchmarkServeNearKey(b *testing.B) {
 	env := newLocalEnv(b)
 	buildGlove(b, env, "words", "lvq8")
 	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	_, url := startServer(b, env, server.Config{Logger: log, Load: server.LoadLimits{MaxQueue: 64}})
+	_, url := startServer(b, env, server.Config{Logger: log, Load: serving.LoadLimits{MaxQueue: 64}})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	resp, err := client.Post(url+"/v1/indexes/words/search", "application/json",
 		bytes.NewReader([]byte(`{"key": "the", "k": 1000, "nprobe": 64, "keys_only": true}`)))

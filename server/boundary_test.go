@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // TestNumericBoundaries sends every numeric request field at the edges of
@@ -16,9 +17,9 @@ import (
 // value past int64 is 400 invalid_argument, and the largest allowed value
 // is accepted.
 func TestNumericBoundaries(t *testing.T) {
-	f := newFixture(t, server.Config{Limits: server.Limits{MaxBatch: 4}})
+	f := newFixture(t, server.Config{Limits: serving.Limits{MaxBatch: 4}})
 	vec := string(must(json.Marshal(vec64(f.king))))
-	maxMS := server.DefaultLimits.Timeout.Milliseconds()
+	maxMS := serving.DefaultLimits.Timeout.Milliseconds()
 	for _, tc := range []struct {
 		field, value string
 		status       int
@@ -65,7 +66,7 @@ func TestNumericBoundaries(t *testing.T) {
 // invalid_argument naming its place (encoding/json would decode it as 0
 // and answer 200).
 func TestNullVectorElements(t *testing.T) {
-	f := newFixture(t, server.Config{Limits: server.Limits{MaxBatch: 4}})
+	f := newFixture(t, server.Config{Limits: serving.Limits{MaxBatch: 4}})
 	vec := string(must(json.Marshal(vec64(f.king))))
 	// withNull is the query vector with element i null.
 	withNull := func(i int) string {

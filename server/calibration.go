@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parqdb/parqdb/calibrate"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // DefaultCalibrationTargets are the target recalls whose settings
@@ -60,7 +61,7 @@ func (s *Server) calibration(w http.ResponseWriter, r *http.Request, name string
 	if err != nil {
 		return err
 	}
-	ctx, cancel := withTimeLimit(r.Context(), time.Now(), s.cfg.Limits.Timeout)
+	ctx, cancel := serving.WithTimeLimit(r.Context(), time.Now(), s.cfg.Limits.Timeout)
 	defer cancel()
 	l, err := s.pool.Acquire(ctx, name, 0)
 	if err != nil {
@@ -70,8 +71,8 @@ func (s *Server) calibration(w http.ResponseWriter, r *http.Request, name string
 	ix := l.Index()
 	release, err := s.admit.Admit(ctx)
 	if err != nil {
-		if AsError(err).Code == CodeOverloaded {
-			w.Header().Set("Retry-After", retryAfter)
+		if serving.AsError(err).Code == serving.CodeOverloaded {
+			w.Header().Set("Retry-After", serving.RetryAfter)
 		}
 		return err
 	}
@@ -79,13 +80,13 @@ func (s *Server) calibration(w http.ResponseWriter, r *http.Request, name string
 	release()
 	if err != nil {
 		if ctx.Err() != nil {
-			e := timeoutError(ctx, "calibrating the index (done once per snapshot)")
+			e := serving.TimeoutError(ctx, "calibrating the index (done once per snapshot)")
 			e.Message += fmt.Sprintf("; or calibrate ahead: parqdb index refresh %s --calibrate", ix.Name())
 			return e
 		}
 		return err
 	}
-	lim := s.cfg.Limits.withDefaults()
+	lim := s.cfg.Limits.WithDefaults()
 	d := CalibrationDescription{Index: ix.Name(), SnapshotID: ix.Snapshot().SnapshotID, Encoding: c.Encoding,
 		NList: c.NList, K: c.K, Queries: c.Queries, Stored: true, Points: c.Points, Picks: make([]CalibrationPick, len(targets))}
 	if werr := ix.CalibrationWriteError(); werr != nil {
@@ -109,16 +110,16 @@ func calibrationTargets(raw []string) ([]float64, error) {
 		return DefaultCalibrationTargets, nil
 	}
 	if len(raw) > maxCalibrationTargets {
-		return nil, errorf(http.StatusBadRequest, CodeOutOfRange, "%d target parameters; at most %d", len(raw), maxCalibrationTargets)
+		return nil, serving.Errorf(http.StatusBadRequest, serving.CodeOutOfRange, "%d target parameters; at most %d", len(raw), maxCalibrationTargets)
 	}
 	out := make([]float64, len(raw))
 	for i, v := range raw {
 		t, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "target[%d] = %q is not a number", i, v)
+			return nil, serving.Errorf(http.StatusBadRequest, serving.CodeInvalidArgument, "target[%d] = %q is not a number", i, v)
 		}
 		if !(t > 0 && t <= 1) {
-			return nil, errorf(http.StatusBadRequest, CodeOutOfRange, "target[%d] = %v is outside (0, 1]", i, t)
+			return nil, serving.Errorf(http.StatusBadRequest, serving.CodeOutOfRange, "target[%d] = %v is outside (0, 1]", i, t)
 		}
 		out[i] = t
 	}

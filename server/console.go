@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/parqdb/parqdb/server/console"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // consoleCSP keeps the console to its own origin: scripts, styles, images
@@ -24,7 +25,7 @@ func (s *Server) console(w http.ResponseWriter, r *http.Request, _ string) error
 	}
 	f, ok := console.Lookup(name)
 	if !ok {
-		return errorf(http.StatusNotFound, CodeNotFound, "no console file %s", r.URL.Path)
+		return serving.Errorf(http.StatusNotFound, serving.CodeNotFound, "no console file %s", r.URL.Path)
 	}
 	h := w.Header()
 	h.Set("Content-Type", f.ContentType)

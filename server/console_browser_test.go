@@ -25,6 +25,7 @@ import (
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // chromium returns the path of Debian's chromium. Without it the browser
@@ -518,7 +519,7 @@ func TestConsoleBrowserToken(t *testing.T) {
 	chromium(t)
 	env := newLocalEnv(t)
 	buildGlove(t, env, "words", "lvq8")
-	tok, err := server.NewToken("console-secret")
+	tok, err := serving.NewToken("console-secret")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,14 @@ import (
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
 	"github.com/parqdb/parqdb/server/console"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // TestConsoleFiles: / and /console redirect to /console/; every console
 // file is served with its type and the same-origin CSP, without the token
 // a server requires for its API; the files name no other origin.
 func TestConsoleFiles(t *testing.T) {
-	tok, err := server.NewToken("console-files")
+	tok, err := serving.NewToken("console-files")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestConsoleFiles(t *testing.T) {
 // calibration's points and, per target, the setting a recall search
 // picks (the same as query's), and refuses bad targets.
 func TestCalibrationRoute(t *testing.T) {
-	f := newFixture(t, server.Config{Limits: server.Limits{MaxNProbe: 10}})
+	f := newFixture(t, server.Config{Limits: serving.Limits{MaxNProbe: 10}})
 	status, m := f.get(t, "/v1/indexes/words/calibration")
 	if status != http.StatusOK {
 		t.Fatalf("calibration: %d %v", status, m)

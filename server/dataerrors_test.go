@@ -27,6 +27,7 @@ import (
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/vecfile"
 )
@@ -69,9 +70,9 @@ func TestDataErrorsAreNot500(t *testing.T) {
 		code    string
 		message []string
 	}{
-		{"duplicate key", func(rows []dataRow) { rows[250].ID = 120 }, http.StatusConflict, server.CodeSourceInvalid,
+		{"duplicate key", func(rows []dataRow) { rows[250].ID = 120 }, http.StatusConflict, serving.CodeSourceInvalid,
 			[]string{"duplicate source key", "row 250 (key id=120)", `row 120 of file "src.parquet"`, "parqdb index refresh dup"}},
-		{"missing source row", func(rows []dataRow) { rows[250].ID = 100000 }, http.StatusConflict, server.CodeIndexCorrupt,
+		{"missing source row", func(rows []dataRow) { rows[250].ID = 100000 }, http.StatusConflict, serving.CodeIndexCorrupt,
 			[]string{"key id=250", "no row of source", "parqdb index verify dup"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,34 +127,34 @@ func TestAsErrorDataProblems(t *testing.T) {
 		status int
 		code   string
 	}{
-		{srcErr(source.ErrDuplicateKey, nil), http.StatusConflict, server.CodeSourceInvalid},
-		{srcErr(source.ErrNullKey, nil), http.StatusConflict, server.CodeSourceInvalid},
-		{srcErr(source.ErrNaN, nil), http.StatusConflict, server.CodeSourceInvalid},
-		{srcErr(source.ErrCorrupt, errors.New("bad page header")), http.StatusConflict, server.CodeSourceInvalid},
-		{srcErr(source.ErrCorrupt, storageErr(storage.ErrNotExist)), http.StatusConflict, server.CodeStaleIndex},
-		{srcErr(source.ErrCorrupt, storageErr(storage.ErrChanged)), http.StatusConflict, server.CodeStaleIndex},
-		{srcErr(source.ErrCorrupt, storageErr(errors.New("connection refused"))), http.StatusServiceUnavailable, server.CodeStorageUnavailable},
-		{fmt.Errorf("read postings: %w", storageErr(storage.ErrChanged)), http.StatusConflict, server.CodeIndexCorrupt},
-		{fmt.Errorf("read postings: %w", storageErr(errors.New("connection reset"))), http.StatusServiceUnavailable, server.CodeStorageUnavailable},
-		{fmt.Errorf("open postings file: %w", storageErr(storage.ErrNotExist)), http.StatusConflict, server.CodeIndexCorrupt},
-		{fmt.Errorf("x: %w", query.ErrCorrupt), http.StatusConflict, server.CodeIndexCorrupt},
-		{fmt.Errorf("x: %w", postings.ErrCorrupt), http.StatusConflict, server.CodeIndexCorrupt},
-		{fmt.Errorf("x: %w", postings.ErrManifest), http.StatusConflict, server.CodeIndexCorrupt},
-		{fmt.Errorf("x: %w", artifact.ErrMismatch), http.StatusConflict, server.CodeIndexCorrupt},
-		{fmt.Errorf("x: %w", metadata.ErrInvalid), http.StatusConflict, server.CodeIndexCorrupt},
-		{fmt.Errorf("x: %w", catalog.ErrCorrupt), http.StatusConflict, server.CodeIndexCorrupt},
-		{fmt.Errorf("x: %w", ivf.ErrInvalidCentroids), http.StatusConflict, server.CodeIndexCorrupt},
-		{fmt.Errorf("x: %w", vecfile.ErrCorrupt), http.StatusConflict, server.CodeIndexCorrupt},
-		{errclass.MarkCorrupt(fmt.Errorf("x: %w", location.ErrInvalid)), http.StatusConflict, server.CodeIndexCorrupt},
-		{fmt.Errorf("x: %w", location.ErrInvalid), http.StatusInternalServerError, server.CodeInternal}, // unmarked: not known to be stored data
-		{errors.New("a bug"), http.StatusInternalServerError, server.CodeInternal},
+		{srcErr(source.ErrDuplicateKey, nil), http.StatusConflict, serving.CodeSourceInvalid},
+		{srcErr(source.ErrNullKey, nil), http.StatusConflict, serving.CodeSourceInvalid},
+		{srcErr(source.ErrNaN, nil), http.StatusConflict, serving.CodeSourceInvalid},
+		{srcErr(source.ErrCorrupt, errors.New("bad page header")), http.StatusConflict, serving.CodeSourceInvalid},
+		{srcErr(source.ErrCorrupt, storageErr(storage.ErrNotExist)), http.StatusConflict, serving.CodeStaleIndex},
+		{srcErr(source.ErrCorrupt, storageErr(storage.ErrChanged)), http.StatusConflict, serving.CodeStaleIndex},
+		{srcErr(source.ErrCorrupt, storageErr(errors.New("connection refused"))), http.StatusServiceUnavailable, serving.CodeStorageUnavailable},
+		{fmt.Errorf("read postings: %w", storageErr(storage.ErrChanged)), http.StatusConflict, serving.CodeIndexCorrupt},
+		{fmt.Errorf("read postings: %w", storageErr(errors.New("connection reset"))), http.StatusServiceUnavailable, serving.CodeStorageUnavailable},
+		{fmt.Errorf("open postings file: %w", storageErr(storage.ErrNotExist)), http.StatusConflict, serving.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", query.ErrCorrupt), http.StatusConflict, serving.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", postings.ErrCorrupt), http.StatusConflict, serving.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", postings.ErrManifest), http.StatusConflict, serving.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", artifact.ErrMismatch), http.StatusConflict, serving.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", metadata.ErrInvalid), http.StatusConflict, serving.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", catalog.ErrCorrupt), http.StatusConflict, serving.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", ivf.ErrInvalidCentroids), http.StatusConflict, serving.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", vecfile.ErrCorrupt), http.StatusConflict, serving.CodeIndexCorrupt},
+		{errclass.MarkCorrupt(fmt.Errorf("x: %w", location.ErrInvalid)), http.StatusConflict, serving.CodeIndexCorrupt},
+		{fmt.Errorf("x: %w", location.ErrInvalid), http.StatusInternalServerError, serving.CodeInternal}, // unmarked: not known to be stored data
+		{errors.New("a bug"), http.StatusInternalServerError, serving.CodeInternal},
 	} {
-		e := server.AsError(tc.err)
+		e := serving.AsError(tc.err)
 		if e.Status != tc.status || e.Code != tc.code {
 			t.Errorf("AsError(%v) = %d %s, want %d %s", tc.err, e.Status, e.Code, tc.status, tc.code)
 		}
 	}
-	for _, c := range []string{server.CodeSourceInvalid, server.CodeIndexCorrupt, server.CodeStorageUnavailable} {
+	for _, c := range []string{serving.CodeSourceInvalid, serving.CodeIndexCorrupt, serving.CodeStorageUnavailable} {
 		if !strings.Contains(string(server.OpenAPI), "- "+c+" ") {
 			t.Errorf("error code %s is not in the OpenAPI document", c)
 		}
@@ -234,7 +235,7 @@ func TestDamagedIndexIsNot500(t *testing.T) {
 				f := &fixture{env: env, url: url}
 				status, m := f.post(t, "/v1/indexes/ix/search", map[string]any{"vector": vec64(rows[7].Embedding), "k": 5, "nprobe": 4})
 				t.Logf("%d %s", status, errCode(m))
-				if status == http.StatusInternalServerError || errCode(m) == server.CodeInternal {
+				if status == http.StatusInternalServerError || errCode(m) == serving.CodeInternal {
 					t.Errorf("status %d %v", status, m)
 				}
 			})
@@ -303,8 +304,8 @@ func TestSourceChangedUnderOpenIndex(t *testing.T) {
 			// Other columns: rows not in the row cache, read from the source.
 			body["columns"] = []string{"id", "embedding"}
 			status, m := f.post(t, "/v1/indexes/ix/search", body)
-			if status != http.StatusConflict || errCode(m) != server.CodeStaleIndex {
-				t.Fatalf("search after the source was %s: %d %v, want 409 %s", change, status, m, server.CodeStaleIndex)
+			if status != http.StatusConflict || errCode(m) != serving.CodeStaleIndex {
+				t.Fatalf("search after the source was %s: %d %v, want 409 %s", change, status, m, serving.CodeStaleIndex)
 			}
 		})
 	}
@@ -351,7 +352,7 @@ func TestTamperedMetadataIsNot500(t *testing.T) {
 			_, url := startServer(t, env, server.Config{})
 			f := &fixture{env: env, url: url}
 			status, m := f.post(t, "/v1/indexes/ix/search", map[string]any{"vector": vec64(rows[7].Embedding), "k": 5})
-			if status < 400 || status >= 500 || errCode(m) == server.CodeInternal {
+			if status < 400 || status >= 500 || errCode(m) == serving.CodeInternal {
 				t.Fatalf("status %d %v, want a stable 4xx code", status, m)
 			}
 		})

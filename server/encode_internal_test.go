@@ -11,6 +11,7 @@ import (
 
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // expiringCtx is a context whose deadline passes at its after-th Err
@@ -81,8 +82,8 @@ func TestEncodersStopAtDeadline(t *testing.T) {
 				ctx.after.Store(looks / 2)
 				resp := bigResponse(shape.nq, shape.k)
 				_, err := enc(ctx, resp)
-				e, ok := err.(*Error)
-				if !ok || e.Code != CodeTimeout || e.Status != 504 || !bytes.Contains([]byte(e.Message), []byte("while encoding the answer")) {
+				e, ok := err.(*serving.Error)
+				if !ok || e.Code != serving.CodeTimeout || e.Status != 504 || !bytes.Contains([]byte(e.Message), []byte("while encoding the answer")) {
 					t.Fatalf("got %v; want 504 timeout while encoding the answer", err)
 				}
 				if got := ctx.calls.Load(); got != looks/2+1 {

@@ -21,6 +21,7 @@ import (
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server/serving"
 	"github.com/parqdb/parqdb/storage"
 )
 
@@ -31,14 +32,14 @@ type Config struct {
 	Env query.Env
 	// Token, when set, is required on every route except /healthz,
 	// /readyz, /openapi.yaml and the console's files (/, /console/…).
-	Token Token
-	// Limits bound requests (zero fields: DefaultLimits).
-	Limits Limits
+	Token serving.Token
+	// Limits bound requests (zero fields: serving.DefaultLimits).
+	Limits serving.Limits
 	// Load bounds concurrent searches and rows per answer (zero fields:
-	// defaults, see LoadLimits).
-	Load LoadLimits
+	// defaults, see serving.LoadLimits).
+	Load serving.LoadLimits
 	// Pool tunes the opened indexes and their refresh.
-	Pool PoolOptions
+	Pool serving.PoolOptions
 	// Logger receives access and event logs (default slog.Default()).
 	// Logs never contain tokens or catalog credentials.
 	Logger *slog.Logger
@@ -61,9 +62,9 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	pool    *Pool
+	pool    *serving.Pool
 	metrics *metrics
-	admit   *Admitter
+	admit   *serving.Admitter
 	rowJSON *rowJSON // encoded answer rows (rowjson.go)
 	routes  routeTable
 	handler http.Handler
@@ -85,8 +86,8 @@ func New(cfg Config) (*Server, error) {
 	if err := errors.Join(cfg.Limits.Validate(), cfg.Load.Validate()); err != nil {
 		return nil, err
 	}
-	cfg.Load = cfg.Load.withDefaults()
-	cfg.Limits = cfg.Limits.withDefaults()
+	cfg.Load = cfg.Load.WithDefaults()
+	cfg.Limits = cfg.Limits.WithDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -98,7 +99,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Pool.Logger == nil {
 		cfg.Pool.Logger = cfg.Logger
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, pool: NewPool(env, cfg.Pool), admit: NewAdmitter(cfg.Load),
+	s := &Server{cfg: cfg, log: cfg.Logger, pool: serving.NewPool(env, cfg.Pool), admit: serving.NewAdmitter(cfg.Load),
 		rowJSON: newRowJSON(membudget.Default)}
 	s.metrics = newMetrics(s.pool, st, s.admit)
 	s.routes = s.newRoutes()
@@ -108,14 +109,14 @@ func New(cfg Config) (*Server, error) {
 }
 
 // Pool returns the server's pool, shared with the Flight SQL front end.
-func (s *Server) Pool() *Pool { return s.pool }
+func (s *Server) Pool() *serving.Pool { return s.pool }
 
 // Limits returns the server's effective limits.
-func (s *Server) Limits() Limits { return s.cfg.Limits }
+func (s *Server) Limits() serving.Limits { return s.cfg.Limits }
 
 // Admitter returns the server's admission control, shared with the
 // Flight SQL front end.
-func (s *Server) Admitter() *Admitter { return s.admit }
+func (s *Server) Admitter() *serving.Admitter { return s.admit }
 
 // SQLAllowDirs returns Config.SQLAllowDirs, for the SQL front end.
 func (s *Server) SQLAllowDirs() []string { return s.cfg.SQLAllowDirs }
@@ -124,7 +125,7 @@ func (s *Server) SQLAllowDirs() []string { return s.cfg.SQLAllowDirs }
 func (s *Server) SQLMemory() int64 { return s.cfg.SQLMemory }
 
 // Token returns the server's token.
-func (s *Server) Token() Token { return s.cfg.Token }
+func (s *Server) Token() serving.Token { return s.cfg.Token }
 
 // Logger returns the server's logger.
 func (s *Server) Logger() *slog.Logger { return s.log }
@@ -299,19 +300,19 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !ok:
 		label = "other"
-		err = errorf(http.StatusNotFound, CodeNotFound, "no route %s; see /openapi.yaml", r.URL.Path)
+		err = serving.Errorf(http.StatusNotFound, serving.CodeNotFound, "no route %s; see /openapi.yaml", r.URL.Path)
 	case !rt.public && !s.authorized(r):
 		sw.Header().Set("WWW-Authenticate", `Bearer realm="parqdb"`)
-		err = errorf(http.StatusUnauthorized, CodeUnauthenticated, "missing or wrong bearer token")
+		err = serving.Errorf(http.StatusUnauthorized, serving.CodeUnauthenticated, "missing or wrong bearer token")
 	case r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead):
 		sw.Header().Set("Allow", rt.method)
-		err = errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s takes %s, not %s", rt.label, rt.method, r.Method)
+		err = serving.Errorf(http.StatusMethodNotAllowed, serving.CodeMethodNotAllowed, "%s takes %s, not %s", rt.label, rt.method, r.Method)
 	default:
 		err = rt.fn(sw, r, name)
 	}
-	var ae *Error
+	var ae *serving.Error
 	if err != nil {
-		ae = httpTimeout(AsError(err))
+		ae = httpTimeout(serving.AsError(err))
 		if sw.status == 0 {
 			writeError(sw, ae)
 		}
@@ -351,7 +352,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func errText(e *Error) string {
+func errText(e *serving.Error) string {
 	if e.Err != nil {
 		return e.Err.Error()
 	}
@@ -366,7 +367,7 @@ type errorBody struct {
 	} `json:"error"`
 }
 
-func writeError(w http.ResponseWriter, e *Error) {
+func writeError(w http.ResponseWriter, e *serving.Error) {
 	var b errorBody
 	b.Error.Code, b.Error.Message = e.Code, e.Message
 	writeJSON(w, e.Status, b)
@@ -393,7 +394,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, _ string) error 
 // at most once a second).
 func (s *Server) readiness(w http.ResponseWriter, r *http.Request, _ string) error {
 	if !s.ready.Load() {
-		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "not ready: loading indexes or shutting down")
+		return serving.Errorf(http.StatusServiceUnavailable, serving.CodeUnavailable, "not ready: loading indexes or shutting down")
 	}
 	s.catCheck.Lock()
 	if time.Since(s.catCheck.at) > time.Second {
@@ -405,7 +406,7 @@ func (s *Server) readiness(w http.ResponseWriter, r *http.Request, _ string) err
 	err := s.catCheck.err
 	s.catCheck.Unlock()
 	if err != nil {
-		return &Error{http.StatusServiceUnavailable, CodeUnavailable, "catalog unreachable: " + err.Error(), err}
+		return &serving.Error{Status: http.StatusServiceUnavailable, Code: serving.CodeUnavailable, Message: "catalog unreachable: " + err.Error(), Err: err}
 	}
 	return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
@@ -531,7 +532,7 @@ func (s *Server) describe(w http.ResponseWriter, r *http.Request, name string) e
 // search answers POST /v1/indexes/{name}/search. Its time limit runs
 // from the moment the handler starts and covers reading the body, waiting
 // for a running slot, the search, the join, encoding and writing the
-// answer (withTimeLimit; docs/serve.md, "Limits").
+// answer (serving.WithTimeLimit; docs/serve.md, "Limits").
 func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) error {
 	start := time.Now()
 	rc := http.NewResponseController(w)
@@ -539,9 +540,9 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 	var req SearchRequest
 	if err := decodeSearch(w, r, s.cfg.Limits.MaxBodyBytes, &req); err != nil {
 		if time.Since(start) >= s.cfg.Limits.Timeout {
-			ctx, cancel := withTimeLimit(r.Context(), start, s.cfg.Limits.Timeout)
+			ctx, cancel := serving.WithTimeLimit(r.Context(), start, s.cfg.Limits.Timeout)
 			defer cancel()
-			return timeoutError(ctx, "reading the body")
+			return serving.TimeoutError(ctx, "reading the body")
 		}
 		return err
 	}
@@ -552,12 +553,12 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 	if err := s.admit.Limits().CheckRows(plan.opts.K, plan.queries()); err != nil {
 		return err
 	}
-	ctx, cancel := withTimeLimit(r.Context(), start, plan.timeout)
+	ctx, cancel := serving.WithTimeLimit(r.Context(), start, plan.timeout)
 	defer cancel()
 	release, err := s.admit.Admit(ctx)
 	if err != nil {
-		if AsError(err).Code == CodeOverloaded {
-			w.Header().Set("Retry-After", retryAfter)
+		if serving.AsError(err).Code == serving.CodeOverloaded {
+			w.Header().Set("Retry-After", serving.RetryAfter)
 		}
 		return err
 	}
@@ -566,7 +567,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string) err
 	resp, err := s.runSearch(ctx, name, plan)
 	if err != nil {
 		if ctx.Err() != nil {
-			return timeoutError(ctx, "searching")
+			return serving.TimeoutError(ctx, "searching")
 		}
 		return err
 	}
@@ -627,12 +628,12 @@ func (s *Server) runSearch(ctx context.Context, name string, plan *searchPlan) (
 		return nil, err
 	}
 	opts.SharedRows = true // the answer only reads the rows (JSON or Arrow)
-	results, err := s.admit.searchBatch(ctx, ix, qs, opts)
+	results, err := s.admit.SearchBatch(ctx, ix, qs, opts)
 	if err != nil {
 		return nil, err
 	}
 	s.metrics.observeSearch(name, results)
-	resp := newSearchResponse(ix, results, s.rowJSON, &l.h.rowEnc)
+	resp := newSearchResponse(ix, results, s.rowJSON, l.State())
 	resp.stale = ix.Stale()
 	if resp.Columns == nil {
 		resp.Columns = []string{metadata.ReservedField}

@@ -50,7 +50,7 @@ type searchStats struct {
 // newSearchResponse builds the answer; rows (may be nil) caches the
 // rows' JSON for encodeResponse, and enc (may be nil) keeps the row
 // encoder last made for ix, reused while the column list is the same.
-func newSearchResponse(ix *query.Index, results []*query.Result, rows *rowJSON, enc *atomic.Pointer[rowEncoder]) *SearchResponse {
+func newSearchResponse(ix *query.Index, results []*query.Result, rows *rowJSON, enc *atomic.Value) *SearchResponse {
 	resp := &SearchResponse{Index: ix.Name(), SnapshotID: ix.Snapshot().SnapshotID, Results: make([][]query.JSONRow, len(results))}
 	var st query.Stats
 	for i, r := range results {
@@ -62,7 +62,7 @@ func newSearchResponse(ix *query.Index, results []*query.Result, rows *rowJSON, 
 	}
 	var last *rowEncoder
 	if enc != nil {
-		last = enc.Load()
+		last, _ = enc.Load().(*rowEncoder)
 	}
 	if last != nil && last.cache == rows && slices.Equal(last.cols, resp.Columns) {
 		resp.rows = last

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // encodeResponse is encodeResponseTo into a fresh buffer.
@@ -45,7 +46,7 @@ func TestEncodeResponse(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err = encodeResponse(ctx, mk())
-	if e := AsError(err); e.Code != CodeTimeout || e.Status != 504 {
+	if e := serving.AsError(err); e.Code != serving.CodeTimeout || e.Status != 504 {
 		t.Fatalf("encoding after the deadline: %v, want 504 timeout", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // postSearch posts a JSON body and returns the status, the error code (if
@@ -48,7 +49,7 @@ const answerCeiling = 10 * time.Second
 // queue until its deadline (504 timeout) or a slot frees (200); with the
 // queue full too, it is answered at once 503 overloaded with Retry-After.
 func TestAdmission(t *testing.T) {
-	f := newFixture(t, server.Config{Load: server.LoadLimits{MaxConcurrent: 1, MaxQueue: 1}})
+	f := newFixture(t, server.Config{Load: serving.LoadLimits{MaxConcurrent: 1, MaxQueue: 1}})
 	adm := f.srv.Admitter()
 	release, err := adm.Admit(context.Background())
 	if err != nil {
@@ -59,7 +60,7 @@ func TestAdmission(t *testing.T) {
 	status, code, _ := postSearch(t, f.url, map[string]any{"key": "king", "timeout_ms": 300})
 	took := time.Since(start)
 	t.Logf("queued past its deadline: %d %q after %v", status, code, took)
-	if status != http.StatusGatewayTimeout || code != server.CodeTimeout || took < 300*time.Millisecond || took > 300*time.Millisecond+answerCeiling {
+	if status != http.StatusGatewayTimeout || code != serving.CodeTimeout || took < 300*time.Millisecond || took > 300*time.Millisecond+answerCeiling {
 		t.Fatalf("queued past its deadline: %d %q after %v, want 504 timeout after 300ms (+ at most %v)", status, code, took, answerCeiling)
 	}
 
@@ -78,7 +79,7 @@ func TestAdmission(t *testing.T) {
 		}
 	}
 	status, code, retry := postSearch(t, f.url, map[string]any{"key": "king"})
-	if status != http.StatusServiceUnavailable || code != server.CodeOverloaded || retry == "" {
+	if status != http.StatusServiceUnavailable || code != serving.CodeOverloaded || retry == "" {
 		t.Fatalf("queue full: %d %q Retry-After %q, want 503 overloaded with Retry-After", status, code, retry)
 	}
 	if st := adm.Stats(); st.Rejected != 1 || st.Running != 1 {
@@ -104,7 +105,7 @@ func TestAdmission(t *testing.T) {
 // TestRowLimit: k × query vectors beyond MaxRows is refused before any
 // search work, with out_of_range naming both numbers.
 func TestRowLimit(t *testing.T) {
-	f := newFixture(t, server.Config{Load: server.LoadLimits{MaxRows: 50}})
+	f := newFixture(t, server.Config{Load: serving.LoadLimits{MaxRows: 50}})
 	king := vec64(f.king)
 	five := [][]float64{king, king, king, king, king}
 	for _, tc := range []struct {
@@ -114,8 +115,8 @@ func TestRowLimit(t *testing.T) {
 		code   string
 	}{
 		{"at the limit", map[string]any{"vectors": five, "k": 10}, 200, ""},
-		{"one row over", map[string]any{"vectors": five, "k": 11}, 400, server.CodeOutOfRange},
-		{"key search, k over", map[string]any{"key": "king", "k": 51}, 400, server.CodeOutOfRange},
+		{"one row over", map[string]any{"vectors": five, "k": 11}, 400, serving.CodeOutOfRange},
+		{"key search, k over", map[string]any{"key": "king", "k": 51}, 400, serving.CodeOutOfRange},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, m := f.post(t, "/v1/indexes/words/search", tc.body)
@@ -127,7 +128,7 @@ func TestRowLimit(t *testing.T) {
 }
 
 func TestLoadLimitsValidate(t *testing.T) {
-	if _, err := server.New(server.Config{Env: newLocalEnv(t), Load: server.LoadLimits{MaxConcurrent: -1, MaxRows: -2}}); err == nil {
+	if _, err := server.New(server.Config{Env: newLocalEnv(t), Load: serving.LoadLimits{MaxConcurrent: -1, MaxRows: -2}}); err == nil {
 		t.Fatal("negative load limits accepted")
 	}
 }
@@ -137,7 +138,7 @@ func TestLoadLimitsValidate(t *testing.T) {
 // the limit (it held the connection for the read timeout, limit + 10 s,
 // and got 400; the time check stays below that read timeout).
 func TestSlowBody(t *testing.T) {
-	f := newFixture(t, server.Config{Limits: server.Limits{Timeout: 300 * time.Millisecond}})
+	f := newFixture(t, server.Config{Limits: serving.Limits{Timeout: 300 * time.Millisecond}})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
 	if err != nil {
 		t.Fatal(err)

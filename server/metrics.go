@@ -11,6 +11,7 @@ import (
 
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server/serving"
 	"github.com/parqdb/parqdb/storage"
 )
 
@@ -84,7 +85,7 @@ func statusLabel(status int) int {
 	return status
 }
 
-func newMetrics(pool *Pool, st *storage.Stats, adm *Admitter) *metrics {
+func newMetrics(pool *serving.Pool, st *storage.Stats, adm *serving.Admitter) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "parqdb_http_requests_total", Help: "HTTP requests by route, method and status code.",

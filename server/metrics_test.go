@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // TestMetricsLabelsBounded floods a server with requests of random long
@@ -18,7 +19,7 @@ import (
 // methods fold into "other", unknown paths into route "other"), so a
 // second flood adds no series and the exposition stays small.
 func TestMetricsLabelsBounded(t *testing.T) {
-	tok, err := server.NewToken("metrics-token")
+	tok, err := serving.NewToken("metrics-token")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v2"
 
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 type openAPIOp struct {
@@ -54,11 +55,11 @@ func parseOpenAPI(t *testing.T) map[string]map[string]openAPIOp {
 // status) is declared for that route.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
 	paths := parseOpenAPI(t)
-	tok, err := server.NewToken("openapi-token")
+	tok, err := serving.NewToken("openapi-token")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, server.Config{Token: tok, Limits: server.Limits{MaxBodyBytes: 1 << 16}})
+	f := newFixture(t, server.Config{Token: tok, Limits: serving.Limits{MaxBodyBytes: 1 << 16}})
 	f.token = "openapi-token"
 	vec := strings.Repeat("0.1, ", f.dim-1) + "0.1"
 	type call struct {

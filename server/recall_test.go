@@ -7,6 +7,7 @@ import (
 
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // TestSearchRecall: "recall" gives the answer of query.Options.Recall;
@@ -42,18 +43,18 @@ func TestSearchRecall(t *testing.T) {
 }
 
 func TestSearchRecallErrors(t *testing.T) {
-	f := newFixture(t, server.Config{Limits: server.Limits{MaxNProbe: 2}})
+	f := newFixture(t, server.Config{Limits: serving.Limits{MaxNProbe: 2}})
 	for _, tc := range []struct {
 		name string
 		body map[string]any
 		code string
 	}{
-		{"zero", map[string]any{"vector": vec64(f.king), "recall": 0}, server.CodeOutOfRange},
-		{"above one", map[string]any{"vector": vec64(f.king), "recall": 1.2}, server.CodeOutOfRange},
-		{"negative", map[string]any{"vector": vec64(f.king), "recall": -0.5}, server.CodeOutOfRange},
-		{"with nprobe", map[string]any{"vector": vec64(f.king), "recall": 0.9, "nprobe": 2}, server.CodeInvalidArgument},
-		{"with refine", map[string]any{"vector": vec64(f.king), "recall": 0.9, "refine": 0}, server.CodeInvalidArgument},
-		{"above the server's nprobe limit", map[string]any{"vector": vec64(f.king), "recall": 0.99}, server.CodeOutOfRange},
+		{"zero", map[string]any{"vector": vec64(f.king), "recall": 0}, serving.CodeOutOfRange},
+		{"above one", map[string]any{"vector": vec64(f.king), "recall": 1.2}, serving.CodeOutOfRange},
+		{"negative", map[string]any{"vector": vec64(f.king), "recall": -0.5}, serving.CodeOutOfRange},
+		{"with nprobe", map[string]any{"vector": vec64(f.king), "recall": 0.9, "nprobe": 2}, serving.CodeInvalidArgument},
+		{"with refine", map[string]any{"vector": vec64(f.king), "recall": 0.9, "refine": 0}, serving.CodeInvalidArgument},
+		{"above the server's nprobe limit", map[string]any{"vector": vec64(f.king), "recall": 0.99}, serving.CodeOutOfRange},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, m := f.post(t, "/v1/indexes/words/search", tc.body)

@@ -14,6 +14,7 @@ import (
 	"github.com/parqdb/parqdb/internal/testenv"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 	"github.com/parqdb/parqdb/storage"
 )
 
@@ -23,7 +24,7 @@ func TestLeaseSurvivesSwap(t *testing.T) {
 	ctx := context.Background()
 	env := newLocalEnv(t)
 	buildGlove(t, env, "words", "lvq8")
-	pool := server.NewPool(env, server.PoolOptions{RefreshInterval: -1})
+	pool := serving.NewPool(env, serving.PoolOptions{RefreshInterval: -1})
 	defer pool.Close()
 	old, err := pool.Acquire(ctx, "words", 0)
 	if err != nil {
@@ -71,7 +72,7 @@ func TestLeaseSurvivesSwap(t *testing.T) {
 	if err := pool.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.Acquire(ctx, "words", 0); server.AsError(err).Code != server.CodeIndexNotFound {
+	if _, err := pool.Acquire(ctx, "words", 0); serving.AsError(err).Code != serving.CodeIndexNotFound {
 		t.Fatalf("dropped index: %v", err)
 	}
 }
@@ -86,8 +87,8 @@ func TestRefreshUnderLoad(t *testing.T) {
 	// 8 clients and ample room (a client may send its next request before
 	// the server has released the slot of its last), so that no answer is
 	// 503 overloaded.
-	f.srv, f.url = startServer(t, env, server.Config{Pool: server.PoolOptions{RefreshInterval: 20 * time.Millisecond},
-		Load: server.LoadLimits{MaxConcurrent: 2, MaxQueue: 64}})
+	f.srv, f.url = startServer(t, env, server.Config{Pool: serving.PoolOptions{RefreshInterval: 20 * time.Millisecond},
+		Load: serving.LoadLimits{MaxConcurrent: 2, MaxQueue: 64}})
 	var (
 		requests, failures atomic.Int64
 		seen               [3]atomic.Int64
@@ -178,7 +179,7 @@ func TestReplicasS3Postgres(t *testing.T) {
 	var urls []string
 	var srvs []*server.Server
 	for range 2 {
-		s, u := startServer(t, open(), server.Config{Pool: server.PoolOptions{RefreshInterval: -1}})
+		s, u := startServer(t, open(), server.Config{Pool: serving.PoolOptions{RefreshInterval: -1}})
 		srvs, urls = append(srvs, s), append(urls, u)
 	}
 	bodies := []string{

@@ -17,6 +17,7 @@ import (
 	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // SearchRequest is the body of POST /v1/indexes/{name}/search. Exactly
@@ -97,7 +98,7 @@ func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64) (*bytes.B
 	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
-			return nil, errorf(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "Content-Type %q: send application/json", ct)
+			return nil, serving.Errorf(http.StatusUnsupportedMediaType, serving.CodeUnsupportedMediaType, "Content-Type %q: send application/json", ct)
 		}
 	}
 	buf := bodyBufs.Get().(*bytes.Buffer)
@@ -106,13 +107,13 @@ func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64) (*bytes.B
 		putBodyBuf(buf)
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body exceeds %d bytes", mbe.Limit)
+			return nil, serving.Errorf(http.StatusRequestEntityTooLarge, serving.CodeBodyTooLarge, "the body exceeds %d bytes", mbe.Limit)
 		}
-		return nil, errorf(http.StatusBadRequest, CodeMalformedJSON, "read body: %v", err)
+		return nil, serving.Errorf(http.StatusBadRequest, serving.CodeMalformedJSON, "read body: %v", err)
 	}
 	if len(bytes.TrimSpace(buf.Bytes())) == 0 {
 		putBodyBuf(buf)
-		return nil, errorf(http.StatusBadRequest, CodeMalformedJSON, "the body is empty: send a JSON object")
+		return nil, serving.Errorf(http.StatusBadRequest, serving.CodeMalformedJSON, "the body is empty: send a JSON object")
 	}
 	return buf, nil
 }
@@ -129,7 +130,7 @@ func decodeStrict(body []byte, v any) error {
 		return jsonError(body, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return errorf(http.StatusBadRequest, CodeMalformedJSON, "unexpected data after the JSON object")
+		return serving.Errorf(http.StatusBadRequest, serving.CodeMalformedJSON, "unexpected data after the JSON object")
 	}
 	return nil
 }
@@ -262,7 +263,7 @@ func simpleInt(b []byte, i int) (int, int, bool) {
 }
 
 // jsonError turns a decoding error into an API error that says where.
-func jsonError(body []byte, err error) *Error {
+func jsonError(body []byte, err error) *serving.Error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
@@ -270,27 +271,27 @@ func jsonError(body []byte, err error) *Error {
 		rest := body[max(se.Offset-1, 0):]
 		for _, tok := range []string{"NaN", "Infinity", "-Infinity", "+Infinity"} {
 			if bytes.HasPrefix(rest, []byte(tok)) {
-				return errorf(http.StatusBadRequest, CodeInvalidVector,
+				return serving.Errorf(http.StatusBadRequest, serving.CodeInvalidVector,
 					"%s at byte %d: vector values must be finite numbers (NaN and Infinity are not JSON numbers)", tok, se.Offset)
 			}
 		}
-		return errorf(http.StatusBadRequest, CodeMalformedJSON, "invalid JSON at byte %d: %v", se.Offset, err)
+		return serving.Errorf(http.StatusBadRequest, serving.CodeMalformedJSON, "invalid JSON at byte %d: %v", se.Offset, err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errorf(http.StatusBadRequest, CodeMalformedJSON, "the JSON body ends early")
+		return serving.Errorf(http.StatusBadRequest, serving.CodeMalformedJSON, "the JSON body ends early")
 	case errors.As(err, &te):
 		if strings.HasPrefix(te.Field, "vector") && te.Type.Kind() == reflectFloat64 {
-			return errorf(http.StatusBadRequest, CodeInvalidVector, "field %s: %s is not a finite float32 number", te.Field, te.Value)
+			return serving.Errorf(http.StatusBadRequest, serving.CodeInvalidVector, "field %s: %s is not a finite float32 number", te.Field, te.Value)
 		}
-		return errorf(http.StatusBadRequest, CodeInvalidArgument, "field %s: want %s, got %s", te.Field, te.Type, te.Value)
+		return serving.Errorf(http.StatusBadRequest, serving.CodeInvalidArgument, "field %s: want %s, got %s", te.Field, te.Type, te.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field"):
-		return errorf(http.StatusBadRequest, CodeInvalidArgument, "%s", strings.TrimPrefix(err.Error(), "json: "))
+		return serving.Errorf(http.StatusBadRequest, serving.CodeInvalidArgument, "%s", strings.TrimPrefix(err.Error(), "json: "))
 	}
-	return errorf(http.StatusBadRequest, CodeMalformedJSON, "%v", err)
+	return serving.Errorf(http.StatusBadRequest, serving.CodeMalformedJSON, "%v", err)
 }
 
 // plan checks the request against the limits (but not yet against an
 // index).
-func (req *SearchRequest) plan(l Limits) (*searchPlan, error) {
+func (req *SearchRequest) plan(l serving.Limits) (*searchPlan, error) {
 	given := 0
 	if req.Vector != nil {
 		given++
@@ -302,7 +303,7 @@ func (req *SearchRequest) plan(l Limits) (*searchPlan, error) {
 		given++
 	}
 	if given != 1 {
-		return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "give exactly one of vector, vectors or key")
+		return nil, serving.Errorf(http.StatusBadRequest, serving.CodeInvalidArgument, "give exactly one of vector, vectors or key")
 	}
 	p := &searchPlan{timeout: l.Timeout}
 	switch {
@@ -310,10 +311,10 @@ func (req *SearchRequest) plan(l Limits) (*searchPlan, error) {
 		p.vectors = [][]float64{req.Vector}
 	case req.Vectors != nil:
 		if len(req.Vectors) == 0 {
-			return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "vectors is empty")
+			return nil, serving.Errorf(http.StatusBadRequest, serving.CodeInvalidArgument, "vectors is empty")
 		}
 		if len(req.Vectors) > l.MaxBatch {
-			return nil, errorf(http.StatusBadRequest, CodeOutOfRange, "%d vectors exceed the batch limit of %d", len(req.Vectors), l.MaxBatch)
+			return nil, serving.Errorf(http.StatusBadRequest, serving.CodeOutOfRange, "%d vectors exceed the batch limit of %d", len(req.Vectors), l.MaxBatch)
 		}
 		p.vectors = req.Vectors
 	default:
@@ -334,10 +335,10 @@ func (req *SearchRequest) plan(l Limits) (*searchPlan, error) {
 		seen := map[string]bool{}
 		for _, c := range req.Columns {
 			if c == metadata.ReservedField {
-				return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "columns: %s is always returned; do not list it", c)
+				return nil, serving.Errorf(http.StatusBadRequest, serving.CodeInvalidArgument, "columns: %s is always returned; do not list it", c)
 			}
 			if seen[c] {
-				return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "columns: %q is listed twice", c)
+				return nil, serving.Errorf(http.StatusBadRequest, serving.CodeInvalidArgument, "columns: %q is listed twice", c)
 			}
 			seen[c] = true
 		}
@@ -346,13 +347,13 @@ func (req *SearchRequest) plan(l Limits) (*searchPlan, error) {
 	opts.KeysOnly = req.KeysOnly
 	if req.Where != "" {
 		if opts.Filter, err = filter.Parse(req.Where); err != nil {
-			return nil, AsError(err)
+			return nil, serving.AsError(err)
 		}
 	}
 	p.opts = opts
 	if req.Snapshot != nil {
 		if *req.Snapshot < 0 {
-			return nil, errorf(http.StatusBadRequest, CodeOutOfRange, "snapshot = %d is negative", *req.Snapshot)
+			return nil, serving.Errorf(http.StatusBadRequest, serving.CodeOutOfRange, "snapshot = %d is negative", *req.Snapshot)
 		}
 		p.snapshot = *req.Snapshot
 	}
@@ -361,7 +362,7 @@ func (req *SearchRequest) plan(l Limits) (*searchPlan, error) {
 		// the range of time.Duration would wrap.
 		ms, most := *req.TimeoutMS, l.Timeout.Milliseconds()
 		if ms < 1 || ms > most {
-			return nil, errorf(http.StatusBadRequest, CodeOutOfRange, "timeout_ms = %d is outside [1, %d]", ms, most)
+			return nil, serving.Errorf(http.StatusBadRequest, serving.CodeOutOfRange, "timeout_ms = %d is outside [1, %d]", ms, most)
 		}
 		p.timeout = time.Duration(ms) * time.Millisecond
 	}
@@ -374,7 +375,7 @@ func (req *SearchRequest) plan(l Limits) (*searchPlan, error) {
 func keyTexts(raw json.RawMessage) ([]string, error) {
 	texts, err := query.KeyTextsJSON(raw)
 	if err != nil {
-		return nil, errorf(http.StatusBadRequest, CodeInvalidArgument, "%s", strings.TrimPrefix(err.Error(), query.ErrBadQuery.Error()+": "))
+		return nil, serving.Errorf(http.StatusBadRequest, serving.CodeInvalidArgument, "%s", strings.TrimPrefix(err.Error(), query.ErrBadQuery.Error()+": "))
 	}
 	return texts, nil
 }
@@ -389,19 +390,19 @@ func (p *searchPlan) queryVectors(ix *query.Index) ([][]float32, error) {
 			where = fmt.Sprintf("vectors[%d]", i)
 		}
 		if len(v) != ix.Dim() {
-			return nil, errorf(http.StatusBadRequest, CodeWrongDimension, "%s has %d values; index %q has dimension %d", where, len(v), ix.Name(), ix.Dim())
+			return nil, serving.Errorf(http.StatusBadRequest, serving.CodeWrongDimension, "%s has %d values; index %q has dimension %d", where, len(v), ix.Name(), ix.Dim())
 		}
 		f := make([]float32, len(v))
 		zero := true
 		for j, x := range v {
 			f[j] = float32(x)
 			if math.IsInf(float64(f[j]), 0) || math.IsNaN(x) {
-				return nil, errorf(http.StatusBadRequest, CodeInvalidVector, "%s[%d] = %g is not a finite float32", where, j, x)
+				return nil, serving.Errorf(http.StatusBadRequest, serving.CodeInvalidVector, "%s[%d] = %g is not a finite float32", where, j, x)
 			}
 			zero = zero && f[j] == 0
 		}
 		if zero && ix.Snapshot().Metric == metadata.MetricCosine {
-			return nil, errorf(http.StatusBadRequest, CodeInvalidVector, "%s is all zeros: it has no direction under the cosine metric", where)
+			return nil, serving.Errorf(http.StatusBadRequest, serving.CodeInvalidVector, "%s is all zeros: it has no direction under the cosine metric", where)
 		}
 		out[i] = f
 	}
@@ -416,7 +417,7 @@ func (p *searchPlan) checkColumns(ix *query.Index) error {
 	have := ix.Columns()
 	for _, c := range p.opts.Columns {
 		if !slices.Contains(have, c) {
-			return errorf(http.StatusBadRequest, CodeUnknownColumn, "column %q is not in the source of index %q (columns: %s)", c, ix.Name(), strings.Join(have, ", "))
+			return serving.Errorf(http.StatusBadRequest, serving.CodeUnknownColumn, "column %q is not in the source of index %q (columns: %s)", c, ix.Name(), strings.Join(have, ", "))
 		}
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // fixture is a running server over a local warehouse holding "words"
@@ -256,7 +257,7 @@ func TestSearchEqualsQuery(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
-	f := newFixture(t, server.Config{Limits: server.Limits{MaxBodyBytes: 64 << 10, MaxBatch: 4}})
+	f := newFixture(t, server.Config{Limits: serving.Limits{MaxBodyBytes: 64 << 10, MaxBatch: 4}})
 	king := vec64(f.king)
 	nanBody := strings.Replace(string(must(json.Marshal(map[string]any{"vector": king}))), "[", "[NaN,", 1)
 	big := map[string]any{"vector": king, "pad": strings.Repeat("x", 70<<10)}
@@ -325,7 +326,7 @@ func must[T any](v T, err error) T {
 }
 
 func TestToken(t *testing.T) {
-	tok, err := server.NewToken("s3cret-token")
+	tok, err := serving.NewToken("s3cret-token")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +368,7 @@ func TestToken(t *testing.T) {
 }
 
 func TestListenRule(t *testing.T) {
-	tok, _ := server.NewToken("x")
+	tok, _ := serving.NewToken("x")
 	for _, tc := range []struct {
 		addr  string
 		token bool
@@ -381,11 +382,11 @@ func TestListenRule(t *testing.T) {
 		{"192.168.1.4:7878", false, false},
 		{"0.0.0.0:7878", true, true},
 	} {
-		var tk server.Token
+		var tk serving.Token
 		if tc.token {
 			tk = tok
 		}
-		if err := server.CheckListen(tc.addr, tk); (err == nil) != tc.ok {
+		if err := serving.CheckListen(tc.addr, tk); (err == nil) != tc.ok {
 			t.Errorf("CheckListen(%q, token %v) = %v", tc.addr, tc.token, err)
 		}
 	}
@@ -400,7 +401,7 @@ func TestTokenFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte("  abc123 \n# ignored\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := server.ReadTokenFile(p)
+	tok, err := serving.ReadTokenFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +411,7 @@ func TestTokenFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte("\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := server.ReadTokenFile(p); err == nil {
+	if _, err := serving.ReadTokenFile(p); err == nil {
 		t.Fatal("empty token file accepted")
 	}
 }
@@ -482,12 +483,12 @@ func TestOpenAPIDocumentsAPI(t *testing.T) {
 		}
 	}
 	for _, c := range []string{
-		server.CodeMalformedJSON, server.CodeInvalidArgument, server.CodeWrongDimension, server.CodeInvalidVector,
-		server.CodeOutOfRange, server.CodeUnknownColumn, server.CodeSQLError, server.CodeUnauthenticated,
-		server.CodeFilterSyntax, server.CodeFilterColumn, server.CodeFilterType,
-		server.CodeSourceNotBound, server.CodeIndexNotFound, server.CodeSnapshotNotFound, server.CodeKeyNotFound, server.CodeKeyNotIndexed,
-		server.CodeNotFound, server.CodeMethodNotAllowed, server.CodeTimeout, server.CodeStaleIndex,
-		server.CodeBodyTooLarge, server.CodeUnsupportedMediaType, server.CodeInternal, server.CodeUnavailable, server.CodeOverloaded,
+		serving.CodeMalformedJSON, serving.CodeInvalidArgument, serving.CodeWrongDimension, serving.CodeInvalidVector,
+		serving.CodeOutOfRange, serving.CodeUnknownColumn, serving.CodeSQLError, serving.CodeUnauthenticated,
+		serving.CodeFilterSyntax, serving.CodeFilterColumn, serving.CodeFilterType,
+		serving.CodeSourceNotBound, serving.CodeIndexNotFound, serving.CodeSnapshotNotFound, serving.CodeKeyNotFound, serving.CodeKeyNotIndexed,
+		serving.CodeNotFound, serving.CodeMethodNotAllowed, serving.CodeTimeout, serving.CodeStaleIndex,
+		serving.CodeBodyTooLarge, serving.CodeUnsupportedMediaType, serving.CodeInternal, serving.CodeUnavailable, serving.CodeOverloaded,
 	} {
 		if !strings.Contains(doc, "- "+c+" ") {
 			t.Errorf("error code %s is not documented", c)
@@ -500,13 +501,13 @@ func TestAsError(t *testing.T) {
 		err  error
 		code string
 	}{
-		{query.ErrStale, server.CodeStaleIndex},
-		{fmt.Errorf("x: %w", query.ErrBadQuery), server.CodeInvalidArgument},
-		{context.DeadlineExceeded, server.CodeTimeout},
-		{server.ErrSourceNotBound, server.CodeSourceNotBound},
-		{errors.New("boom"), server.CodeInternal},
+		{query.ErrStale, serving.CodeStaleIndex},
+		{fmt.Errorf("x: %w", query.ErrBadQuery), serving.CodeInvalidArgument},
+		{context.DeadlineExceeded, serving.CodeTimeout},
+		{serving.ErrSourceNotBound, serving.CodeSourceNotBound},
+		{errors.New("boom"), serving.CodeInternal},
 	} {
-		if got := server.AsError(tc.err).Code; got != tc.code {
+		if got := serving.AsError(tc.err).Code; got != tc.code {
 			t.Errorf("AsError(%v) = %s, want %s", tc.err, got, tc.code)
 		}
 	}

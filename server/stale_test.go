@@ -14,6 +14,7 @@ import (
 
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // TestStaleFolderSourceOverHTTP: a file appended to a folder source leaves
@@ -38,7 +39,7 @@ func TestStaleFolderSourceOverHTTP(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	srv, url := startServer(t, env, server.Config{Pool: server.PoolOptions{RefreshInterval: -1}})
+	srv, url := startServer(t, env, server.Config{Pool: serving.PoolOptions{RefreshInterval: -1}})
 	post := func(url string, body any) (int, http.Header, map[string]any) {
 		t.Helper()
 		data, _ := json.Marshal(body)
@@ -75,15 +76,15 @@ func TestStaleFolderSourceOverHTTP(t *testing.T) {
 	// A server that opens the snapshot after the append: stale from the
 	// start; keys are looked up there (the lookups fill caches that would
 	// hide the rewrite below from the first server).
-	_, url2 := startServer(t, env, server.Config{Pool: server.PoolOptions{RefreshInterval: -1}})
+	_, url2 := startServer(t, env, server.Config{Pool: serving.PoolOptions{RefreshInterval: -1}})
 	f := &fixture{env: env, url: url2}
 	status, d := f.get(t, "/v1/indexes/ix")
 	if status != http.StatusOK || d["stale"] != true || !strings.Contains(toJSON(d["added_files"]), "part-1.parquet") {
 		t.Fatalf("describe after an append: %d %v", status, d)
 	}
 	status, _, m = post(url2, map[string]any{"key": 100003, "k": 3})
-	if msg := toJSON(m); status != http.StatusNotFound || errCode(m) != server.CodeKeyNotIndexed || !strings.Contains(msg, "part-1.parquet") {
-		t.Fatalf("key only in the appended file: %d %v, want 404 %s naming part-1.parquet", status, m, server.CodeKeyNotIndexed)
+	if msg := toJSON(m); status != http.StatusNotFound || errCode(m) != serving.CodeKeyNotIndexed || !strings.Contains(msg, "part-1.parquet") {
+		t.Fatalf("key only in the appended file: %d %v, want 404 %s naming part-1.parquet", status, m, serving.CodeKeyNotIndexed)
 	}
 	if status, _, m = post(url2, map[string]any{"key": 7, "k": 3}); status != http.StatusOK {
 		t.Fatalf("indexed key on a stale index: %d %v", status, m)
@@ -114,8 +115,8 @@ func TestStaleFolderSourceOverHTTP(t *testing.T) {
 			_, url = startServer(t, env, server.Config{})
 		}
 		status, _, m = post(url, search)
-		if msg := toJSON(m); status != http.StatusConflict || errCode(m) != server.CodeStaleIndex || !strings.Contains(msg, "part-0.parquet") {
-			t.Fatalf("search after a rewrite (fresh server %v): %d %v, want 409 %s naming part-0.parquet", fresh, status, m, server.CodeStaleIndex)
+		if msg := toJSON(m); status != http.StatusConflict || errCode(m) != serving.CodeStaleIndex || !strings.Contains(msg, "part-0.parquet") {
+			t.Fatalf("search after a rewrite (fresh server %v): %d %v, want 409 %s naming part-0.parquet", fresh, status, m, serving.CodeStaleIndex)
 		}
 	}
 }

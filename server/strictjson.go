@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // checkMembers holds a request body to the same rule as metadata files:
@@ -25,7 +26,7 @@ import (
 //
 // Syntax errors are left to the decoder, which reports them with their
 // offset; checkMembers returns nil for them.
-func checkMembers(body []byte, v any) *Error {
+func checkMembers(body []byte, v any) *serving.Error {
 	d := memberDecoders.Get().(*memberDecoder)
 	defer func() {
 		d.r.Reset(nil)
@@ -37,7 +38,7 @@ func checkMembers(body []byte, v any) *Error {
 	if _, err := d.dec.ReadValue(); err != nil {
 		var se *jsontext.SyntacticError
 		if errors.As(err, &se) && errors.Is(err, jsontext.ErrDuplicateName) {
-			return errorf(http.StatusBadRequest, CodeInvalidArgument,
+			return serving.Errorf(http.StatusBadRequest, serving.CodeInvalidArgument,
 				"field %s is given more than once: give each field once", pointerPath(se.JSONPointer))
 		}
 		return nil
@@ -63,11 +64,11 @@ func checkMembers(body []byte, v any) *Error {
 		if !ok {
 			for n := range names {
 				if strings.EqualFold(n, name) {
-					return errorf(http.StatusBadRequest, CodeInvalidArgument,
+					return serving.Errorf(http.StatusBadRequest, serving.CodeInvalidArgument,
 						"unknown field %q: field names are case-sensitive; did you mean %q?", name, n)
 				}
 			}
-			return errorf(http.StatusBadRequest, CodeInvalidArgument, "unknown field %q", name)
+			return serving.Errorf(http.StatusBadRequest, serving.CodeInvalidArgument, "unknown field %q", name)
 		}
 		if !numbers {
 			if err := dec.SkipValue(); err != nil {
@@ -80,7 +81,7 @@ func checkMembers(body []byte, v any) *Error {
 			return nil
 		}
 		if p := query.NullElement(val); p != nil {
-			return errorf(http.StatusBadRequest, CodeInvalidArgument,
+			return serving.Errorf(http.StatusBadRequest, serving.CodeInvalidArgument,
 				"%s%s is null: a vector needs a number in every element", name, query.ElementPath(p))
 		}
 	}

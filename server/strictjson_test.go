@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // TestStrictMembers: a request body is held to the metadata parser's
@@ -37,7 +38,7 @@ func TestStrictMembers(t *testing.T) {
 				return
 			}
 			e := m["error"].(map[string]any)
-			if e["code"] != server.CodeInvalidArgument || !strings.Contains(e["message"].(string), tc.msg) {
+			if e["code"] != serving.CodeInvalidArgument || !strings.Contains(e["message"].(string), tc.msg) {
 				t.Fatalf("got %v, want invalid_argument mentioning %q", e, tc.msg)
 			}
 		})

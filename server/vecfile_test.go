@@ -15,6 +15,7 @@ import (
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/postings"
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/vecfile"
 )
@@ -40,7 +41,7 @@ func TestSearchStatsVectorsFile(t *testing.T) {
 		}
 	}
 	f := &fixture{env: env}
-	f.srv, f.url = startServer(t, env, server.Config{Pool: server.PoolOptions{VectorCacheBytes: -1}})
+	f.srv, f.url = startServer(t, env, server.Config{Pool: serving.PoolOptions{VectorCacheBytes: -1}})
 	stat := func(m map[string]any, k string) int64 {
 		t.Helper()
 		st, _ := m["stats"].(map[string]any)

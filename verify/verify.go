@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/parqdb/parqdb/catalog"
-	"github.com/parqdb/parqdb/internal/icesource"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/ivf"
 	"github.com/parqdb/parqdb/location"
@@ -767,8 +766,8 @@ func (r *runner) checkSourceFiles(ctx context.Context) error {
 		}
 	}
 	id := tableIdentity(files)
-	if props := r.snap.SourceTable.Properties; r.snap.SourceTable.Provider == icesource.Provider {
-		id = icebergIdentity(props, sf)
+	if prov, _ := source.Lookup(r.snap.SourceTable.Provider); prov != nil {
+		id = providerIdentity(prov, r.snap.SourceTable.Properties, sf)
 	}
 	if id != sf.TableIdentity {
 		p.add("%s: the files give table-identity %s, the file says %s", key, id, sf.TableIdentity)
@@ -795,10 +794,14 @@ func (r *runner) checkSource(ctx context.Context) error {
 	props := s.SourceTable.Properties
 	loc := props["location"]
 	var t *source.Table
-	if s.SourceTable.Provider == icesource.Provider {
-		t = r.openIcebergSource(ctx, p, props)
-	} else {
-		var err error
+	prov, err := source.Lookup(s.SourceTable.Provider)
+	switch {
+	case err != nil:
+		r.failf(CheckSource, "source-table provider %q: %v", s.SourceTable.Provider, err)
+		return nil
+	case prov != nil:
+		t = r.openProviderSource(ctx, p, prov, props)
+	default:
 		if t, err = r.openParquetSource(ctx, p, props); err != nil {
 			return err
 		}
@@ -844,7 +847,7 @@ func (r *runner) checkSource(ctx context.Context) error {
 func (r *runner) openParquetSource(ctx context.Context, p *problems, props map[string]string) (*source.Table, error) {
 	s := r.snap
 	if s.SourceTable.Provider != postings.Provider {
-		r.failf(CheckSource, "source-table provider %q, only %q and %q are supported", s.SourceTable.Provider, postings.Provider, icesource.Provider)
+		r.failf(CheckSource, "source-table provider %q, only %s supported", s.SourceTable.Provider, supportedProviders())
 		return nil, nil
 	}
 	if err := postings.CheckSourceProperties(props); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/parqdb/parqdb/artifact"
 	"github.com/parqdb/parqdb/catalog"
+	_ "github.com/parqdb/parqdb/iceberg" // indexes of Iceberg tables too, as the CLI
 )
 
 func main() {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/parqdb/parqdb/catalog"
+	_ "github.com/parqdb/parqdb/iceberg" // indexes of Iceberg tables too, as the CLI
 	"github.com/parqdb/parqdb/query"
 )
 

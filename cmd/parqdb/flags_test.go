@@ -16,6 +16,7 @@ import (
 
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // numericFlag is one numeric flag of one command.
@@ -161,7 +162,7 @@ func TestSharedRanges(t *testing.T) {
 	rng := func(c *cobra.Command, name string) string {
 		return strings.Join(c.Flags().Lookup(name).Annotations[rangeAnnotation][:2], ",")
 	}
-	d := server.DefaultLimits
+	d := serving.DefaultLimits
 	for _, tc := range []struct{ cli, server string }{
 		{rng(search, "k"), "1," + strconv.Itoa(d.MaxK)},
 		{rng(search, "nprobe"), "1," + strconv.Itoa(d.MaxNProbe)},

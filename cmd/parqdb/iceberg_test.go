@@ -1,3 +1,5 @@
+//go:build !noiceberg
+
 package main
 
 import (

@@ -21,6 +21,7 @@ import (
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
 	"github.com/parqdb/parqdb/server/flightsql"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 func init() { subcommands = append(subcommands, newServeCmd) }
@@ -85,13 +86,13 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 		},
 	}
 	fl := cmd.Flags()
-	d := server.DefaultLimits
+	d := serving.DefaultLimits
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:7878", "HTTP address")
 	fl.StringVar(&f.flight, "flight", defaultFlightAddr(), "Arrow Flight SQL address (empty: off; needs the DuckDB build, bin/parqdb-sql: make build-sql)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file whose first line is the access token (required off loopback)")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate chain: serve HTTPS and Flight SQL over TLS (grpc+tls://); needs --tls-key")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
-	fl.DurationVar(&f.refresh, "refresh-interval", server.DefaultRefreshInterval, "how often to poll the catalog for new snapshots")
+	fl.DurationVar(&f.refresh, "refresh-interval", serving.DefaultRefreshInterval, "how often to poll the catalog for new snapshots")
 	fl.DurationVar(&f.timeout, "timeout", d.Timeout, "time limit of one request")
 	fl.DurationVar(&f.shutdown, "shutdown-timeout", 30*time.Second, "how long a graceful shutdown waits for in-flight requests")
 	fl.IntVar(&f.maxK, "max-k", d.MaxK, "largest k a request may ask for")
@@ -100,7 +101,7 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 	fl.Int64Var(&f.maxBody, "max-body-bytes", d.MaxBodyBytes, "largest request body")
 	fl.IntVar(&f.maxConcurrent, "max-concurrent", runtime.GOMAXPROCS(0), "search requests (HTTP and SQL) running at once")
 	fl.IntVar(&f.maxQueue, "max-queue", -1, "search requests waiting for a running slot; beyond, 503 overloaded with Retry-After (-1: 4 × --max-concurrent; 0: no queue)")
-	fl.IntVar(&f.maxRows, "max-rows", server.DefaultMaxRows, "most rows one answer may hold (k × query vectors)")
+	fl.IntVar(&f.maxRows, "max-rows", serving.DefaultMaxRows, "most rows one answer may hold (k × query vectors)")
 	fl.Int64Var(&f.cacheBytes, "cache-bytes", 0, "postings cache bound per open snapshot, within --cache-size (0: default 1 GiB)")
 	fl.Int64Var(&f.vectorBytes, "vector-cache-bytes", 0, "exact-vector store bound per open snapshot, within --cache-size (0: --cache-size alone)")
 	addCacheSizeFlag(fl, &f.cacheSize)
@@ -125,21 +126,21 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 }
 
 // loadLimits checks --max-concurrent, --max-queue and --max-rows.
-func (f serveFlags) loadLimits() (server.LoadLimits, error) {
+func (f serveFlags) loadLimits() (serving.LoadLimits, error) {
 	switch {
 	case f.maxConcurrent < 1:
-		return server.LoadLimits{}, usagef("--max-concurrent %d: want at least 1", f.maxConcurrent)
+		return serving.LoadLimits{}, usagef("--max-concurrent %d: want at least 1", f.maxConcurrent)
 	case f.maxQueue < -1:
-		return server.LoadLimits{}, usagef("--max-queue %d: want -1 (4 × --max-concurrent), 0 (no queue) or more", f.maxQueue)
+		return serving.LoadLimits{}, usagef("--max-queue %d: want -1 (4 × --max-concurrent), 0 (no queue) or more", f.maxQueue)
 	case f.maxRows < 1:
-		return server.LoadLimits{}, usagef("--max-rows %d: want at least 1", f.maxRows)
+		return serving.LoadLimits{}, usagef("--max-rows %d: want at least 1", f.maxRows)
 	}
-	l := server.LoadLimits{MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue, MaxRows: f.maxRows}
+	l := serving.LoadLimits{MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue, MaxRows: f.maxRows}
 	switch f.maxQueue {
 	case -1:
 		l.MaxQueue = 4 * f.maxConcurrent
 	case 0:
-		l.MaxQueue = -1 // LoadLimits: negative is no queue
+		l.MaxQueue = -1 // serving.LoadLimits: negative is no queue
 	}
 	return l, nil
 }
@@ -171,13 +172,13 @@ func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) erro
 	if err != nil {
 		return err
 	}
-	var tok server.Token
+	var tok serving.Token
 	if f.tokenFile != "" {
-		if tok, err = server.ReadTokenFile(f.tokenFile); err != nil {
+		if tok, err = serving.ReadTokenFile(f.tokenFile); err != nil {
 			return usageError{err}
 		}
 	}
-	if err := server.CheckListen(f.listen, tok); err != nil {
+	if err := serving.CheckListen(f.listen, tok); err != nil {
 		return usageError{err}
 	}
 	var tlsCfg *tls.Config
@@ -205,7 +206,7 @@ func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) erro
 				return usagef("--flight: this parqdb was built without Flight SQL; the DuckDB build is bin/parqdb-sql: make build-sql (or go build -tags duckdb,duckdb_arrow -o bin/parqdb-sql ./cmd/parqdb; see docs/serve.md)")
 			}
 			f.flight = ""
-		} else if err := server.CheckListen(f.flight, tok); err != nil {
+		} else if err := serving.CheckListen(f.flight, tok); err != nil {
 			return usageError{fmt.Errorf("--flight: %w", err)}
 		}
 	}
@@ -219,10 +220,10 @@ func runServe(cmd *cobra.Command, g *globals, f serveFlags, flightSet bool) erro
 	srv, err := server.New(server.Config{
 		Env:   query.Env{Warehouse: e.wh, Catalog: e.cat},
 		Token: tok,
-		Limits: server.Limits{MaxBodyBytes: f.maxBody, MaxK: f.maxK, MaxNProbe: f.maxNProbe,
+		Limits: serving.Limits{MaxBodyBytes: f.maxBody, MaxK: f.maxK, MaxNProbe: f.maxNProbe,
 			MaxBatch: f.maxBatch, Timeout: f.timeout},
 		Load: load,
-		Pool: server.PoolOptions{RefreshInterval: f.refresh, CacheBytes: f.cacheBytes,
+		Pool: serving.PoolOptions{RefreshInterval: f.refresh, CacheBytes: f.cacheBytes,
 			VectorCacheBytes: f.vectorBytes, Logger: log},
 		Logger: log, ShutdownTimeout: f.shutdown, Preload: !f.noPreload,
 		SQLAllowDirs: f.sqlAllowDirs, SQLMemory: sqlMemory,

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parqdb/parqdb/query"
-	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 	"github.com/parqdb/parqdb/server/sqlengine"
 )
 
@@ -76,7 +76,7 @@ Needs the DuckDB build of parqdb, bin/parqdb-sql: make build-sql (or go build
 				return err
 			}
 			defer e.Close()
-			pool := server.NewPool(query.Env{Warehouse: e.wh, Catalog: e.cat}, server.PoolOptions{RefreshInterval: -1, Logger: warnLogger(cmd.ErrOrStderr())})
+			pool := serving.NewPool(query.Env{Warehouse: e.wh, Catalog: e.cat}, serving.PoolOptions{RefreshInterval: -1, Logger: warnLogger(cmd.ErrOrStderr())})
 			defer pool.Close()
 			eng, err := sqlengine.New(pool, sqlengine.Options{ExternalAccess: !noExternal, MemoryLimit: memLimit})
 			if err != nil {

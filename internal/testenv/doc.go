@@ -12,6 +12,9 @@
 // before Main returns. The binaries come from PATH or from
 // $PARQDB_TOOLS/bin (default ~/.cache/parqdb-tools/bin); `make deps`
 // installs them there.
+//
+// Besides the servers: SkipShort, the one rule of the fast loop, and Deps,
+// a package's dependencies as the go command lists them.
 package testenv
 
 import (

@@ -24,7 +24,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 	"github.com/parqdb/parqdb/server/sqlengine"
 )
 
@@ -36,7 +36,7 @@ const pendingTTL = time.Minute
 
 type sqlServer struct {
 	flightsql.BaseServer
-	srv *server.Server
+	srv Backend
 	eng *sqlengine.Engine
 
 	sqlInfo []uint32 // the GetSqlInfo ids registered
@@ -53,14 +53,14 @@ type pending struct {
 
 // Serve serves Flight SQL in plain text on ln over srv's pool, token and
 // limits until ctx ends, then stops gracefully.
-func Serve(ctx context.Context, ln net.Listener, srv *server.Server) error {
+func Serve(ctx context.Context, ln net.Listener, srv Backend) error {
 	return ServeTLS(ctx, ln, srv, nil)
 }
 
 // ServeTLS is Serve over TLS with cfg (clients connect to
 // grpc+tls://host:port); a nil cfg serves plain text. cfg must not be
 // changed after the call.
-func ServeTLS(ctx context.Context, ln net.Listener, srv *server.Server, cfg *tls.Config) error {
+func ServeTLS(ctx context.Context, ln net.Listener, srv Backend, cfg *tls.Config) error {
 	eng, err := sqlengine.New(srv.Pool(), sqlengine.Options{Limits: srv.Limits(), Admitter: srv.Admitter(), AllowedDirs: srv.SQLAllowDirs(), MemoryLimit: srv.SQLMemory()})
 	if err != nil {
 		return err
@@ -100,15 +100,15 @@ func ServeTLS(ctx context.Context, ln net.Listener, srv *server.Server, cfg *tls
 	return err
 }
 
-func authorized(ctx context.Context, tok server.Token) bool {
+func authorized(ctx context.Context, tok serving.Token) bool {
 	md, _ := metadata.FromIncomingContext(ctx)
 	v := md.Get("authorization")
 	return len(v) > 0 && tok.CheckAuthorization(v[0], true) || !tok.Set()
 }
 
-var errUnauthenticated = status.Error(codes.Unauthenticated, server.CodeUnauthenticated+": missing or wrong token (send authorization: Bearer <token>, or basic auth with the token as password)")
+var errUnauthenticated = status.Error(codes.Unauthenticated, serving.CodeUnauthenticated+": missing or wrong token (send authorization: Bearer <token>, or basic auth with the token as password)")
 
-func unaryAuth(tok server.Token) grpc.UnaryServerInterceptor {
+func unaryAuth(tok serving.Token) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		if !authorized(ctx, tok) {
 			return nil, errUnauthenticated
@@ -120,7 +120,7 @@ func unaryAuth(tok server.Token) grpc.UnaryServerInterceptor {
 // streamAuth checks every stream; a Handshake (basic auth from clients
 // such as flightsql.Client.AuthenticateBasicToken) that passes answers
 // with the bearer header the client uses afterwards.
-func streamAuth(tok server.Token) grpc.StreamServerInterceptor {
+func streamAuth(tok serving.Token) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 		if !authorized(ss.Context(), tok) {
 			return errUnauthenticated
@@ -132,7 +132,7 @@ func streamAuth(tok server.Token) grpc.StreamServerInterceptor {
 				// The secret goes back to the client that just proved it
 				// knows it: a bearer token for later calls.
 				raw := strings.TrimSpace(v[0][len("basic "):])
-				if pass, ok := server.BasicPassword(raw); ok {
+				if pass, ok := serving.BasicPassword(raw); ok {
 					_ = ss.SetHeader(metadata.Pairs("authorization", "Bearer "+pass))
 				}
 			}
@@ -148,7 +148,7 @@ func toStatus(err error) error {
 	if errors.Is(err, context.Canceled) {
 		return status.Error(codes.Canceled, "canceled: the client canceled the statement")
 	}
-	ae := server.AsError(err)
+	ae := serving.AsError(err)
 	c := codes.Internal
 	switch ae.Status {
 	case 400:
@@ -214,7 +214,7 @@ func (s *sqlServer) execute(ctx context.Context, desc *flight.FlightDescriptor, 
 	if err != nil {
 		cancel()
 		st := toStatus(err)
-		code := server.AsError(err).Code
+		code := serving.AsError(err).Code
 		if status.Code(st) == codes.Canceled {
 			code = "canceled"
 		}
@@ -244,7 +244,7 @@ func (s *sqlServer) execute(ctx context.Context, desc *flight.FlightDescriptor, 
 func (s *sqlServer) CancelFlightInfo(_ context.Context, req *flight.CancelFlightInfoRequest) (flight.CancelFlightInfoResult, error) {
 	info := req.GetInfo()
 	if info == nil {
-		return flight.CancelFlightInfoResult{}, status.Error(codes.InvalidArgument, server.CodeInvalidArgument+": CancelFlightInfo needs the FlightInfo that GetFlightInfo returned")
+		return flight.CancelFlightInfoResult{}, status.Error(codes.InvalidArgument, serving.CodeInvalidArgument+": CancelFlightInfo needs the FlightInfo that GetFlightInfo returned")
 	}
 	st := flight.CancelStatusNotCancellable
 	for _, ep := range info.GetEndpoint() {
@@ -308,7 +308,7 @@ func (s *sqlServer) releaseAll() {
 func (s *sqlServer) DoGetStatement(ctx context.Context, t flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	rr := s.take(string(t.GetStatementHandle()))
 	if rr == nil {
-		return nil, nil, status.Error(codes.NotFound, server.CodeNotFound+": unknown, canceled or expired statement handle (results wait "+pendingTTL.String()+" for DoGet)")
+		return nil, nil, status.Error(codes.NotFound, serving.CodeNotFound+": unknown, canceled or expired statement handle (results wait "+pendingTTL.String()+" for DoGet)")
 	}
 	return s.stream(ctx, rr)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
 	pqflight "github.com/parqdb/parqdb/server/flightsql"
+	"github.com/parqdb/parqdb/server/serving"
 	"github.com/parqdb/parqdb/storage"
 )
 
@@ -73,7 +74,7 @@ func serve(t *testing.T, o serveOptions) (string, *query.Index) {
 		t.Fatal(err)
 	}
 	env := query.Env{Warehouse: wh, Catalog: cat}
-	tok, _ := server.NewToken(secret)
+	tok, _ := serving.NewToken(secret)
 	if o.log == nil {
 		o.log = io.Discard
 	}
@@ -200,13 +201,13 @@ func TestFlightSQLErrorsAndAuth(t *testing.T) {
 		token string
 	}{
 		{"basic auth", basicCtx, "SELECT count(*) FROM ivf_search_key('words', 'king', 3)", codes.OK, ""},
-		{"missing token", context.Background(), "SELECT 1", codes.Unauthenticated, server.CodeUnauthenticated},
-		{"wrong token", wrong, "SELECT 1", codes.Unauthenticated, server.CodeUnauthenticated},
-		{"SQL error", auth, "SELEC 1", codes.InvalidArgument, server.CodeSQLError},
-		{"unknown index", auth, "SELECT * FROM ivf_search_key('nope', 'king', 3)", codes.NotFound, server.CodeIndexNotFound},
-		{"k = 0", auth, "SELECT * FROM ivf_search_key('words', 'king', 0)", codes.InvalidArgument, server.CodeOutOfRange},
-		{"wrong dimension", auth, "SELECT * FROM ivf_search('words', '[1, 2]', 3)", codes.InvalidArgument, server.CodeWrongDimension},
-		{"no file access", auth, "SELECT * FROM read_text('/etc/hostname')", codes.InvalidArgument, server.CodeSQLError},
+		{"missing token", context.Background(), "SELECT 1", codes.Unauthenticated, serving.CodeUnauthenticated},
+		{"wrong token", wrong, "SELECT 1", codes.Unauthenticated, serving.CodeUnauthenticated},
+		{"SQL error", auth, "SELEC 1", codes.InvalidArgument, serving.CodeSQLError},
+		{"unknown index", auth, "SELECT * FROM ivf_search_key('nope', 'king', 3)", codes.NotFound, serving.CodeIndexNotFound},
+		{"k = 0", auth, "SELECT * FROM ivf_search_key('words', 'king', 0)", codes.InvalidArgument, serving.CodeOutOfRange},
+		{"wrong dimension", auth, "SELECT * FROM ivf_search('words', '[1, 2]', 3)", codes.InvalidArgument, serving.CodeWrongDimension},
+		{"no file access", auth, "SELECT * FROM read_text('/etc/hostname')", codes.InvalidArgument, serving.CodeSQLError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := run(tc.ctx, cl, tc.sql)

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // maxPrepared bounds the prepared statements open at once (all clients
@@ -70,7 +70,7 @@ func paramSchema(ts []duckdb.Type) *arrow.Schema {
 }
 
 func notPrepared() error {
-	return status.Error(codes.NotFound, server.CodeNotFound+": unknown, closed or expired prepared statement handle (statements unused for "+preparedIdle.String()+" are closed; create it again with CreatePreparedStatement)")
+	return status.Error(codes.NotFound, serving.CodeNotFound+": unknown, closed or expired prepared statement handle (statements unused for "+preparedIdle.String()+" are closed; create it again with CreatePreparedStatement)")
 }
 
 // CreatePreparedStatement parses and binds a statement and returns its
@@ -81,7 +81,7 @@ func notPrepared() error {
 func (s *sqlServer) CreatePreparedStatement(ctx context.Context, req flightsql.ActionCreatePreparedStatementRequest) (flightsql.ActionCreatePreparedStatementResult, error) {
 	var res flightsql.ActionCreatePreparedStatementResult
 	if len(req.GetTransactionId()) > 0 {
-		return res, status.Error(codes.InvalidArgument, server.CodeInvalidArgument+": the server is read-only and has no transactions; prepare the statement without one")
+		return res, status.Error(codes.InvalidArgument, serving.CodeInvalidArgument+": the server is read-only and has no transactions; prepare the statement without one")
 	}
 	p, err := s.eng.Prepare(ctx, req.GetQuery())
 	if err != nil {
@@ -103,7 +103,7 @@ func (s *sqlServer) CreatePreparedStatement(ctx context.Context, req flightsql.A
 	}
 	if len(s.prepared) >= maxPrepared {
 		s.mu.Unlock()
-		return res, status.Error(codes.ResourceExhausted, fmt.Sprintf("%s: %d prepared statements are open; close some (ClosePreparedStatement) first", server.CodeOutOfRange, maxPrepared))
+		return res, status.Error(codes.ResourceExhausted, fmt.Sprintf("%s: %d prepared statements are open; close some (ClosePreparedStatement) first", serving.CodeOutOfRange, maxPrepared))
 	}
 	s.prepared[handle] = ps
 	s.mu.Unlock()
@@ -141,7 +141,7 @@ func (s *sqlServer) lookup(handle []byte) (prepared, error) {
 // has parameters that are not bound.
 func (p prepared) bound() ([]any, error) {
 	if n := len(p.params.Fields()); n > 0 && p.args == nil {
-		return nil, status.Error(codes.InvalidArgument, fmt.Sprintf("%s: the statement has %d parameter(s); bind them (DoPut) before executing it", server.CodeInvalidArgument, n))
+		return nil, status.Error(codes.InvalidArgument, fmt.Sprintf("%s: the statement has %d parameter(s); bind them (DoPut) before executing it", serving.CodeInvalidArgument, n))
 	}
 	return p.args, nil
 }
@@ -211,7 +211,7 @@ func (s *sqlServer) DoPutPreparedStatementQuery(_ context.Context, cmd flightsql
 }
 
 func badBind(format string, args ...any) error {
-	return status.Error(codes.InvalidArgument, server.CodeInvalidArgument+": "+fmt.Sprintf(format, args...))
+	return status.Error(codes.InvalidArgument, serving.CodeInvalidArgument+": "+fmt.Sprintf(format, args...))
 }
 
 // argValue converts one bound Arrow value to what DuckDB binds: nil,

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"net"
 
-	"github.com/parqdb/parqdb/server"
 	"github.com/parqdb/parqdb/server/sqlengine"
 )
 
@@ -16,12 +15,12 @@ const Available = false
 
 // Serve returns sqlengine.ErrUnavailable: this binary was built without
 // the duckdb tags.
-func Serve(ctx context.Context, ln net.Listener, srv *server.Server) error {
+func Serve(ctx context.Context, ln net.Listener, srv Backend) error {
 	return sqlengine.ErrUnavailable
 }
 
 // ServeTLS returns sqlengine.ErrUnavailable: this binary was built
 // without the duckdb tags.
-func ServeTLS(ctx context.Context, ln net.Listener, srv *server.Server, cfg *tls.Config) error {
+func ServeTLS(ctx context.Context, ln net.Listener, srv Backend, cfg *tls.Config) error {
 	return sqlengine.ErrUnavailable
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // TestNumericBoundaries gives k, nprobe, refine and snapshot at the edges
@@ -20,19 +20,19 @@ func TestNumericBoundaries(t *testing.T) {
 	for _, tc := range []struct {
 		arg, value, code string
 	}{
-		{"k", "9223372036854775807", server.CodeOutOfRange},
-		{"k", "-9223372036854775808", server.CodeOutOfRange},
-		{"k", "4294967299", server.CodeOutOfRange},
-		{"k", "9223372036854775808", server.CodeSQLError},
-		{"nprobe", "9223372036854775807", server.CodeOutOfRange},
-		{"nprobe", "-9223372036854775808", server.CodeOutOfRange},
-		{"nprobe", "4294967297", server.CodeOutOfRange},
-		{"refine", "9223372036854775807", server.CodeOutOfRange},
-		{"refine", "-9223372036854775808", server.CodeOutOfRange},
-		{"snapshot", "-1", server.CodeInvalidArgument},
-		{"snapshot", "-9223372036854775808", server.CodeInvalidArgument},
-		{"snapshot", "9223372036854775807", server.CodeSnapshotNotFound},
-		{"snapshot", "9223372036854775808", server.CodeSQLError},
+		{"k", "9223372036854775807", serving.CodeOutOfRange},
+		{"k", "-9223372036854775808", serving.CodeOutOfRange},
+		{"k", "4294967299", serving.CodeOutOfRange},
+		{"k", "9223372036854775808", serving.CodeSQLError},
+		{"nprobe", "9223372036854775807", serving.CodeOutOfRange},
+		{"nprobe", "-9223372036854775808", serving.CodeOutOfRange},
+		{"nprobe", "4294967297", serving.CodeOutOfRange},
+		{"refine", "9223372036854775807", serving.CodeOutOfRange},
+		{"refine", "-9223372036854775808", serving.CodeOutOfRange},
+		{"snapshot", "-1", serving.CodeInvalidArgument},
+		{"snapshot", "-9223372036854775808", serving.CodeInvalidArgument},
+		{"snapshot", "9223372036854775807", serving.CodeSnapshotNotFound},
+		{"snapshot", "9223372036854775808", serving.CodeSQLError},
 	} {
 		t.Run(tc.arg+"="+tc.value, func(t *testing.T) {
 			stmt := "SELECT * FROM ivf_search_key('words', 'king', 5, " + tc.arg + " := " + tc.value + ")"
@@ -40,11 +40,11 @@ func TestNumericBoundaries(t *testing.T) {
 				stmt = "SELECT * FROM ivf_search_key('words', 'king', " + tc.value + ")"
 			}
 			err := queryErr(e, stmt)
-			var ae *server.Error
+			var ae *serving.Error
 			if !errors.As(err, &ae) || ae.Code != tc.code {
 				t.Fatalf("%s: got %v, want code %s", stmt, err, tc.code)
 			}
-			if tc.code != server.CodeSQLError && tc.code != server.CodeSnapshotNotFound && !strings.Contains(ae.Message, tc.arg) {
+			if tc.code != serving.CodeSQLError && tc.code != serving.CodeSnapshotNotFound && !strings.Contains(ae.Message, tc.arg) {
 				t.Errorf("message %q does not name %s", ae.Message, tc.arg)
 			}
 		})
@@ -68,8 +68,8 @@ func TestNullQueryVectorElement(t *testing.T) {
 				stmt = "SELECT * FROM " + fn + "('words', '" + tc.vec + "', 5, 'rank > 1')"
 			}
 			err := queryErr(e, stmt)
-			var ae *server.Error
-			if !errors.As(err, &ae) || ae.Code != server.CodeInvalidArgument || !strings.Contains(ae.Message, tc.msg) {
+			var ae *serving.Error
+			if !errors.As(err, &ae) || ae.Code != serving.CodeInvalidArgument || !strings.Contains(ae.Message, tc.msg) {
 				t.Errorf("%s: got %v, want invalid_argument with %q", fn, err, tc.msg)
 			}
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/duckdb/duckdb-go/v2"
 
-	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // Available reports whether this binary was built with DuckDB.
@@ -42,7 +42,7 @@ type Engine struct {
 	conn *duckdb.Connector
 	db   *sql.DB
 	reg  *sql.Conn // the connection the functions were registered on
-	pool *server.Pool
+	pool *serving.Pool
 	opts Options
 	open atomic.Int64
 
@@ -53,7 +53,7 @@ type Engine struct {
 
 // New opens an in-memory DuckDB and registers ivf_search and
 // ivf_search_key over pool. Close releases it (not the pool).
-func New(pool *server.Pool, opts Options) (*Engine, error) {
+func New(pool *serving.Pool, opts Options) (*Engine, error) {
 	if err := opts.Limits.Validate(); err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (e *Engine) Close() error {
 type errKey struct{}
 
 type errHolder struct {
-	err    atomic.Pointer[server.Error]
+	err    atomic.Pointer[serving.Error]
 	memory int64 // the engine's memory limit, for the message
 }
 
@@ -136,14 +136,14 @@ func withHolder(ctx context.Context, memory int64) (context.Context, *errHolder)
 }
 
 func record(ctx context.Context, err error) error {
-	ae := server.AsError(err)
+	ae := serving.AsError(err)
 	if h, ok := ctx.Value(errKey{}).(*errHolder); ok {
 		h.err.CompareAndSwap(nil, ae)
 	}
 	return ae
 }
 
-// classify turns a statement's failure into an *server.Error: the table
+// classify turns a statement's failure into an *serving.Error: the table
 // function's own error when it failed, else a sql_error for a statement
 // DuckDB rejected, else internal.
 func classify(ctx context.Context, h *errHolder, err error) error {
@@ -151,22 +151,22 @@ func classify(ctx context.Context, h *errHolder, err error) error {
 		return ae
 	}
 	if ctx.Err() != nil {
-		return server.AsError(ctx.Err())
+		return serving.AsError(ctx.Err())
 	}
 	var de *duckdb.Error
 	if errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory {
-		return &server.Error{Status: 400, Code: server.CodeSQLError, Err: fmt.Errorf("%w: %w", ErrSQL, err),
+		return &serving.Error{Status: 400, Code: serving.CodeSQLError, Err: fmt.Errorf("%w: %w", ErrSQL, err),
 			Message: fmt.Sprintf("the statement needs more than the SQL memory limit of %s (--sql-memory; nothing spills to disk): %s", formatBytes(h.memory), firstLine(de.Error()))}
 	}
 	if errors.As(err, &de) {
-		return &server.Error{Status: 400, Code: server.CodeSQLError, Message: de.Error(), Err: fmt.Errorf("%w: %w", ErrSQL, err)}
+		return &serving.Error{Status: 400, Code: serving.CodeSQLError, Message: de.Error(), Err: fmt.Errorf("%w: %w", ErrSQL, err)}
 	}
-	return &server.Error{Status: 400, Code: server.CodeSQLError, Message: err.Error(), Err: fmt.Errorf("%w: %w", ErrSQL, err)}
+	return &serving.Error{Status: 400, Code: serving.CodeSQLError, Message: err.Error(), Err: fmt.Errorf("%w: %w", ErrSQL, err)}
 }
 
 // Query runs one statement and returns its result as a stream of Arrow
 // record batches. The caller must Release the reader; errors are
-// *server.Error values (sql_error for a statement DuckDB rejects, the
+// *serving.Error values (sql_error for a statement DuckDB rejects, the
 // API's codes for a bad ivf_search argument).
 func (e *Engine) Query(ctx context.Context, statement string) (array.RecordReader, error) {
 	return e.QueryArgs(ctx, statement, nil)
@@ -182,17 +182,17 @@ func (e *Engine) Query(ctx context.Context, statement string) (array.RecordReade
 func onlyQueries(ctx context.Context, conn *sql.Conn, statement string) error {
 	var text string
 	if err := conn.QueryRowContext(ctx, "SELECT CAST(json_serialize_sql(CAST(? AS VARCHAR)) AS VARCHAR)", statement).Scan(&text); err != nil {
-		return server.AsError(err)
+		return serving.AsError(err)
 	}
 	var res struct {
 		Error     bool   `json:"error"`
 		ErrorType string `json:"error_type"`
 	}
 	if err := json.Unmarshal([]byte(text), &res); err != nil {
-		return server.AsError(fmt.Errorf("check statement: %w", err))
+		return serving.AsError(fmt.Errorf("check statement: %w", err))
 	}
 	if res.Error && res.ErrorType != "parser" {
-		return &server.Error{Status: 400, Code: server.CodeSQLError, Err: ErrSQL,
+		return &serving.Error{Status: 400, Code: serving.CodeSQLError, Err: ErrSQL,
 			Message: "this SQL is read-only: only queries run (SELECT, FROM …, WITH …, SHOW, DESCRIBE, SUMMARIZE); COPY, EXPORT, ATTACH, SET, PRAGMA, EXPLAIN and the like are refused"}
 	}
 	return nil

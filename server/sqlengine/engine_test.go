@@ -19,7 +19,7 @@ import (
 	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/query"
-	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 	"github.com/parqdb/parqdb/server/sqlengine"
 	"github.com/parqdb/parqdb/storage"
 )
@@ -49,7 +49,7 @@ func newEngineWith(t *testing.T, opts sqlengine.Options) (*sqlengine.Engine, *qu
 		t.Fatal(err)
 	}
 	env := query.Env{Warehouse: wh, Catalog: cat}
-	pool := server.NewPool(env, server.PoolOptions{RefreshInterval: -1})
+	pool := serving.NewPool(env, serving.PoolOptions{RefreshInterval: -1})
 	t.Cleanup(func() { pool.Close() })
 	e, err := sqlengine.New(pool, opts)
 	if err != nil {
@@ -178,37 +178,37 @@ func TestSQLErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, sql, code string
 	}{
-		{"syntax", "SELEC 1", server.CodeSQLError},
-		{"unknown table function", "SELECT * FROM nope('x')", server.CodeSQLError},
-		{"unknown index", "SELECT * FROM ivf_search_key('nope', 'king', 10)", server.CodeIndexNotFound},
-		{"k = 0", "SELECT * FROM ivf_search_key('words', 'king', 0)", server.CodeOutOfRange},
-		{"k huge", "SELECT * FROM ivf_search_key('words', 'king', 100000000)", server.CodeOutOfRange},
-		{"wrong dimension", "SELECT * FROM ivf_search('words', '[1, 2, 3]', 5)", server.CodeWrongDimension},
-		{"NaN", "SELECT * FROM ivf_search('words', '[NaN, 1]', 5)", server.CodeInvalidVector},
-		{"zero vector", "SELECT * FROM ivf_search('words', '" + good + "', 5)", server.CodeInvalidVector},
-		{"not a vector", "SELECT * FROM ivf_search('words', 'king', 5)", server.CodeInvalidArgument},
-		{"unknown column", "SELECT nope FROM ivf_search('words', '" + vectorText(one) + "', 5)", server.CodeSQLError},
-		{"snapshot not found", "SELECT * FROM ivf_search_key('words', 'king', 5, snapshot := 99)", server.CodeSnapshotNotFound},
-		{"nprobe = 0", "SELECT * FROM ivf_search('words', '" + vectorText(one) + "', 5, 0)", server.CodeOutOfRange},
-		{"key not found", "SELECT * FROM ivf_search_key('words', 'no-such-word-xyz', 5)", server.CodeKeyNotFound},
-		{"no file access", "SELECT * FROM read_csv('/etc/passwd')", server.CodeSQLError},
-		{"NULL vector", "SELECT * FROM ivf_search('words', NULL, 5)", server.CodeInvalidArgument},
-		{"typed NULL k", "SELECT * FROM ivf_search_key('words', 'king', CAST(NULL AS BIGINT))", server.CodeInvalidArgument},
+		{"syntax", "SELEC 1", serving.CodeSQLError},
+		{"unknown table function", "SELECT * FROM nope('x')", serving.CodeSQLError},
+		{"unknown index", "SELECT * FROM ivf_search_key('nope', 'king', 10)", serving.CodeIndexNotFound},
+		{"k = 0", "SELECT * FROM ivf_search_key('words', 'king', 0)", serving.CodeOutOfRange},
+		{"k huge", "SELECT * FROM ivf_search_key('words', 'king', 100000000)", serving.CodeOutOfRange},
+		{"wrong dimension", "SELECT * FROM ivf_search('words', '[1, 2, 3]', 5)", serving.CodeWrongDimension},
+		{"NaN", "SELECT * FROM ivf_search('words', '[NaN, 1]', 5)", serving.CodeInvalidVector},
+		{"zero vector", "SELECT * FROM ivf_search('words', '" + good + "', 5)", serving.CodeInvalidVector},
+		{"not a vector", "SELECT * FROM ivf_search('words', 'king', 5)", serving.CodeInvalidArgument},
+		{"unknown column", "SELECT nope FROM ivf_search('words', '" + vectorText(one) + "', 5)", serving.CodeSQLError},
+		{"snapshot not found", "SELECT * FROM ivf_search_key('words', 'king', 5, snapshot := 99)", serving.CodeSnapshotNotFound},
+		{"nprobe = 0", "SELECT * FROM ivf_search('words', '" + vectorText(one) + "', 5, 0)", serving.CodeOutOfRange},
+		{"key not found", "SELECT * FROM ivf_search_key('words', 'no-such-word-xyz', 5)", serving.CodeKeyNotFound},
+		{"no file access", "SELECT * FROM read_csv('/etc/passwd')", serving.CodeSQLError},
+		{"NULL vector", "SELECT * FROM ivf_search('words', NULL, 5)", serving.CodeInvalidArgument},
+		{"typed NULL k", "SELECT * FROM ivf_search_key('words', 'king', CAST(NULL AS BIGINT))", serving.CodeInvalidArgument},
 		{"NULL nprobe", "SELECT * FROM ivf_search_key('words', 'king', 5, nprobe := NULL)", ""},
-		{"internal function", "SELECT * FROM parqdb_internal_ivf_search_x('words', NULL, 5, 1, 1, 1)", server.CodeSQLError},
-		{"settings are locked", "SET enable_external_access = true", server.CodeSQLError},
-		{"where syntax", "SELECT * FROM ivf_search_key_where('words', 'king', 5, 'rank <')", server.CodeFilterSyntax},
-		{"where column", "SELECT * FROM ivf_search_key_where('words', 'king', 5, 'rnk < 5')", server.CodeFilterColumn},
-		{"where type", "SELECT * FROM ivf_search_key_where('words', 'king', 5, 'rank = ''x''')", server.CodeFilterType},
+		{"internal function", "SELECT * FROM parqdb_internal_ivf_search_x('words', NULL, 5, 1, 1, 1)", serving.CodeSQLError},
+		{"settings are locked", "SET enable_external_access = true", serving.CodeSQLError},
+		{"where syntax", "SELECT * FROM ivf_search_key_where('words', 'king', 5, 'rank <')", serving.CodeFilterSyntax},
+		{"where column", "SELECT * FROM ivf_search_key_where('words', 'king', 5, 'rnk < 5')", serving.CodeFilterColumn},
+		{"where type", "SELECT * FROM ivf_search_key_where('words', 'king', 5, 'rank = ''x''')", serving.CodeFilterType},
 		{"NULL where", "SELECT * FROM ivf_search_key_where('words', 'king', 5, NULL)", ""},
-		{"NULL column name", "SELECT * FROM ivf_search_key('words', 'king', 5, columns := ['word', NULL])", server.CodeInvalidArgument},
-		{"empty columns", "SELECT * FROM ivf_search_key('words', 'king', 5, columns := [])", server.CodeInvalidArgument},
-		{"unknown named argument", "SELECT * FROM ivf_search_key('words', 'king', 5, nope := 1)", server.CodeSQLError},
-		{"unknown name in columns", "SELECT * FROM ivf_search_key('words', 'king', 5, columns := ['nope'])", server.CodeUnknownColumn},
-		{"k not a number", "SELECT * FROM ivf_search_key('words', 'king', 'x')", server.CodeSQLError},
-		{"recall above 1", "SELECT * FROM ivf_search_key('words', 'king', 5, recall := 1.5)", server.CodeOutOfRange},
-		{"recall 0", "SELECT * FROM ivf_search_key('words', 'king', 5, recall := 0)", server.CodeOutOfRange},
-		{"recall with nprobe", "SELECT * FROM ivf_search_key('words', 'king', 5, recall := 0.9, nprobe := 4)", server.CodeInvalidArgument},
+		{"NULL column name", "SELECT * FROM ivf_search_key('words', 'king', 5, columns := ['word', NULL])", serving.CodeInvalidArgument},
+		{"empty columns", "SELECT * FROM ivf_search_key('words', 'king', 5, columns := [])", serving.CodeInvalidArgument},
+		{"unknown named argument", "SELECT * FROM ivf_search_key('words', 'king', 5, nope := 1)", serving.CodeSQLError},
+		{"unknown name in columns", "SELECT * FROM ivf_search_key('words', 'king', 5, columns := ['nope'])", serving.CodeUnknownColumn},
+		{"k not a number", "SELECT * FROM ivf_search_key('words', 'king', 'x')", serving.CodeSQLError},
+		{"recall above 1", "SELECT * FROM ivf_search_key('words', 'king', 5, recall := 1.5)", serving.CodeOutOfRange},
+		{"recall 0", "SELECT * FROM ivf_search_key('words', 'king', 5, recall := 0)", serving.CodeOutOfRange},
+		{"recall with nprobe", "SELECT * FROM ivf_search_key('words', 'king', 5, recall := 0.9, nprobe := 4)", serving.CodeInvalidArgument},
 		{"NULL recall", "SELECT * FROM ivf_search_key('words', 'king', 5, recall := NULL)", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -225,11 +225,11 @@ func TestSQLErrors(t *testing.T) {
 				}
 				return
 			}
-			var ae *server.Error
+			var ae *serving.Error
 			if !errors.As(err, &ae) || ae.Code != tc.code {
 				t.Fatalf("got %v, want code %s", err, tc.code)
 			}
-			if tc.code == server.CodeSQLError && !errors.Is(err, sqlengine.ErrSQL) {
+			if tc.code == serving.CodeSQLError && !errors.Is(err, sqlengine.ErrSQL) {
 				t.Fatalf("%v does not wrap ErrSQL", err)
 			}
 		})
@@ -277,19 +277,19 @@ func TestSQLAdmission(t *testing.T) {
 		queue int
 		code  string
 	}{
-		{"queue full", -1, server.CodeOverloaded},
-		{"deadline while queued", 1, server.CodeTimeout},
+		{"queue full", -1, serving.CodeOverloaded},
+		{"deadline while queued", 1, serving.CodeTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			adm := server.NewAdmitter(server.LoadLimits{MaxConcurrent: 1, MaxQueue: tc.queue})
-			e, _ := newEngineWith(t, sqlengine.Options{Admitter: adm, Limits: server.Limits{Timeout: 300 * time.Millisecond}})
+			adm := serving.NewAdmitter(serving.LoadLimits{MaxConcurrent: 1, MaxQueue: tc.queue})
+			e, _ := newEngineWith(t, sqlengine.Options{Admitter: adm, Limits: serving.Limits{Timeout: 300 * time.Millisecond}})
 			release, err := adm.Admit(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
 			start := time.Now()
 			err = queryErr(e, stmt)
-			var ae *server.Error
+			var ae *serving.Error
 			if !errors.As(err, &ae) || ae.Code != tc.code {
 				t.Fatalf("got %v, want code %s", err, tc.code)
 			}

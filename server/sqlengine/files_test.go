@@ -15,7 +15,7 @@ import (
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 	"github.com/parqdb/parqdb/internal/testfix"
 	"github.com/parqdb/parqdb/query"
-	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 	"github.com/parqdb/parqdb/server/sqlengine"
 	"github.com/parqdb/parqdb/storage"
 )
@@ -33,7 +33,7 @@ type fileFixture struct {
 	// a source folder, in its subfolder, a Parquet file beside a file
 	// source and one in a source folder's hidden subfolder.
 	besideFile, inFolder, inSub, parquetBeside, hiddenParquet string
-	pool                                                      *server.Pool
+	pool                                                      *serving.Pool
 }
 
 func newFileFixture(t *testing.T) *fileFixture {
@@ -88,7 +88,7 @@ func newFileFixture(t *testing.T) *fileFixture {
 			t.Fatal(err)
 		}
 	}
-	x.pool = server.NewPool(query.Env{Warehouse: wh, Catalog: cat}, server.PoolOptions{RefreshInterval: -1})
+	x.pool = serving.NewPool(query.Env{Warehouse: wh, Catalog: cat}, serving.PoolOptions{RefreshInterval: -1})
 	t.Cleanup(func() { x.pool.Close() })
 	return x
 }
@@ -179,8 +179,8 @@ func TestSQLFileFunctions(t *testing.T) {
 	failures := 0
 	for _, stmt := range stmts {
 		err := queryErr(e, stmt)
-		var ae *server.Error
-		if !errors.As(err, &ae) || ae.Code != server.CodeSQLError || strings.Contains(err.Error(), secret) {
+		var ae *serving.Error
+		if !errors.As(err, &ae) || ae.Code != serving.CodeSQLError || strings.Contains(err.Error(), secret) {
 			t.Errorf("%s: %v, want a sql_error", stmt, err)
 			failures++
 		}
@@ -211,8 +211,8 @@ func TestSQLMemoryLimit(t *testing.T) {
 	for _, opts := range []sqlengine.Options{{MemoryLimit: 64 << 20}, {MemoryLimit: 64 << 20, ExternalAccess: true}} {
 		e := x.engine(t, opts)
 		err := queryErr(e, "SELECT count(*) FROM (SELECT * FROM range(40000000) ORDER BY random())")
-		var ae *server.Error
-		if !errors.As(err, &ae) || ae.Code != server.CodeSQLError || !strings.Contains(ae.Message, "SQL memory limit of 64.0 MiB") {
+		var ae *serving.Error
+		if !errors.As(err, &ae) || ae.Code != serving.CodeSQLError || !strings.Contains(ae.Message, "SQL memory limit of 64.0 MiB") {
 			t.Errorf("external %v: memory-hungry statement: %v, want a sql_error naming the 64 MiB limit", opts.ExternalAccess, err)
 		}
 		if _, got := rows(t, e, "SELECT count(*) AS n FROM words"); got[0]["n"] != "10000" {

@@ -19,7 +19,7 @@ import (
 	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
-	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // The table functions are Go functions with nine arguments (index,
@@ -145,7 +145,7 @@ func (e *Engine) register(conn *sql.Conn) error {
 }
 
 func badArg(format string, args ...any) error {
-	return &server.Error{Status: http.StatusBadRequest, Code: server.CodeInvalidArgument, Message: fmt.Sprintf(format, args...)}
+	return &serving.Error{Status: http.StatusBadRequest, Code: serving.CodeInvalidArgument, Message: fmt.Sprintf(format, args...)}
 }
 
 // request is one search as the SQL functions give it.
@@ -200,7 +200,7 @@ func (e *Engine) parseArgs(fn string, args []any) (request, error) {
 	}
 	if w, ok := args[6].(string); ok {
 		if opts.Filter, err = filter.Parse(w); err != nil {
-			return r, server.AsError(err)
+			return r, serving.AsError(err)
 		}
 	}
 	if c, ok := args[7].(string); ok {
@@ -283,7 +283,7 @@ func (e *Engine) search(ctx context.Context, r request) (*query.Result, error) {
 	index, opts := r.index, r.opts
 	timeout := e.opts.Limits.Timeout
 	if timeout == 0 {
-		timeout = server.DefaultLimits.Timeout
+		timeout = serving.DefaultLimits.Timeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -311,7 +311,7 @@ func (e *Engine) search(ctx context.Context, r request) (*query.Result, error) {
 				found = found || h == c
 			}
 			if !found {
-				return nil, &server.Error{Status: http.StatusBadRequest, Code: server.CodeUnknownColumn,
+				return nil, &serving.Error{Status: http.StatusBadRequest, Code: serving.CodeUnknownColumn,
 					Message: fmt.Sprintf("column %q is not in the source of index %q (columns: %s)", c, index, strings.Join(have, ", "))}
 			}
 		}
@@ -345,7 +345,7 @@ func (e *Engine) search(ctx context.Context, r request) (*query.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	server.CloneResult(res)
+	serving.CloneResult(res)
 	if e.opts.OnSearch != nil {
 		e.opts.OnSearch(index, len(res.Hits))
 	}
@@ -358,19 +358,19 @@ func parseVector(s string, ix *query.Index) ([]float32, error) {
 	if err := json.Unmarshal([]byte(s), &xs); err != nil {
 		for _, tok := range []string{"NaN", "Infinity"} {
 			if strings.Contains(s, tok) {
-				return nil, &server.Error{Status: 400, Code: server.CodeInvalidVector, Message: "query_vector: values must be finite numbers (NaN and Infinity are not)"}
+				return nil, &serving.Error{Status: 400, Code: serving.CodeInvalidVector, Message: "query_vector: values must be finite numbers (NaN and Infinity are not)"}
 			}
 		}
-		return nil, &server.Error{Status: 400, Code: server.CodeInvalidArgument, Message: fmt.Sprintf("query_vector: want a JSON array of numbers like '[0.1, 2, -3e-2]': %v", err)}
+		return nil, &serving.Error{Status: 400, Code: serving.CodeInvalidArgument, Message: fmt.Sprintf("query_vector: want a JSON array of numbers like '[0.1, 2, -3e-2]': %v", err)}
 	}
 	if p := query.NullElement([]byte(s)); p != nil {
-		return nil, &server.Error{Status: 400, Code: server.CodeInvalidArgument, Message: fmt.Sprintf("query_vector[%d] is null: a query vector needs a number in every element", p[0])}
+		return nil, &serving.Error{Status: 400, Code: serving.CodeInvalidArgument, Message: fmt.Sprintf("query_vector[%d] is null: a query vector needs a number in every element", p[0])}
 	}
 	out := make([]float32, len(xs))
 	for i, x := range xs {
 		out[i] = float32(x)
 		if math.IsInf(float64(out[i]), 0) && !math.IsInf(x, 0) {
-			return nil, &server.Error{Status: 400, Code: server.CodeInvalidVector, Message: fmt.Sprintf("query_vector[%d] = %g overflows float32", i, x)}
+			return nil, &serving.Error{Status: 400, Code: serving.CodeInvalidVector, Message: fmt.Sprintf("query_vector[%d] = %g overflows float32", i, x)}
 		}
 	}
 	return out, checkVector(out, ix)
@@ -379,17 +379,17 @@ func parseVector(s string, ix *query.Index) ([]float32, error) {
 // checkVector checks q's dimension and values for ix.
 func checkVector(q []float32, ix *query.Index) error {
 	if len(q) != ix.Dim() {
-		return &server.Error{Status: 400, Code: server.CodeWrongDimension, Message: fmt.Sprintf("query_vector has %d values; index %q has dimension %d", len(q), ix.Name(), ix.Dim())}
+		return &serving.Error{Status: 400, Code: serving.CodeWrongDimension, Message: fmt.Sprintf("query_vector has %d values; index %q has dimension %d", len(q), ix.Name(), ix.Dim())}
 	}
 	zero := true
 	for i, x := range q {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return &server.Error{Status: 400, Code: server.CodeInvalidVector, Message: fmt.Sprintf("query_vector[%d] = %g: values must be finite numbers", i, x)}
+			return &serving.Error{Status: 400, Code: serving.CodeInvalidVector, Message: fmt.Sprintf("query_vector[%d] = %g: values must be finite numbers", i, x)}
 		}
 		zero = zero && x == 0
 	}
 	if zero && ix.Snapshot().Metric == metadata.MetricCosine {
-		return &server.Error{Status: 400, Code: server.CodeInvalidVector, Message: "query_vector is all zeros: it has no direction under the cosine metric"}
+		return &serving.Error{Status: 400, Code: serving.CodeInvalidVector, Message: "query_vector is all zeros: it has no direction under the cosine metric"}
 	}
 	return nil
 }

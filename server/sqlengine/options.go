@@ -2,7 +2,7 @@ package sqlengine
 
 import (
 	"github.com/parqdb/parqdb/internal/membudget"
-	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // MinMemoryLimit is the smallest Options.MemoryLimit: 16 MiB.
@@ -19,13 +19,13 @@ func DefaultMemoryLimit() int64 {
 // Options configure an Engine.
 type Options struct {
 	// Limits bound the table functions' k, nprobe and refine (zero
-	// fields: server.DefaultLimits).
-	Limits server.Limits
+	// fields: serving.DefaultLimits).
+	Limits serving.Limits
 	// Admitter, if set, admits every table-function search as one search
 	// request (the server's, so that HTTP and SQL share one bound on
 	// concurrent searches); its time limit is Limits.Timeout and covers
 	// the wait for a running slot.
-	Admitter *server.Admitter
+	Admitter *serving.Admitter
 	// OnSearch, if set, is called after every search a table function
 	// runs, with the index name and the number of rows (for metrics).
 	OnSearch func(index string, rows int)

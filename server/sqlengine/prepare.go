@@ -6,12 +6,11 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
+	"github.com/parqdb/parqdb/server/serving"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/duckdb/duckdb-go/v2"
-
-	"github.com/parqdb/parqdb/server"
 )
 
 // Prepared describes a statement with positional parameters (? or $n)
@@ -29,7 +28,7 @@ type Prepared struct {
 // functions.go): they must go through the macros.
 func refuse(statement string) error {
 	if l := strings.ToLower(statement); strings.Contains(l, internalPrefix) || strings.Contains(l, "u&") {
-		return &server.Error{Status: 400, Code: server.CodeSQLError,
+		return &serving.Error{Status: 400, Code: serving.CodeSQLError,
 			Message: "statements may not name ParqDB's internal functions or use U& escapes; call ivf_search, ivf_search_key or ivf_nearest",
 			Err:     ErrSQL}
 	}
@@ -46,7 +45,7 @@ func (e *Engine) Prepare(ctx context.Context, statement string) (*Prepared, erro
 	ctx, h := withHolder(ctx, e.memory)
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
-		return nil, server.AsError(err)
+		return nil, serving.AsError(err)
 	}
 	defer conn.Close()
 	p := &Prepared{Statement: statement}
@@ -91,7 +90,7 @@ func (e *Engine) QueryArgs(ctx context.Context, statement string, args []any) (a
 	ctx, h := withHolder(ctx, e.memory)
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
-		return nil, server.AsError(err)
+		return nil, serving.AsError(err)
 	}
 	var ar *duckdb.Arrow
 	err = conn.Raw(func(dc any) error {
@@ -101,7 +100,7 @@ func (e *Engine) QueryArgs(ctx context.Context, statement string, args []any) (a
 	})
 	if err != nil {
 		conn.Close()
-		return nil, server.AsError(err)
+		return nil, serving.AsError(err)
 	}
 	if !e.opts.ExternalAccess {
 		if err := onlyQueries(ctx, conn, statement); err != nil {
@@ -111,7 +110,7 @@ func (e *Engine) QueryArgs(ctx context.Context, statement string, args []any) (a
 	}
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		conn.Close()
-		return nil, server.AsError(err)
+		return nil, serving.AsError(err)
 	}
 	rr, err := ar.QueryContext(ctx, statement, args...)
 	if err != nil {

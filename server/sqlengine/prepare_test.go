@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/duckdb/duckdb-go/v2"
 
-	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 	"github.com/parqdb/parqdb/server/sqlengine"
 )
 
@@ -40,7 +40,7 @@ func TestPrepareAndQueryArgs(t *testing.T) {
 	}
 	for _, bad := range []string{"SELEC 1", "SELECT * FROM parqdb_internal_ivf_search_x('words', ?, 3)"} {
 		_, err := e.Prepare(ctx, bad)
-		if !errors.Is(err, sqlengine.ErrSQL) || server.AsError(err).Code != server.CodeSQLError {
+		if !errors.Is(err, sqlengine.ErrSQL) || serving.AsError(err).Code != serving.CodeSQLError {
 			t.Errorf("Prepare(%q): %v, want a sql_error", bad, err)
 		}
 	}
@@ -53,7 +53,7 @@ func TestPrepareAndQueryArgs(t *testing.T) {
 	if got != fmt.Sprint(want) {
 		t.Fatalf("QueryArgs: %s\nwant %v", got, want)
 	}
-	if _, err := e.QueryArgs(ctx, "SELECT * FROM ivf_search_key('nope', ?, 3)", []any{"king"}); server.AsError(err).Code != server.CodeIndexNotFound {
+	if _, err := e.QueryArgs(ctx, "SELECT * FROM ivf_search_key('nope', ?, 3)", []any{"king"}); serving.AsError(err).Code != serving.CodeIndexNotFound {
 		t.Fatalf("unknown index: %v, want index_not_found", err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 )
 
 // TestTypedNullReachesGoFunction: a statement can reach the Go table
@@ -46,7 +46,7 @@ func TestTypedNullReachesGoFunction(t *testing.T) {
 
 // TestOddArguments: every search function, with each argument in turn
 // replaced by a NULL (typed or not), a value of the wrong type or an
-// out-of-range value, answers rows or a clear error (a *server.Error with
+// out-of-range value, answers rows or a clear error (a *serving.Error with
 // a code that is not internal and a message), never a crash; the engine
 // keeps answering.
 func TestOddArguments(t *testing.T) {
@@ -110,8 +110,8 @@ func TestOddArguments(t *testing.T) {
 		if err == nil {
 			continue
 		}
-		var ae *server.Error
-		if !errors.As(err, &ae) || ae.Code == server.CodeInternal || ae.Message == "" {
+		var ae *serving.Error
+		if !errors.As(err, &ae) || ae.Code == serving.CodeInternal || ae.Message == "" {
 			t.Errorf("%s: %v (%T), want rows or a clear error", s, err, err)
 		}
 	}

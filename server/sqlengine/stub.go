@@ -4,9 +4,8 @@ package sqlengine
 
 import (
 	"context"
+	"github.com/parqdb/parqdb/server/serving"
 	"io"
-
-	"github.com/parqdb/parqdb/server"
 )
 
 // Available reports whether this binary was built with DuckDB.
@@ -16,7 +15,7 @@ const Available = false
 type Engine struct{}
 
 // New returns ErrUnavailable.
-func New(pool *server.Pool, opts Options) (*Engine, error) { return nil, ErrUnavailable }
+func New(pool *serving.Pool, opts Options) (*Engine, error) { return nil, ErrUnavailable }
 
 // Print returns ErrUnavailable.
 func (e *Engine) Print(ctx context.Context, sql string, w io.Writer, format string) error {

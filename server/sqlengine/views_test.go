@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/server/serving"
 	"github.com/parqdb/parqdb/server/sqlengine"
 )
 
@@ -96,8 +96,8 @@ func TestSourceViewsAndAllowList(t *testing.T) {
 		"EXPORT DATABASE " + sqlString(filepath.Join(allowed, "db")),
 	} {
 		err := queryErr(e, stmt)
-		var ae *server.Error
-		if !errors.As(err, &ae) || ae.Code != server.CodeSQLError {
+		var ae *serving.Error
+		if !errors.As(err, &ae) || ae.Code != serving.CodeSQLError {
 			t.Errorf("%s: %v, want a sql_error", stmt, err)
 		}
 		// Flight SQL's prepared statements run through QueryArgs: the
@@ -110,7 +110,7 @@ func TestSourceViewsAndAllowList(t *testing.T) {
 			err = rr.Err()
 			rr.Release()
 		}
-		if !errors.As(err, &ae) || ae.Code != server.CodeSQLError {
+		if !errors.As(err, &ae) || ae.Code != serving.CodeSQLError {
 			t.Errorf("prepared %s: %v, want a sql_error", stmt, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package server
+package serving
 
 import (
 	"container/list"
@@ -94,9 +94,9 @@ type pinEntry struct {
 
 // handle is one opened snapshot with a reference count.
 type handle struct {
-	ix     *query.Index
-	pool   *Pool
-	rowEnc atomic.Pointer[rowEncoder] // the last answer's (server.newSearchResponse)
+	ix    *query.Index
+	pool  *Pool
+	state atomic.Value // a front end's state for this snapshot (Lease.State)
 	// staleErr is the first moved-file error a recheck logged (once).
 	staleErr atomic.Pointer[error]
 	mu       sync.Mutex
@@ -155,6 +155,12 @@ type Lease struct {
 
 // Index returns the leased snapshot. It must not be closed by the caller.
 func (l *Lease) Index() *query.Index { return l.h.ix }
+
+// State is a value a front end keeps with the leased snapshot, shared by
+// every lease of it and dropped with it (the HTTP API keeps its last row
+// encoder there). It is safe for concurrent use; what is stored must
+// always have the same type.
+func (l *Lease) State() *atomic.Value { return &l.h.state }
 
 // Release returns the lease.
 func (l *Lease) Release() { l.once.Do(l.h.release) }

@@ -1,4 +1,4 @@
-package server
+package serving
 
 import (
 	"context"
@@ -18,10 +18,10 @@ func (l Limits) CheckRecall(opts query.Options, recall *float64, nprobe, refine 
 		return opts, nil
 	}
 	if r := *recall; !(r > 0 && r <= 1) {
-		return opts, errorf(http.StatusBadRequest, CodeOutOfRange, "recall = %v is outside (0, 1]", r)
+		return opts, Errorf(http.StatusBadRequest, CodeOutOfRange, "recall = %v is outside (0, 1]", r)
 	}
 	if nprobe != nil || refine != nil {
-		return opts, errorf(http.StatusBadRequest, CodeInvalidArgument, "recall chooses nprobe and refine from the index's calibration: give recall, or nprobe and refine, not both")
+		return opts, Errorf(http.StatusBadRequest, CodeInvalidArgument, "recall chooses nprobe and refine from the index's calibration: give recall, or nprobe and refine, not both")
 	}
 	opts.Recall, opts.NProbe, opts.Refine = *recall, 0, 0
 	return opts, nil
@@ -35,18 +35,18 @@ func (l Limits) ResolveRecall(ctx context.Context, ix *query.Index, opts query.O
 	if opts.Recall == 0 {
 		return opts, nil
 	}
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	p, _, err := ix.RecallSetting(ctx, opts.Recall)
 	if err != nil {
 		if ctx.Err() != nil {
-			e := timeoutError(ctx, "calibrating the index for recall (done once per snapshot)")
+			e := TimeoutError(ctx, "calibrating the index for recall (done once per snapshot)")
 			e.Message += fmt.Sprintf("; or calibrate ahead: parqdb index refresh %s --calibrate", ix.Name())
 			return opts, e
 		}
 		return opts, err
 	}
 	if p.NProbe > l.MaxNProbe || p.Refine > l.MaxRefine {
-		return opts, errorf(http.StatusBadRequest, CodeOutOfRange,
+		return opts, Errorf(http.StatusBadRequest, CodeOutOfRange,
 			"recall = %v needs nprobe %d and refine %d, above this server's limits (nprobe %d, refine %d): ask for a lower recall",
 			opts.Recall, p.NProbe, p.Refine, l.MaxNProbe, l.MaxRefine)
 	}

@@ -1,4 +1,4 @@
-package server
+package serving
 
 import (
 	"context"
@@ -64,7 +64,9 @@ func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func errorf(status int, code, format string, args ...any) *Error {
+// Errorf returns an *Error with the given status, code and formatted
+// message, and no cause.
+func Errorf(status int, code, format string, args ...any) *Error {
 	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -110,6 +112,15 @@ func AsError(err error) *Error {
 		return e
 	}
 	return &Error{http.StatusInternalServerError, CodeInternal, msg, err}
+}
+
+// Code classifies err as AsError does and returns its stable code and
+// HTTP status (code "internal" and 500 for an error no class matches).
+// Front ends other than HTTP (SQL, Flight SQL, the C API) map the code to
+// their own status.
+func Code(err error) (code string, httpStatus int) {
+	e := AsError(err)
+	return e.Code, e.Status
 }
 
 // dataError classifies the errors caused by the data a search reads — the

@@ -1,4 +1,4 @@
-package server
+package serving
 
 import (
 	"errors"
@@ -39,7 +39,7 @@ var DefaultLimits = Limits{
 }
 
 // withDefaults fills zero fields from DefaultLimits.
-func (l Limits) withDefaults() Limits {
+func (l Limits) WithDefaults() Limits {
 	d := DefaultLimits
 	if l.MaxBodyBytes == 0 {
 		l.MaxBodyBytes = d.MaxBodyBytes
@@ -91,23 +91,23 @@ func (l Limits) Validate() error {
 // an explicit 0 for k or nprobe is out of range, as on the CLI. It is shared
 // by the HTTP API and the SQL table function.
 func (l Limits) CheckOptions(k, nprobe, refine *int) (query.Options, error) {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	opts := query.Options{K: query.DefaultK, NProbe: query.DefaultNProbe}
 	if k != nil {
 		if *k < query.MinK || *k > l.MaxK {
-			return opts, errorf(http.StatusBadRequest, CodeOutOfRange, "k = %d is outside [%d, %d]", *k, query.MinK, l.MaxK)
+			return opts, Errorf(http.StatusBadRequest, CodeOutOfRange, "k = %d is outside [%d, %d]", *k, query.MinK, l.MaxK)
 		}
 		opts.K = *k
 	}
 	if nprobe != nil {
 		if *nprobe < query.MinNProbe || *nprobe > l.MaxNProbe {
-			return opts, errorf(http.StatusBadRequest, CodeOutOfRange, "nprobe = %d is outside [%d, %d]", *nprobe, query.MinNProbe, l.MaxNProbe)
+			return opts, Errorf(http.StatusBadRequest, CodeOutOfRange, "nprobe = %d is outside [%d, %d]", *nprobe, query.MinNProbe, l.MaxNProbe)
 		}
 		opts.NProbe = *nprobe
 	}
 	if refine != nil {
 		if *refine < query.MinRefine || *refine > l.MaxRefine {
-			return opts, errorf(http.StatusBadRequest, CodeOutOfRange, "refine = %d is outside [%d, %d]", *refine, query.MinRefine, l.MaxRefine)
+			return opts, Errorf(http.StatusBadRequest, CodeOutOfRange, "refine = %d is outside [%d, %d]", *refine, query.MinRefine, l.MaxRefine)
 		}
 		opts.Refine = *refine
 	}
