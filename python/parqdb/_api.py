@@ -1,0 +1,456 @@
+"""Connection, Index and Results: the parqdb API (see docs/python.md)."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import time
+import weakref
+from ctypes import byref, c_int64, c_void_p
+from functools import lru_cache
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _lib
+from .errors import BadQuery
+
+Key = Union[str, int, float, bytes, Sequence[Any]]
+
+
+def connect(warehouse: Optional[str] = None, catalog: Optional[str] = None) -> "Connection":
+    """Connects to a warehouse and its catalog, as the CLI's --warehouse and
+    --catalog name them.
+
+    ``warehouse`` is a local folder or ``s3://bucket/prefix``; None takes
+    PARQDB_WAREHOUSE (default ``./warehouse``). ``catalog`` is ``""`` for the
+    SQLite catalog inside the warehouse, ``sqlite:PATH``, ``postgres://…``
+    or ``"warehouse"``; None takes PARQDB_CATALOG. S3 and PostgreSQL are
+    configured by the same environment as the CLI (docs/storage.md).
+    Nothing is opened until first use, and only :meth:`Connection.create_index`
+    creates a missing warehouse.
+    """
+    r = _lib.call("connect", {"warehouse": warehouse, "catalog": catalog})
+    return Connection(r["db"], warehouse, catalog)
+
+
+class _Handle:
+    """A Go object: closed by close(), by ``with``, or when collected."""
+
+    _h: int
+
+    def __init__(self, handle: int) -> None:
+        self._h = handle
+        self._finalizer = weakref.finalize(self, _lib.release, handle)
+
+    def close(self) -> None:
+        """Releases the Go object now (idempotent)."""
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class Connection(_Handle):
+    """An opened warehouse and catalog (from :func:`connect`). Safe to use
+    from several threads."""
+
+    def __init__(self, handle: int, warehouse: Optional[str], catalog: Optional[str]) -> None:
+        super().__init__(handle)
+        self.warehouse = warehouse
+        self.catalog = catalog
+
+    def __repr__(self) -> str:
+        return f"parqdb.Connection(warehouse={self.warehouse!r}, catalog={self.catalog!r})"
+
+    def indexes(self) -> List[str]:
+        """Returns the names of the catalog's indexes, sorted."""
+        return _lib.call("indexes", {"db": self._h})
+
+    def create_index(
+        self,
+        name: str,
+        source: str,
+        vector_field: str,
+        key_fields: Union[str, Sequence[str]],
+        metric: str = "l2_squared",
+        encoding: str = "lvq8",
+        nlist: Optional[int] = None,
+        vectors_file: bool = False,
+        progress: bool = True,
+        seed: Optional[int] = None,
+        workers: Optional[int] = None,
+    ) -> Dict[str, Any]:
+        """Builds an index over a Parquet source and commits its first snapshot
+        (``parqdb index create``; docs/build.md).
+
+        ``source`` is a Parquet file or folder, local or ``s3://…``, or an
+        Iceberg table ``iceberg://CATALOG/NAMESPACE/TABLE``. ``metric`` is
+        ``l2_squared`` or ``cosine``; ``encoding`` ``lvq8``, ``lvq4`` or
+        ``source``; ``nlist`` None picks the default. ``progress`` shows a
+        progress bar per stage (tqdm: terminal or Jupyter). Ctrl-C
+        (KeyboardInterrupt) stops the build and commits nothing.
+        Returns the build summary (rows, nlist, stage seconds, …).
+        """
+        if isinstance(key_fields, str):
+            key_fields = [key_fields]
+        args = {
+            "db": self._h, "name": name, "source": source, "vector_field": vector_field,
+            "key_fields": list(key_fields), "metric": metric, "encoding": encoding,
+            "nlist": nlist or 0, "vectors_file": bool(vectors_file),
+            "seed": seed or 0, "workers": workers or 0,
+        }
+        bars = _ProgressBars() if progress else None
+        try:
+            return _lib.call_long("create_index", args, bars.update if bars else None)
+        finally:
+            if bars:
+                bars.close()
+
+    def index(self, name: str, snapshot: Optional[int] = None) -> "Index":
+        """Opens index ``name`` at its current snapshot, or at a retained
+        ``snapshot`` id."""
+        r = _lib.call("open_index", {"db": self._h, "name": name, "snapshot": snapshot or 0})
+        return Index(self, r)
+
+    def drop_index(self, name: str, purge: bool = False) -> Dict[str, Any]:
+        """Removes index ``name`` from the catalog; ``purge`` also deletes its files."""
+        return _lib.call("drop", {"db": self._h, "name": name, "purge": purge})
+
+    def gc(self, dry_run: bool = True, grace: Optional[float] = None) -> Dict[str, Any]:
+        """Finds (and unless ``dry_run``, deletes) warehouse files no index
+        references, older than ``grace`` seconds (default: the CLI's)."""
+        return _lib.call("gc", {"db": self._h, "dry_run": dry_run, "grace_seconds": grace})
+
+
+def _pad(x: Optional[int]) -> int:
+    return 0 if x is None else int(x)
+
+
+@lru_cache(maxsize=256)
+def _options(k: int, nprobe: int, refine: int, where: Optional[str], recall: Optional[float],
+             columns: Optional[tuple], workers: int, exact: bool) -> bytes:
+    o: Dict[str, Any] = {"k": k, "nprobe": nprobe, "refine": refine, "workers": workers}
+    if where:
+        o["where"] = where
+    if recall is not None:
+        o["recall"] = recall
+    if columns is not None:
+        o["columns"] = list(columns)
+    if exact:
+        o["exact"] = True
+    return json.dumps(o).encode()
+
+
+class Index(_Handle):
+    """An opened index snapshot (from :meth:`Connection.index`). Searches
+    release the GIL, so several threads search it at once."""
+
+    def __init__(self, db: Connection, info: Dict[str, Any]) -> None:
+        super().__init__(info["ix"])
+        self._db = db  # keeps the connection open while the index is
+        self.name: str = info["name"]
+        self.dim: int = info["dim"]
+        self.nlist: int = info["nlist"]
+        self.snapshot_id: int = info["snapshot_id"]
+        self.key_fields: List[str] = list(info["key_fields"])
+        self.columns: List[str] = list(info["columns"])
+        self.stale: str = info["stale"]
+
+    def __repr__(self) -> str:
+        return f"parqdb.Index({self.name!r}, snapshot={self.snapshot_id}, dim={self.dim})"
+
+    def _opts(self, k: int, nprobe: Optional[int], refine: int, where: Optional[str],
+              recall: Optional[float], columns: Optional[Sequence[str]], workers: Optional[int],
+              exact: bool = False) -> bytes:
+        cols = None
+        if columns is not None:
+            cols = tuple(columns) + tuple(f for f in self.key_fields if f not in columns)
+        return _options(int(k), _pad(nprobe), int(refine or 0), where, recall, cols, _pad(workers), exact)
+
+    def search(
+        self,
+        q: Any,
+        k: int = 10,
+        nprobe: Optional[int] = None,
+        refine: int = 0,
+        where: Optional[str] = None,
+        recall: Optional[float] = None,
+        columns: Optional[Sequence[str]] = None,
+        workers: Optional[int] = None,
+    ) -> "Results":
+        """Finds the ``k`` nearest source rows to ``q``: a 1-D vector, or a
+        2-D batch with one query per row (float32 or float64; a float32
+        C-contiguous array is read in place, without a copy).
+
+        ``nprobe`` lists are scanned (None: 8); ``refine`` re-scores the best
+        refine·k candidates with exact vectors; ``recall`` (0, 1] picks
+        nprobe and refine from the index's calibration instead; ``where`` is
+        an SQL-like predicate on source columns (docs/search.md);
+        ``columns`` selects the source columns returned (None: all);
+        ``workers`` bounds the threads of a batch (None: all cores).
+        """
+        arr = q if isinstance(q, np.ndarray) else np.asarray(q)
+        if arr.dtype != np.float32 or not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr, dtype=np.float32)
+        single = arr.ndim == 1
+        if single:
+            arr = arr.reshape(1, -1)
+        elif arr.ndim != 2:
+            raise BadQuery(f"q must be a vector or a 2-D batch of vectors, not {arr.ndim}-D", "invalid_argument")
+        n, d = arr.shape
+        if n == 0:
+            raise BadQuery("the batch holds no query vectors", "invalid_argument")
+        opts = self._opts(k, nprobe, refine, where, recall, columns, workers)
+        return self._search(arr, n, d, opts, k, single, columns)
+
+    def _search(self, arr: np.ndarray, n: int, d: int, opts: bytes, k: int, single: bool,
+                columns: Optional[Sequence[str]]) -> "Results":
+        dist = np.empty((n, k), dtype=np.float32)
+        counts = np.empty(n, dtype=np.int32)
+        res, err = c_int64(), c_void_p()
+        if _lib.lib.parqdb_search(self._h, 0, arr.ctypes.data, n, d, opts, dist.ctypes.data,
+                                  counts.ctypes.data, byref(res), byref(err)) != 0:
+            _lib.raise_error(err)
+        return Results(self, res.value, dist, counts, single, columns)
+
+    def search_key(
+        self,
+        key: Key,
+        k: int = 10,
+        nprobe: Optional[int] = None,
+        refine: int = 0,
+        where: Optional[str] = None,
+        recall: Optional[float] = None,
+        columns: Optional[Sequence[str]] = None,
+    ) -> "Results":
+        """Searches near the source row whose key is ``key`` (a value, or a
+        sequence with one value per key field); the row itself comes first."""
+        if isinstance(key, (list, tuple)):
+            kj = json.dumps([_key_json(x) for x in key])
+        else:
+            kj = json.dumps(_key_json(key))
+        opts = self._opts(k, nprobe, refine, where, recall, columns, None)
+        dist = np.empty((1, k), dtype=np.float32)
+        counts = np.empty(1, dtype=np.int32)
+        res, err = c_int64(), c_void_p()
+        if _lib.lib.parqdb_search_key(self._h, 0, kj.encode(), opts, dist.ctypes.data, counts.ctypes.data,
+                                      byref(res), byref(err)) != 0:
+            _lib.raise_error(err)
+        return Results(self, res.value, dist, counts, True, columns)
+
+    def exact(self, q: Any, k: int = 10, where: Optional[str] = None) -> "Results":
+        """The exact ``k`` nearest rows by brute force over every row (ground
+        truth for recall; keys and distances, no source columns)."""
+        arr = np.ascontiguousarray(q, dtype=np.float32)
+        single = arr.ndim == 1
+        if single:
+            arr = arr.reshape(1, -1)
+        opts = self._opts(k, None, 0, where, None, None, None, exact=True)
+        return self._search(arr, arr.shape[0], arr.shape[1], opts, k, single, None)
+
+    def describe(self) -> Dict[str, Any]:
+        """The index's current snapshot, metadata location and source columns
+        (``parqdb index describe``)."""
+        return _lib.call("describe", {"db": self._db._h, "name": self.name})
+
+    def history(self):
+        """The retained snapshots as a pandas DataFrame, oldest first, with a
+        ``current`` column (``parqdb index history``)."""
+        import pandas as pd
+
+        h = _lib.call("history", {"db": self._db._h, "name": self.name})
+        df = pd.json_normalize(h["snapshots"])
+        if len(df):
+            df["current"] = df["snapshot-id"] == h["current_snapshot_id"]
+        return df
+
+    def refresh(self, retrain: bool = False, dry_run: bool = False, progress: bool = True) -> Dict[str, Any]:
+        """Brings the index up to date with its source (``parqdb index
+        refresh``): nothing, an incremental update or a rebuild. This Index
+        keeps reading its snapshot; open the index again for the new one."""
+        bars = _ProgressBars() if progress else None
+        try:
+            return _lib.call_long("refresh", {"db": self._db._h, "name": self.name,
+                                              "retrain": retrain, "dry_run": dry_run},
+                                  bars.update if bars else None)
+        finally:
+            if bars:
+                bars.close()
+
+    def expire(self, retain_last: Optional[int] = None, older_than: Optional[float] = None,
+               dry_run: bool = False) -> Dict[str, Any]:
+        """Removes old snapshots: all but the ``retain_last`` newest and/or
+        those older than ``older_than`` seconds (the current one stays)."""
+        return _lib.call("expire", {"db": self._db._h, "name": self.name, "retain_last": _pad(retain_last),
+                                    "older_than_seconds": float(older_than or 0), "dry_run": dry_run})
+
+    def verify(self, snapshot: Optional[int] = None, exhaustive: bool = False) -> Dict[str, Any]:
+        """Checks the index files against the metadata and the source
+        (``parqdb index verify``); the report's ``ok`` is the verdict."""
+        return _lib.call_long("verify", {"db": self._db._h, "name": self.name,
+                                         "snapshot": _pad(snapshot), "exhaustive": exhaustive})
+
+    def bench(self, queries: Any, k: int = 10, nprobe: Sequence[int] = (1, 2, 4, 8, 16, 32),
+              refine: Sequence[int] = (0,), where: Optional[str] = None, repeat: int = 1):
+        """Measures recall@k and speed over a grid of nprobe × refine on a
+        batch of ``queries`` (``parqdb bench``): a DataFrame with nprobe,
+        refine, queries, seconds, cpu_seconds, qps and recall (against
+        :meth:`exact`)."""
+        import pandas as pd
+
+        qs = np.ascontiguousarray(queries, dtype=np.float32)
+        truth = self.exact(qs, k=k, where=where)
+        rows = []
+        for r in refine:
+            for p in nprobe:
+                best = None
+                for _ in range(max(1, repeat)):
+                    c0, t0 = time.process_time(), time.perf_counter()
+                    got = self.search(qs, k=k, nprobe=p, refine=r, where=where, columns=self.key_fields)
+                    t1, c1 = time.perf_counter(), time.process_time()
+                    if best is None or t1 - t0 < best[0]:
+                        best = (t1 - t0, c1 - c0, got)
+                secs, cpu, got = best
+                rows.append({"nprobe": p, "refine": r, "queries": len(qs), "seconds": secs, "cpu_seconds": cpu,
+                             "qps": len(qs) / secs, "recall": got.recall(truth)})
+        return pd.DataFrame(rows)
+
+
+def _key_json(x: Any) -> Any:
+    if isinstance(x, bytes):
+        return x.decode()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+class Results(_Handle):
+    """The answer of one search: ``distances`` and ``keys`` as numpy arrays
+    (shape (hits,) for one query; (queries, k) for a batch, padded with NaN
+    and None), rows as :meth:`to_list` or :meth:`to_pandas`."""
+
+    def __init__(self, ix: Index, handle: int, dist: np.ndarray, counts: np.ndarray, single: bool,
+                 columns: Optional[Sequence[str]]) -> None:
+        super().__init__(handle)
+        self._ix = ix
+        self._dist = dist
+        self.counts = counts
+        self.single = single
+        self._columns = None if columns is None else list(columns)
+        self._rows: Optional[List[List[Dict[str, Any]]]] = None
+
+    def __len__(self) -> int:
+        return int(self.counts.sum())
+
+    def __repr__(self) -> str:
+        return f"parqdb.Results(queries={len(self.counts)}, hits={len(self)})"
+
+    @property
+    def distances(self) -> np.ndarray:
+        """The _distance of each hit (float32)."""
+        return self._dist[0, : self.counts[0]] if self.single else self._dist
+
+    def _all_rows(self) -> List[List[Dict[str, Any]]]:
+        if self._rows is None:
+            out = c_void_p()
+            if _lib.lib.parqdb_result_rows(self._h, byref(out)) != 0:
+                _lib.raise_error(out)
+            self._rows = json.loads(_lib.take_string(out))
+        return self._rows
+
+    @property
+    def keys(self) -> np.ndarray:
+        """The key of each hit: its key field's value, or a tuple for a
+        composite key (an object array)."""
+        kf = self._ix.key_fields
+        rows = self._all_rows()
+
+        def key(r: Dict[str, Any]) -> Any:
+            return r[kf[0]] if len(kf) == 1 else tuple(r[f] for f in kf)
+
+        if self.single:
+            out = np.empty(len(rows[0]), dtype=object)
+            for i, r in enumerate(rows[0]):
+                out[i] = key(r)
+            return out
+        k = self._dist.shape[1]
+        out = np.full((len(rows), k), None, dtype=object)
+        for i, qr in enumerate(rows):
+            for j, r in enumerate(qr):
+                out[i, j] = key(r)
+        return out
+
+    def _visible(self, r: Dict[str, Any]) -> Dict[str, Any]:
+        if self._columns is None:
+            return r
+        return {c: r[c] for c in self._columns + ["_distance"]}
+
+    def to_list(self) -> Union[List[Dict[str, Any]], List[List[Dict[str, Any]]]]:
+        """The rows as dicts of the source columns and _distance: a list for
+        one query, a list of lists for a batch."""
+        rows = [[self._visible(r) for r in qr] for qr in self._all_rows()]
+        return rows[0] if self.single else rows
+
+    def to_pandas(self):
+        """The rows as a DataFrame: the source columns and _distance, after a
+        _query column (the query's position) for a batch."""
+        import pandas as pd
+
+        rows = self._all_rows()
+        flat = []
+        for i, qr in enumerate(rows):
+            for r in qr:
+                v = self._visible(r)
+                flat.append(v if self.single else {"_query": i, **v})
+        cols = (self._columns if self._columns is not None else self._ix.columns) + ["_distance"]
+        if not self.single:
+            cols = ["_query"] + cols
+        df = pd.DataFrame(flat, columns=cols)
+        df["_distance"] = df["_distance"].astype(np.float32)
+        return df
+
+    def recall(self, truth: "Results") -> float:
+        """The mean share of ``truth``'s keys (e.g. :meth:`Index.exact`) these
+        results hold, per query."""
+        r = _lib.lib.parqdb_result_recall(self._h, truth._h)
+        if r < 0:
+            raise BadQuery("recall: the two results answer different query counts", "invalid_argument")
+        return float(r)
+
+
+class _ProgressBars:
+    """One tqdm bar per build stage (terminal or Jupyter: tqdm.auto)."""
+
+    def __init__(self) -> None:
+        self.stage: Optional[str] = None
+        self.bar = None
+        self.warned = 0
+
+    def update(self, p: Dict[str, Any]) -> None:
+        from tqdm.auto import tqdm
+
+        if p["stage"] and p["stage"] != self.stage:
+            self.close()
+            self.stage = p["stage"]
+            self.bar = tqdm(total=p["total"] or None, desc=p["stage"], unit="", leave=True)
+        if self.bar is not None:
+            if p["total"] and self.bar.total != p["total"]:
+                self.bar.total = p["total"]
+            self.bar.n = p["done"]
+            self.bar.refresh()
+        for w in p["warnings"][self.warned:]:
+            tqdm.write(f"warning: {w}")
+        self.warned = len(p["warnings"])
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
