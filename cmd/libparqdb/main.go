@@ -11,11 +11,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server"
 )
 
 func main() {}
@@ -105,7 +109,7 @@ func parqdb_call(taskH C.int64_t, method, args *C.char, out **C.char) C.int {
 // searchOptions are a search's options as the C API takes them (JSON).
 type searchOptions struct {
 	K       int      `json:"k"`
-	NProbe  int      `json:"nprobe"`
+	NProbe  *int     `json:"nprobe"` // absent: the default
 	Refine  int      `json:"refine"`
 	Recall  float64  `json:"recall"`
 	Where   string   `json:"where"`
@@ -145,10 +149,16 @@ func parseOptions(text string) (*parsedOptions, error) {
 	if err := dec.Decode(&so); err != nil {
 		return nil, fmt.Errorf("%w: search options: %v", query.ErrBadQuery, err)
 	}
+	if err := checkRanges(so); err != nil {
+		return nil, err
+	}
 	p = &parsedOptions{
-		opts:    query.Options{K: so.K, NProbe: so.NProbe, Refine: so.Refine, Recall: so.Recall, Columns: so.Columns},
+		opts:    query.Options{K: so.K, Refine: so.Refine, Recall: so.Recall, Columns: so.Columns},
 		workers: so.Workers,
 		exact:   so.Exact,
+	}
+	if so.NProbe != nil {
+		p.opts.NProbe = *so.NProbe
 	}
 	if so.Where != "" {
 		f, err := filter.Parse(so.Where)
@@ -164,6 +174,38 @@ func parseOptions(text string) (*parsedOptions, error) {
 	optionCache.m[text] = p
 	optionCache.mu.Unlock()
 	return p, nil
+}
+
+// checkRanges refuses k, nprobe and refine outside their ranges with the
+// HTTP API's out_of_range error; k is required (the caller sized the
+// distance buffer by it).
+func checkRanges(so searchOptions) error {
+	switch {
+	case so.K < query.MinK || so.K > query.MaxK:
+		return outOfRange("k = %d is outside [%d, %d]", so.K, query.MinK, query.MaxK)
+	case so.NProbe != nil && (*so.NProbe < query.MinNProbe || *so.NProbe > query.MaxNProbe):
+		return outOfRange("nprobe = %d is outside [%d, %d]", *so.NProbe, query.MinNProbe, query.MaxNProbe)
+	case so.Refine < query.MinRefine || so.Refine > query.MaxRefine:
+		return outOfRange("refine = %d is outside [%d, %d]", so.Refine, query.MinRefine, query.MaxRefine)
+	}
+	return nil
+}
+
+func outOfRange(format string, args ...any) error {
+	return &server.Error{Status: http.StatusBadRequest, Code: server.CodeOutOfRange, Message: fmt.Sprintf(format, args...)}
+}
+
+// checkColumns refuses a requested column the source does not have, as
+// the HTTP API does (unknown_column).
+func checkColumns(ix *query.Index, cols []string) error {
+	have := ix.Columns()
+	for _, c := range cols {
+		if !slices.Contains(have, c) {
+			return &server.Error{Status: http.StatusBadRequest, Code: server.CodeUnknownColumn,
+				Message: fmt.Sprintf("column %q is not in the source of index %q (columns: %s)", c, ix.Name(), strings.Join(have, ", "))}
+		}
+	}
+	return nil
 }
 
 // result is what a result handle holds: one query.Result per query.
@@ -193,9 +235,13 @@ func parqdb_search(ixH, taskH C.int64_t, q *C.float, n, dim C.int64_t, opts *C.c
 	if err != nil {
 		return setError(errOut, err)
 	}
+	if err := checkColumns(ix.ix, p.opts.Columns); err != nil {
+		return setError(errOut, err)
+	}
 	nq, d := int(n), int(dim)
 	if d != ix.ix.Dim() {
-		return setError(errOut, fmt.Errorf("%w: query vectors have %d values; index %q has dimension %d", query.ErrBadQuery, d, ix.ix.Name(), ix.ix.Dim()))
+		return setError(errOut, &server.Error{Status: http.StatusBadRequest, Code: server.CodeWrongDimension,
+			Message: fmt.Sprintf("query vectors have %d values; index %q has dimension %d", d, ix.ix.Name(), ix.ix.Dim())})
 	}
 	flat := unsafe.Slice((*float32)(unsafe.Pointer(q)), nq*d)
 	qs := make([][]float32, nq)
@@ -240,6 +286,9 @@ func parqdb_search_key(ixH, taskH C.int64_t, key, opts *C.char,
 	if err != nil {
 		return setError(errOut, err)
 	}
+	if err := checkColumns(ix.ix, p.opts.Columns); err != nil {
+		return setError(errOut, err)
+	}
 	texts, err := query.KeyTextsJSON([]byte(C.GoString(key)))
 	if err != nil {
 		return setError(errOut, err)
@@ -260,9 +309,6 @@ func parqdb_search_key(ixH, taskH C.int64_t, key, opts *C.char,
 
 // fill writes the distances and hit counts of rs to the caller's buffers.
 func fill(rs []*query.Result, k int, dist *C.float, counts *C.int32_t) {
-	if k == 0 {
-		k = query.DefaultK
-	}
 	ds := unsafe.Slice((*float32)(unsafe.Pointer(dist)), len(rs)*k)
 	cs := unsafe.Slice((*int32)(unsafe.Pointer(counts)), len(rs))
 	nan := float32(math.NaN())

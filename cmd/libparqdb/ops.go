@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/parqdb/parqdb/lifecycle"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server"
+	"github.com/parqdb/parqdb/storage"
 	"github.com/parqdb/parqdb/verify"
 )
 
@@ -65,9 +68,6 @@ func (x *index) Close() error { return x.ix.Close() }
 // exact answers the queries by brute force (ground truth for recall).
 func (x *index) exact(ctx context.Context, qs [][]float32, p *parsedOptions) ([]*query.Result, error) {
 	k := p.opts.K
-	if k == 0 {
-		k = query.DefaultK
-	}
 	var hits [][]query.Hit
 	var err error
 	if p.opts.Filter != nil {
@@ -204,6 +204,10 @@ var ops = map[string]op{
 			return nil, err
 		}
 		r, err := indexer.Create(ctx, indexer.Env{Warehouse: e.Warehouse, Catalog: e.Catalog}, o)
+		if errors.Is(err, storage.ErrNotExist) {
+			// A build reads no index files: what is missing is the source.
+			return nil, &server.Error{Status: http.StatusNotFound, Code: server.CodeNotFound, Message: err.Error(), Err: err}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +240,7 @@ var ops = map[string]op{
 		return map[string]any{
 			"ix": newHandle(&index{ix}), "name": ix.Name(), "dim": ix.Dim(), "nlist": ix.NList(),
 			"snapshot_id": s.SnapshotID, "key_fields": s.SourceKeyFields, "columns": ix.Columns(),
-			"stale": stale,
+			"stale": stale, "metric": s.Metric,
 		}, nil
 	},
 	// describe {db, name}: the current snapshot, its metadata location

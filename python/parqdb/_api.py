@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _lib
-from .errors import BadQuery
+from .errors import BadQuery, InvalidVector
 
 Key = Union[str, int, float, bytes, Sequence[Any]]
 
@@ -120,6 +120,20 @@ class Connection(_Handle):
         r = _lib.call("open_index", {"db": self._h, "name": name, "snapshot": snapshot or 0})
         return Index(self, r)
 
+    def refresh(self, name: str, retrain: bool = False, dry_run: bool = False,
+                progress: bool = True) -> Dict[str, Any]:
+        """Brings index ``name`` up to date with its source (``parqdb index
+        refresh``; works on a stale index, which cannot be opened): nothing,
+        an incremental update or a rebuild (``retrain``). Ctrl-C stops it and
+        commits nothing. Returns the action taken and the source change."""
+        bars = _ProgressBars() if progress else None
+        try:
+            return _lib.call_long("refresh", {"db": self._h, "name": name, "retrain": retrain, "dry_run": dry_run},
+                                  bars.update if bars else None)
+        finally:
+            if bars:
+                bars.close()
+
     def drop_index(self, name: str, purge: bool = False) -> Dict[str, Any]:
         """Removes index ``name`` from the catalog; ``purge`` also deletes its files."""
         return _lib.call("drop", {"db": self._h, "name": name, "purge": purge})
@@ -135,9 +149,11 @@ def _pad(x: Optional[int]) -> int:
 
 
 @lru_cache(maxsize=256)
-def _options(k: int, nprobe: int, refine: int, where: Optional[str], recall: Optional[float],
+def _options(k: int, nprobe: Optional[int], refine: int, where: Optional[str], recall: Optional[float],
              columns: Optional[tuple], workers: int, exact: bool) -> bytes:
-    o: Dict[str, Any] = {"k": k, "nprobe": nprobe, "refine": refine, "workers": workers}
+    o: Dict[str, Any] = {"k": k, "refine": refine, "workers": workers}
+    if nprobe is not None:
+        o["nprobe"] = nprobe
     if where:
         o["where"] = where
     if recall is not None:
@@ -162,6 +178,8 @@ class Index(_Handle):
         self.snapshot_id: int = info["snapshot_id"]
         self.key_fields: List[str] = list(info["key_fields"])
         self.columns: List[str] = list(info["columns"])
+        self.metric: str = info["metric"]
+        #: Why the snapshot misses source data added since its build ("" when it does not).
         self.stale: str = info["stale"]
 
     def __repr__(self) -> str:
@@ -173,7 +191,7 @@ class Index(_Handle):
         cols = None
         if columns is not None:
             cols = tuple(columns) + tuple(f for f in self.key_fields if f not in columns)
-        return _options(int(k), _pad(nprobe), int(refine or 0), where, recall, cols, _pad(workers), exact)
+        return _options(int(k), None if nprobe is None else int(nprobe), int(refine or 0), where, recall, cols, _pad(workers), exact)
 
     def search(
         self,
@@ -199,7 +217,8 @@ class Index(_Handle):
         """
         arr = q if isinstance(q, np.ndarray) else np.asarray(q)
         if arr.dtype != np.float32 or not arr.flags.c_contiguous:
-            arr = np.ascontiguousarray(arr, dtype=np.float32)
+            with np.errstate(over="ignore"):  # an overflow becomes inf: invalid_vector
+                arr = np.ascontiguousarray(arr, dtype=np.float32)
         single = arr.ndim == 1
         if single:
             arr = arr.reshape(1, -1)
@@ -208,8 +227,26 @@ class Index(_Handle):
         n, d = arr.shape
         if n == 0:
             raise BadQuery("the batch holds no query vectors", "invalid_argument")
+        self._check_vectors(arr, single)
         opts = self._opts(k, nprobe, refine, where, recall, columns, workers)
         return self._search(arr, n, d, opts, k, single, columns)
+
+    def _check_vectors(self, arr: np.ndarray, single: bool) -> None:
+        """Refuses what the HTTP API refuses (invalid_vector): a value that
+        is not a finite float32, and under cosine an all-zero vector."""
+        if arr.shape[1] != self.dim:
+            return  # the library reports wrong_dimension
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            i, j = (int(x) for x in np.argwhere(bad)[0])
+            where = "vector" if single else f"vectors[{i}]"
+            raise InvalidVector(f"{where}[{j}] = {arr[i, j]} is not a finite float32", "invalid_vector")
+        if self.metric == "cosine":
+            zero = ~arr.any(axis=1)
+            if zero.any():
+                i = int(np.argmax(zero))
+                where = "vector" if single else f"vectors[{i}]"
+                raise InvalidVector(f"{where} is all zeros: it has no direction under the cosine metric", "invalid_vector")
 
     def _search(self, arr: np.ndarray, n: int, d: int, opts: bytes, k: int, single: bool,
                 columns: Optional[Sequence[str]]) -> "Results":
@@ -253,6 +290,7 @@ class Index(_Handle):
         single = arr.ndim == 1
         if single:
             arr = arr.reshape(1, -1)
+        self._check_vectors(arr, single)
         opts = self._opts(k, None, 0, where, None, None, None, exact=True)
         return self._search(arr, arr.shape[0], arr.shape[1], opts, k, single, None)
 
@@ -273,22 +311,16 @@ class Index(_Handle):
         return df
 
     def refresh(self, retrain: bool = False, dry_run: bool = False, progress: bool = True) -> Dict[str, Any]:
-        """Brings the index up to date with its source (``parqdb index
-        refresh``): nothing, an incremental update or a rebuild. This Index
-        keeps reading its snapshot; open the index again for the new one."""
-        bars = _ProgressBars() if progress else None
-        try:
-            return _lib.call_long("refresh", {"db": self._db._h, "name": self.name,
-                                              "retrain": retrain, "dry_run": dry_run},
-                                  bars.update if bars else None)
-        finally:
-            if bars:
-                bars.close()
+        """Brings the index up to date with its source: :meth:`Connection.refresh`.
+        This Index keeps reading its snapshot; open the index again for the new one."""
+        return self._db.refresh(self.name, retrain=retrain, dry_run=dry_run, progress=progress)
 
     def expire(self, retain_last: Optional[int] = None, older_than: Optional[float] = None,
                dry_run: bool = False) -> Dict[str, Any]:
         """Removes old snapshots: all but the ``retain_last`` newest and/or
         those older than ``older_than`` seconds (the current one stays)."""
+        if not retain_last and not older_than:
+            raise BadQuery("expire: give retain_last (≥ 1) or older_than (seconds > 0)", "invalid_argument")
         return _lib.call("expire", {"db": self._db._h, "name": self.name, "retain_last": _pad(retain_last),
                                     "older_than_seconds": float(older_than or 0), "dry_run": dry_run})
 
