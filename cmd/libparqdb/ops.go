@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -135,16 +137,26 @@ func progressOf(t *task) indexer.Progress {
 
 // ops are the methods of parqdb_call: name → arguments (JSON) → result.
 var ops = map[string]op{
-	// connect {warehouse, catalog}: a db handle. A null warehouse or
-	// catalog is taken from PARQDB_WAREHOUSE and PARQDB_CATALOG, as the
-	// CLI does. Nothing is opened yet.
+	// connect {warehouse, catalog, environ}: a db handle. A null
+	// warehouse or catalog is taken from PARQDB_WAREHOUSE and
+	// PARQDB_CATALOG, as the CLI does. Nothing is opened yet.
+	//
+	// environ is the caller's current value of every variable of the
+	// prefixes in envPrefixes: the Go runtime copied the process
+	// environment when the library was loaded, so a variable a notebook
+	// sets afterwards (os.environ["AWS_ENDPOINT_URL_S3"] = …) would be
+	// unseen without it.
 	"connect": func(ctx context.Context, _ *task, args []byte) (any, error) {
 		var a struct {
-			Warehouse *string `json:"warehouse"`
-			Catalog   *string `json:"catalog"`
+			Warehouse *string           `json:"warehouse"`
+			Catalog   *string           `json:"catalog"`
+			Environ   map[string]string `json:"environ"`
 		}
 		if err := decode("connect", args, &a); err != nil {
 			return nil, err
+		}
+		if a.Environ != nil {
+			syncEnviron(a.Environ)
 		}
 		spec := catalog.SpecFromEnviron()
 		if a.Warehouse != nil {
@@ -387,6 +399,36 @@ var ops = map[string]op{
 		}
 		return lifecycle.Drop(ctx, lifecycle.Env{Warehouse: e.Warehouse, Catalog: e.Catalog}, a.Name, a.Purge)
 	},
+}
+
+// envPrefixes are the prefixes of the variables that configure
+// warehouses, catalogs and sources: ParqDB's own (PARQDB_WAREHOUSE,
+// PARQDB_CATALOG, PARQDB_ICEBERG_…), the AWS SDK's and PostgreSQL's.
+var envPrefixes = []string{"PARQDB_", "AWS_", "PG"}
+
+// syncEnviron makes the variables of envPrefixes what env says: set to
+// its values, and unset when env lacks them.
+func syncEnviron(env map[string]string) {
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, keep := env[k]; !keep && hasEnvPrefix(k) {
+			os.Unsetenv(k)
+		}
+	}
+	for k, v := range env {
+		if hasEnvPrefix(k) {
+			os.Setenv(k, v)
+		}
+	}
+}
+
+func hasEnvPrefix(k string) bool {
+	for _, p := range envPrefixes {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // loadMetadata loads the current metadata of index a.Name.

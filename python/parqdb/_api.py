@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import time
 import weakref
 from ctypes import byref, c_int64, c_void_p
@@ -14,6 +15,10 @@ import numpy as np
 
 from . import _lib
 from .errors import BadQuery, InvalidVector
+
+# The variables that configure warehouses, catalogs and sources
+# (cmd/libparqdb/ops.go, envPrefixes).
+_ENV_PREFIXES = ("PARQDB_", "AWS_", "PG")
 
 Key = Union[str, int, float, bytes, Sequence[Any]]
 
@@ -28,9 +33,11 @@ def connect(warehouse: Optional[str] = None, catalog: Optional[str] = None) -> "
     or ``"warehouse"``; None takes PARQDB_CATALOG. S3 and PostgreSQL are
     configured by the same environment as the CLI (docs/storage.md).
     Nothing is opened until first use, and only :meth:`Connection.create_index`
-    creates a missing warehouse.
+    creates a missing warehouse. The variables are read as ``os.environ``
+    holds them at this call.
     """
-    r = _lib.call("connect", {"warehouse": warehouse, "catalog": catalog})
+    environ = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
+    r = _lib.call("connect", {"warehouse": warehouse, "catalog": catalog, "environ": environ})
     return Connection(r["db"], warehouse, catalog)
 
 
