@@ -8,16 +8,18 @@ import "C"
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/parqdb/parqdb/filter"
+	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server"
 )
@@ -47,6 +49,16 @@ func parqdb_release(h C.int64_t) C.int {
 		return 0
 	}
 	return 1
+}
+
+// parqdb_release_many releases the n handles at hs (as parqdb_release
+// does each): one call for the results a caller collected.
+//
+//export parqdb_release_many
+func parqdb_release_many(hs *C.int64_t, n C.int64_t) {
+	for _, h := range unsafe.Slice((*int64)(unsafe.Pointer(hs)), int(n)) {
+		release(h)
+	}
 }
 
 // parqdb_handles returns the number of open handles (for leak tests).
@@ -124,27 +136,30 @@ type parsedOptions struct {
 	opts    query.Options
 	workers int
 	exact   bool
+	// checked is the last index whose columns opts.Columns were checked
+	// against (checkColumns), so that repeated searches skip the check.
+	checked atomic.Pointer[query.Index]
 }
 
-// optionCache keeps the parsed options by their JSON text: a caller
-// repeats the same options, and a where predicate must be the same
-// *filter.Predicate for the index to reuse its matching rows.
-var optionCache struct {
-	mu sync.Mutex
-	m  map[string]*parsedOptions
+// parqdb_options parses the search options JSON text once (searchOptions)
+// and returns their handle, which the searches take: a caller repeats the
+// same options, and a where predicate must stay the same
+// *filter.Predicate for the index to reuse its matching rows. Returns 0
+// and the error JSON in *errOut when the options are invalid.
+//
+//export parqdb_options
+func parqdb_options(text *C.char, errOut **C.char) C.int64_t {
+	p, err := parseOptions(C.GoString(text))
+	if err != nil {
+		setError(errOut, err)
+		return 0
+	}
+	return C.int64_t(newHandle(p))
 }
-
-const maxCachedOptions = 256
 
 func parseOptions(text string) (*parsedOptions, error) {
-	optionCache.mu.Lock()
-	p, ok := optionCache.m[text]
-	optionCache.mu.Unlock()
-	if ok {
-		return p, nil
-	}
 	var so searchOptions
-	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+	dec := json.NewDecoder(strings.NewReader(text))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&so); err != nil {
 		return nil, fmt.Errorf("%w: search options: %v", query.ErrBadQuery, err)
@@ -152,7 +167,7 @@ func parseOptions(text string) (*parsedOptions, error) {
 	if err := checkRanges(so); err != nil {
 		return nil, err
 	}
-	p = &parsedOptions{
+	p := &parsedOptions{
 		opts:    query.Options{K: so.K, Refine: so.Refine, Recall: so.Recall, Columns: so.Columns},
 		workers: so.Workers,
 		exact:   so.Exact,
@@ -167,12 +182,6 @@ func parseOptions(text string) (*parsedOptions, error) {
 		}
 		p.opts.Filter = f
 	}
-	optionCache.mu.Lock()
-	if optionCache.m == nil || len(optionCache.m) >= maxCachedOptions {
-		optionCache.m = make(map[string]*parsedOptions)
-	}
-	optionCache.m[text] = p
-	optionCache.mu.Unlock()
 	return p, nil
 }
 
@@ -208,6 +217,43 @@ func checkColumns(ix *query.Index, cols []string) error {
 	return nil
 }
 
+// queryViews checks the n query vectors of d values at q as the HTTP API
+// checks request vectors (wrong_dimension; invalid_vector: a value that is
+// not finite, and under cosine an all-zero vector) and returns them as
+// one slice per query, aliasing q.
+func queryViews(ix *query.Index, q *C.float, n, d int) ([][]float32, error) {
+	if d != ix.Dim() {
+		return nil, &server.Error{Status: http.StatusBadRequest, Code: server.CodeWrongDimension,
+			Message: fmt.Sprintf("query vectors have %d values; index %q has dimension %d", d, ix.Name(), ix.Dim())}
+	}
+	flat := unsafe.Slice((*float32)(unsafe.Pointer(q)), n*d)
+	cosine := ix.Snapshot().Metric == metadata.MetricCosine
+	qs := make([][]float32, n)
+	for i := range qs {
+		v := flat[i*d : (i+1)*d : (i+1)*d]
+		zero := true
+		for j, x := range v {
+			if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
+				return nil, invalidVector(n, i, "[%d] = %g is not a finite float32", j, x)
+			}
+			zero = zero && x == 0
+		}
+		if zero && cosine {
+			return nil, invalidVector(n, i, " is all zeros: it has no direction under the cosine metric")
+		}
+		qs[i] = v
+	}
+	return qs, nil
+}
+
+func invalidVector(n, i int, format string, args ...any) error {
+	where := "vector"
+	if n > 1 {
+		where = fmt.Sprintf("vectors[%d]", i)
+	}
+	return &server.Error{Status: http.StatusBadRequest, Code: server.CodeInvalidVector, Message: where + fmt.Sprintf(format, args...)}
+}
+
 // result is what a result handle holds: one query.Result per query.
 type result struct {
 	rs []*query.Result
@@ -215,15 +261,15 @@ type result struct {
 
 // parqdb_search searches index ixH (under task taskH, 0: none) with the n
 // query vectors of dim float32 each at q (row-major; read during the call
-// only) and the options JSON opts. It writes the distances of query i to
-// dist[i*k : i*k+k] (k from opts; NaN past its hits) and its number of
-// hits to counts[i], stores a result handle in *res and returns 0; on
-// error it returns 1 and the error JSON in *errOut.
+// only) and the options of handle optH (parqdb_options). It writes the
+// distances of query i to dist[i*k : i*k+k] (NaN past its hits) and its
+// number of hits to counts[i], stores a result handle in *res and returns
+// 0; on error it returns 1 and the error JSON in *errOut.
 //
 //export parqdb_search
-func parqdb_search(ixH, taskH C.int64_t, q *C.float, n, dim C.int64_t, opts *C.char,
+func parqdb_search(ixH, taskH C.int64_t, q *C.float, n, dim, optH C.int64_t,
 	dist *C.float, counts *C.int32_t, res *C.int64_t, errOut **C.char) C.int {
-	ix, err := lookup[*index](int64(ixH), "index")
+	ix, p, err := searchArgs(ixH, optH)
 	if err != nil {
 		return setError(errOut, err)
 	}
@@ -231,28 +277,15 @@ func parqdb_search(ixH, taskH C.int64_t, q *C.float, n, dim C.int64_t, opts *C.c
 	if err != nil {
 		return setError(errOut, err)
 	}
-	p, err := parseOptions(C.GoString(opts))
+	qs, err := queryViews(ix.ix, q, int(n), int(dim))
 	if err != nil {
 		return setError(errOut, err)
-	}
-	if err := checkColumns(ix.ix, p.opts.Columns); err != nil {
-		return setError(errOut, err)
-	}
-	nq, d := int(n), int(dim)
-	if d != ix.ix.Dim() {
-		return setError(errOut, &server.Error{Status: http.StatusBadRequest, Code: server.CodeWrongDimension,
-			Message: fmt.Sprintf("query vectors have %d values; index %q has dimension %d", d, ix.ix.Name(), ix.ix.Dim())})
-	}
-	flat := unsafe.Slice((*float32)(unsafe.Pointer(q)), nq*d)
-	qs := make([][]float32, nq)
-	for i := range qs {
-		qs[i] = flat[i*d : (i+1)*d : (i+1)*d]
 	}
 	var rs []*query.Result
 	switch {
 	case p.exact:
 		rs, err = ix.exact(ctx, qs, p)
-	case nq == 1:
+	case len(qs) == 1:
 		var r *query.Result
 		r, err = ix.ix.Search(ctx, qs[0], p.opts)
 		rs = []*query.Result{r}
@@ -267,26 +300,78 @@ func parqdb_search(ixH, taskH C.int64_t, q *C.float, n, dim C.int64_t, opts *C.c
 	return 0
 }
 
+// parqdb_search1 is parqdb_search for one query vector with the fewest
+// arguments (the per-call cost matters for one query): it writes the
+// distances to dist[0:k] (NaN past the hits) and the number of hits to
+// dist[k], and returns the result handle, or minus an error handle whose
+// JSON parqdb_error returns.
+//
+//export parqdb_search1
+func parqdb_search1(ixH C.int64_t, q *C.float, dim, optH C.int64_t, dist *C.float) C.int64_t {
+	ix, p, err := searchArgs(ixH, optH)
+	if err != nil {
+		return -C.int64_t(newHandle(err))
+	}
+	qs, err := queryViews(ix.ix, q, 1, int(dim))
+	if err != nil {
+		return -C.int64_t(newHandle(err))
+	}
+	r, err := ix.ix.Search(context.Background(), qs[0], p.opts)
+	if err != nil {
+		return -C.int64_t(newHandle(err))
+	}
+	k := p.opts.K
+	ds := unsafe.Slice((*float32)(unsafe.Pointer(dist)), k+1)
+	fillOne(r, ds[:k])
+	ds[k] = float32(len(r.Hits))
+	return C.int64_t(newHandle(&result{[]*query.Result{r}}))
+}
+
+// parqdb_error returns the JSON of error handle h (from parqdb_search1)
+// and releases it; free the text with parqdb_free.
+//
+//export parqdb_error
+func parqdb_error(h C.int64_t) *C.char {
+	err, lerr := lookup[error](int64(h), "error")
+	if lerr != nil {
+		err = lerr
+	}
+	release(int64(h))
+	return cString(errorJSON(err))
+}
+
+// searchArgs looks up the index and options handles of a search.
+func searchArgs(ixH, optH C.int64_t) (*index, *parsedOptions, error) {
+	ix, err := lookup[*index](int64(ixH), "index")
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := lookup[*parsedOptions](int64(optH), "search options")
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.opts.Columns != nil && p.checked.Load() != ix.ix {
+		if err := checkColumns(ix.ix, p.opts.Columns); err != nil {
+			return nil, nil, err
+		}
+		p.checked.Store(ix.ix)
+	}
+	return ix, p, nil
+}
+
 // parqdb_search_key searches index ixH near the source row whose key is
 // the JSON key (a scalar, or an array with one value per key field), as
 // parqdb_search does for one query.
 //
 //export parqdb_search_key
-func parqdb_search_key(ixH, taskH C.int64_t, key, opts *C.char,
+func parqdb_search_key(ixH, taskH C.int64_t, key *C.char, optH C.int64_t,
 	dist *C.float, counts *C.int32_t, res *C.int64_t, errOut **C.char) C.int {
-	ix, err := lookup[*index](int64(ixH), "index")
+	ix, p, err := searchArgs(ixH, optH)
 	if err != nil {
 		return setError(errOut, err)
 	}
 	ctx, _, err := taskContext(int64(taskH))
 	if err != nil {
-		return setError(errOut, err)
-	}
-	p, err := parseOptions(C.GoString(opts))
-	if err != nil {
-		return setError(errOut, err)
-	}
-	if err := checkColumns(ix.ix, p.opts.Columns); err != nil {
 		return setError(errOut, err)
 	}
 	texts, err := query.KeyTextsJSON([]byte(C.GoString(key)))
@@ -311,17 +396,21 @@ func parqdb_search_key(ixH, taskH C.int64_t, key, opts *C.char,
 func fill(rs []*query.Result, k int, dist *C.float, counts *C.int32_t) {
 	ds := unsafe.Slice((*float32)(unsafe.Pointer(dist)), len(rs)*k)
 	cs := unsafe.Slice((*int32)(unsafe.Pointer(counts)), len(rs))
-	nan := float32(math.NaN())
 	for i, r := range rs {
-		row := ds[i*k : (i+1)*k]
-		for j := range row {
-			if j < len(r.Hits) {
-				row[j] = r.Hits[j].Distance
-			} else {
-				row[j] = nan
-			}
-		}
+		fillOne(r, ds[i*k:(i+1)*k])
 		cs[i] = int32(len(r.Hits))
+	}
+}
+
+// fillOne writes the distances of r's hits to row, NaN past them.
+func fillOne(r *query.Result, row []float32) {
+	nan := float32(math.NaN())
+	for j := range row {
+		if j < len(r.Hits) {
+			row[j] = r.Hits[j].Distance
+		} else {
+			row[j] = nan
+		}
 	}
 }
 

@@ -8,7 +8,6 @@ import os
 import time
 import weakref
 from ctypes import byref, c_int64, c_void_p
-from functools import lru_cache
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
@@ -155,10 +154,9 @@ def _pad(x: Optional[int]) -> int:
     return 0 if x is None else int(x)
 
 
-@lru_cache(maxsize=256)
-def _options(k: int, nprobe: Optional[int], refine: int, where: Optional[str], recall: Optional[float],
-             columns: Optional[tuple], workers: int, exact: bool) -> bytes:
-    o: Dict[str, Any] = {"k": k, "refine": refine, "workers": workers}
+def _options_json(k: int, nprobe: Optional[int], refine: int, where: Optional[str], recall: Optional[float],
+                  columns: Optional[tuple], workers: Optional[int], exact: bool) -> bytes:
+    o: Dict[str, Any] = {"k": k, "refine": refine, "workers": workers or 0}
     if nprobe is not None:
         o["nprobe"] = nprobe
     if where:
@@ -172,6 +170,17 @@ def _options(k: int, nprobe: Optional[int], refine: int, where: Optional[str], r
     return json.dumps(o).encode()
 
 
+def _release_all(handles: Dict[Any, int]) -> None:
+    for h in list(handles.values()):
+        _lib.release(h)
+    handles.clear()
+
+
+_F32 = np.dtype(np.float32)
+
+_MAX_OPTIONS = 256  # the option sets an Index keeps parsed
+
+
 class Index(_Handle):
     """An opened index snapshot (from :meth:`Connection.index`). Searches
     release the GIL, so several threads search it at once."""
@@ -182,23 +191,41 @@ class Index(_Handle):
         self.name: str = info["name"]
         self.dim: int = info["dim"]
         self.nlist: int = info["nlist"]
+        self.metric: str = info["metric"]
         self.snapshot_id: int = info["snapshot_id"]
         self.key_fields: List[str] = list(info["key_fields"])
         self.columns: List[str] = list(info["columns"])
-        self.metric: str = info["metric"]
         #: Why the snapshot misses source data added since its build ("" when it does not).
         self.stale: str = info["stale"]
+        # the parsed search options by their arguments: library handles
+        self._optids: Dict[tuple, int] = {}
+        weakref.finalize(self, _release_all, self._optids)
 
     def __repr__(self) -> str:
         return f"parqdb.Index({self.name!r}, snapshot={self.snapshot_id}, dim={self.dim})"
 
     def _opts(self, k: int, nprobe: Optional[int], refine: int, where: Optional[str],
               recall: Optional[float], columns: Optional[Sequence[str]], workers: Optional[int],
-              exact: bool = False) -> bytes:
+              exact: bool = False) -> int:
+        """The handle of these search options, parsed once per Index."""
+        key = (k, nprobe, refine, where, recall, None if columns is None else tuple(columns), workers, exact)
+        h = self._optids.get(key)
+        if h is not None:
+            return h
+        for name, v in (("k", k), ("nprobe", nprobe), ("refine", refine), ("workers", workers)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
+                raise BadQuery(f"{name} must be an integer, not {v!r}", "invalid_argument")
         cols = None
-        if columns is not None:
+        if columns is not None:  # the key columns too, for Results.keys
             cols = tuple(columns) + tuple(f for f in self.key_fields if f not in columns)
-        return _options(int(k), None if nprobe is None else int(nprobe), int(refine or 0), where, recall, cols, _pad(workers), exact)
+        h = _lib.options(_options_json(int(k), None if nprobe is None else int(nprobe), int(refine or 0),
+                                       where, recall, cols, workers, exact))
+        if len(self._optids) >= _MAX_OPTIONS:
+            _release_all(self._optids)
+        old = self._optids.setdefault(key, h)
+        if old != h:  # another thread registered them first
+            _lib.release(h)
+        return old
 
     def search(
         self,
@@ -222,48 +249,36 @@ class Index(_Handle):
         ``columns`` selects the source columns returned (None: all);
         ``workers`` bounds the threads of a batch (None: all cores).
         """
-        arr = q if isinstance(q, np.ndarray) else np.asarray(q)
-        if arr.dtype != np.float32 or not arr.flags.c_contiguous:
+        opt = self._optids.get((k, nprobe, refine, where, recall, None if columns is None else tuple(columns),
+                                workers, False))
+        if opt is None:
+            opt = self._opts(k, nprobe, refine, where, recall, columns, workers)
+        if type(q) is np.ndarray and q.dtype is _F32 and q.flags.c_contiguous:
+            arr = q  # read in place
+        else:
             with np.errstate(over="ignore"):  # an overflow becomes inf: invalid_vector
-                arr = np.ascontiguousarray(arr, dtype=np.float32)
-        single = arr.ndim == 1
-        if single:
-            arr = arr.reshape(1, -1)
-        elif arr.ndim != 2:
+                arr = np.ascontiguousarray(q, dtype=np.float32)
+        if arr.ndim == 1:
+            buf = np.empty(k + 1, _F32)
+            h = _lib.lib.parqdb_search1(self._h, arr.ctypes.data, arr.shape[0], opt, buf.ctypes.data)
+            if h < 0:
+                _lib.raise_error_handle(h)
+            return Results(self, h, buf, None, columns)
+        if arr.ndim != 2:
             raise BadQuery(f"q must be a vector or a 2-D batch of vectors, not {arr.ndim}-D", "invalid_argument")
-        n, d = arr.shape
-        if n == 0:
+        if arr.shape[0] == 0:
             raise BadQuery("the batch holds no query vectors", "invalid_argument")
-        self._check_vectors(arr, single)
-        opts = self._opts(k, nprobe, refine, where, recall, columns, workers)
-        return self._search(arr, n, d, opts, k, single, columns)
+        return self._search(arr, opt, k, columns)
 
-    def _check_vectors(self, arr: np.ndarray, single: bool) -> None:
-        """Refuses what the HTTP API refuses (invalid_vector): a value that
-        is not a finite float32, and under cosine an all-zero vector."""
-        if arr.shape[1] != self.dim:
-            return  # the library reports wrong_dimension
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            i, j = (int(x) for x in np.argwhere(bad)[0])
-            where = "vector" if single else f"vectors[{i}]"
-            raise InvalidVector(f"{where}[{j}] = {arr[i, j]} is not a finite float32", "invalid_vector")
-        if self.metric == "cosine":
-            zero = ~arr.any(axis=1)
-            if zero.any():
-                i = int(np.argmax(zero))
-                where = "vector" if single else f"vectors[{i}]"
-                raise InvalidVector(f"{where} is all zeros: it has no direction under the cosine metric", "invalid_vector")
-
-    def _search(self, arr: np.ndarray, n: int, d: int, opts: bytes, k: int, single: bool,
-                columns: Optional[Sequence[str]]) -> "Results":
+    def _search(self, arr: np.ndarray, opt: int, k: int, columns: Optional[Sequence[str]]) -> "Results":
+        n, d = arr.shape
         dist = np.empty((n, k), dtype=np.float32)
         counts = np.empty(n, dtype=np.int32)
         res, err = c_int64(), c_void_p()
-        if _lib.lib.parqdb_search(self._h, 0, arr.ctypes.data, n, d, opts, dist.ctypes.data,
+        if _lib.lib.parqdb_search(self._h, 0, arr.ctypes.data, n, d, opt, dist.ctypes.data,
                                   counts.ctypes.data, byref(res), byref(err)) != 0:
             _lib.raise_error(err)
-        return Results(self, res.value, dist, counts, single, columns)
+        return Results(self, res.value, dist, counts, columns)
 
     def search_key(
         self,
@@ -281,25 +296,25 @@ class Index(_Handle):
             kj = json.dumps([_key_json(x) for x in key])
         else:
             kj = json.dumps(_key_json(key))
-        opts = self._opts(k, nprobe, refine, where, recall, columns, None)
+        opt = self._opts(k, nprobe, refine, where, recall, columns, None)
         dist = np.empty((1, k), dtype=np.float32)
         counts = np.empty(1, dtype=np.int32)
         res, err = c_int64(), c_void_p()
-        if _lib.lib.parqdb_search_key(self._h, 0, kj.encode(), opts, dist.ctypes.data, counts.ctypes.data,
+        if _lib.lib.parqdb_search_key(self._h, 0, kj.encode(), opt, dist.ctypes.data, counts.ctypes.data,
                                       byref(res), byref(err)) != 0:
             _lib.raise_error(err)
-        return Results(self, res.value, dist, counts, True, columns)
+        return Results(self, res.value, np.append(dist[0], np.float32(counts[0])), None, columns)
 
     def exact(self, q: Any, k: int = 10, where: Optional[str] = None) -> "Results":
         """The exact ``k`` nearest rows by brute force over every row (ground
         truth for recall; keys and distances, no source columns)."""
         arr = np.ascontiguousarray(q, dtype=np.float32)
-        single = arr.ndim == 1
-        if single:
-            arr = arr.reshape(1, -1)
-        self._check_vectors(arr, single)
-        opts = self._opts(k, None, 0, where, None, None, None, exact=True)
-        return self._search(arr, arr.shape[0], arr.shape[1], opts, k, single, None)
+        opt = self._opts(k, None, 0, where, None, None, None, exact=True)
+        if arr.ndim == 1:
+            r = self._search(arr.reshape(1, -1), opt, k, None)
+            r._buf, r._counts = np.append(r._buf[0], np.float32(r._counts[0])), None
+            return r
+        return self._search(arr, opt, k, None)
 
     def describe(self) -> Dict[str, Any]:
         """The index's current snapshot, metadata location and source columns
@@ -371,20 +386,53 @@ def _key_json(x: Any) -> Any:
     return x
 
 
-class Results(_Handle):
+class Results:
     """The answer of one search: ``distances`` and ``keys`` as numpy arrays
     (shape (hits,) for one query; (queries, k) for a batch, padded with NaN
-    and None), rows as :meth:`to_list` or :meth:`to_pandas`."""
+    and None), rows as :meth:`to_list` or :meth:`to_pandas`. The rows stay
+    in the library until the Results is closed or collected."""
 
-    def __init__(self, ix: Index, handle: int, dist: np.ndarray, counts: np.ndarray, single: bool,
+    __slots__ = ("_ix", "_h", "_buf", "_counts", "_columns", "_rows", "__weakref__")
+
+    def __init__(self, ix: Index, handle: int, buf: np.ndarray, counts: Optional[np.ndarray],
                  columns: Optional[Sequence[str]]) -> None:
-        super().__init__(handle)
+        # one query: buf holds k distances, then the number of hits;
+        # a batch: buf is (queries, k) and counts the hits per query
         self._ix = ix
-        self._dist = dist
-        self.counts = counts
-        self.single = single
+        self._h = handle
+        self._buf = buf
+        self._counts = counts
         self._columns = None if columns is None else list(columns)
         self._rows: Optional[List[List[Dict[str, Any]]]] = None
+
+    def __del__(self) -> None:
+        h, self._h = self._h, 0
+        if h and _lib is not None and _lib.release_later is not None:
+            _lib.release_later(h)
+
+    def close(self) -> None:
+        """Releases the rows the library holds for these results (idempotent)."""
+        h, self._h = self._h, 0
+        if h and _lib is not None and _lib.lib is not None:
+            _lib.lib.parqdb_release(h)
+
+    def __enter__(self) -> "Results":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def single(self) -> bool:
+        """True for the answer to one query vector or key."""
+        return self._counts is None
+
+    @property
+    def counts(self) -> np.ndarray:
+        """The number of hits of each query (int32)."""
+        if self._counts is None:
+            return np.array([int(self._buf[-1])], dtype=np.int32)
+        return self._counts
 
     def __len__(self) -> int:
         return int(self.counts.sum())
@@ -395,10 +443,14 @@ class Results(_Handle):
     @property
     def distances(self) -> np.ndarray:
         """The _distance of each hit (float32)."""
-        return self._dist[0, : self.counts[0]] if self.single else self._dist
+        if self._counts is None:
+            return self._buf[: int(self._buf[-1])]
+        return self._buf
 
     def _all_rows(self) -> List[List[Dict[str, Any]]]:
         if self._rows is None:
+            if not self._h:
+                raise BadQuery("these results are closed", "invalid_argument")
             out = c_void_p()
             if _lib.lib.parqdb_result_rows(self._h, byref(out)) != 0:
                 _lib.raise_error(out)
@@ -420,8 +472,7 @@ class Results(_Handle):
             for i, r in enumerate(rows[0]):
                 out[i] = key(r)
             return out
-        k = self._dist.shape[1]
-        out = np.full((len(rows), k), None, dtype=object)
+        out = np.full(self._buf.shape, None, dtype=object)
         for i, qr in enumerate(rows):
             for j, r in enumerate(qr):
                 out[i, j] = key(r)

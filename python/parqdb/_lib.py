@@ -30,6 +30,8 @@ def _load() -> ctypes.CDLL:
     lib.parqdb_free.restype = None
     lib.parqdb_release.argtypes = [c_int64]
     lib.parqdb_release.restype = c_int
+    lib.parqdb_release_many.argtypes = [c_void_p, c_int64]
+    lib.parqdb_release_many.restype = None
     lib.parqdb_handles.argtypes = []
     lib.parqdb_handles.restype = c_int64
     lib.parqdb_task_new.argtypes = []
@@ -40,19 +42,30 @@ def _load() -> ctypes.CDLL:
     lib.parqdb_task_progress.restype = c_void_p
     lib.parqdb_call.argtypes = [c_int64, c_char_p, c_char_p, POINTER(c_void_p)]
     lib.parqdb_call.restype = c_int
+    lib.parqdb_options.argtypes = [c_char_p, POINTER(c_void_p)]
+    lib.parqdb_options.restype = c_int64
     lib.parqdb_search.argtypes = [
-        c_int64, c_int64, c_void_p, c_int64, c_int64, c_char_p,
+        c_int64, c_int64, c_void_p, c_int64, c_int64, c_int64,
         c_void_p, c_void_p, POINTER(c_int64), POINTER(c_void_p),
     ]
     lib.parqdb_search.restype = c_int
+    lib.parqdb_search1.argtypes = [c_int64, c_void_p, c_int64, c_int64, c_void_p]
+    lib.parqdb_search1.restype = c_int64
+    lib.parqdb_error.argtypes = [c_int64]
+    lib.parqdb_error.restype = c_void_p
     lib.parqdb_search_key.argtypes = [
-        c_int64, c_int64, c_char_p, c_char_p, c_void_p, c_void_p, POINTER(c_int64), POINTER(c_void_p),
+        c_int64, c_int64, c_char_p, c_int64, c_void_p, c_void_p, POINTER(c_int64), POINTER(c_void_p),
     ]
     lib.parqdb_search_key.restype = c_int
     lib.parqdb_result_rows.argtypes = [c_int64, POINTER(c_void_p)]
     lib.parqdb_result_rows.restype = c_int
     lib.parqdb_result_recall.argtypes = [c_int64, c_int64]
     lib.parqdb_result_recall.restype = c_double
+    lib.parqdb_bench_loop.argtypes = [
+        c_int64, c_void_p, c_int64, c_int64, c_int64, c_int, c_int64,
+        POINTER(c_double), POINTER(c_double), POINTER(c_void_p),
+    ]
+    lib.parqdb_bench_loop.restype = c_int
     return lib
 
 
@@ -75,6 +88,20 @@ def raise_error(p: c_void_p) -> None:
     raise error_for(e["code"], e["message"])
 
 
+def raise_error_handle(h: int) -> None:
+    """Raises the parqdb.Error of error handle -h (parqdb_search1)."""
+    raise_error(c_void_p(lib.parqdb_error(-h)))
+
+
+def options(text: bytes) -> int:
+    """Registers search options (JSON) and returns their handle."""
+    err = c_void_p()
+    h = lib.parqdb_options(text, byref(err))
+    if h == 0:
+        raise_error(err)
+    return int(h)
+
+
 def call(method: str, args: dict, task: int = 0) -> Any:
     """Runs a management method of the C API (cmd/libparqdb/ops.go)."""
     out = c_void_p()
@@ -90,8 +117,33 @@ def release(handle: int) -> None:
         lib.parqdb_release(handle)
 
 
+# Handles of collected Results, released together (release_later): one
+# foreign call per _BATCH results instead of one each.
+_pending: list = []
+_pending_lock = threading.Lock()
+_BATCH = 256
+
+
+def release_later(handle: int) -> None:
+    """Releases handle with the next batch (Results.__del__)."""
+    _pending.append(handle)
+    if len(_pending) >= _BATCH:
+        flush_releases()
+
+
+def flush_releases() -> None:
+    global _pending
+    with _pending_lock:
+        hs, _pending = _pending, []
+    if hs and lib is not None:
+        arr = (c_int64 * len(hs))(*hs)
+        lib.parqdb_release_many(arr, len(hs))
+
+
 def open_handles() -> int:
-    """Returns the number of Go objects the process holds (for leak checks)."""
+    """Returns the number of Go objects the process holds (for leak checks),
+    after releasing those of collected results."""
+    flush_releases()
     return int(lib.parqdb_handles())
 
 

@@ -30,7 +30,7 @@ q = np.ones(50, dtype=np.float32)
 
 @pytest.mark.parametrize("call, cls, code, text", [
     (lambda ix: ix.search(np.ones(49)), parqdb.WrongDimension, "wrong_dimension", "has dimension 50"),
-    (lambda ix: ix.search(np.full(50, np.nan)), parqdb.InvalidVector, "invalid_vector", "vector[0] = nan"),
+    (lambda ix: ix.search(np.full(50, np.nan)), parqdb.InvalidVector, "invalid_vector", "vector[0] = NaN"),
     (lambda ix: ix.search(np.zeros((2, 50))), parqdb.InvalidVector, "invalid_vector", "vectors[0] is all zeros"),
     (lambda ix: ix.search(np.full(50, 1e39)), parqdb.InvalidVector, "invalid_vector", "not a finite float32"),
     (lambda ix: ix.search(q, k=0), parqdb.OutOfRange, "out_of_range", "k = 0 is outside [1, 1000]"),

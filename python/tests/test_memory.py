@@ -19,10 +19,10 @@ def test_million_queries_flat_rss(glove_wh):
     db = parqdb.connect(glove_wh, catalog="")
     ix = db.index("words")
     qs = np.random.default_rng(1).standard_normal((1000, 50)).astype(np.float32)
-    handles = parqdb.open_handles()
     for i in range(100_000):  # warm up: caches filled, allocator settled
         ix.search(qs[i % 1000], k=1, nprobe=1, columns=["word"])
     gc.collect()
+    handles = parqdb.open_handles()
     before = rss_mib()
     samples = []
     for i in range(900_000):
@@ -38,7 +38,6 @@ def test_million_queries_flat_rss(glove_wh):
 
 
 def test_open_close_flat(glove_wh):
-    handles = parqdb.open_handles()
     qs = np.random.default_rng(2).standard_normal((16, 50)).astype(np.float32)
 
     def cycle(n):
@@ -52,11 +51,14 @@ def test_open_close_flat(glove_wh):
         gc.collect()
 
     # The process's caches and the Go heap grow to their working size over
-    # the first few hundred cycles, then stay: the last window stays flat.
+    # the first few hundred cycles, then stay there, up and down with the
+    # collector: the last windows reach no higher than the first (a leaked
+    # index, ~3 MiB, would add ~300 MiB per window).
     cycle(300)
+    handles = parqdb.open_handles()
     marks = [rss_mib()]
     for _ in range(3):
         cycle(100)
         marks.append(rss_mib())
     assert parqdb.open_handles() == handles
-    assert marks[-1] - marks[-2] < 8, marks
+    assert max(marks[2:]) - max(marks[:2]) < 32, marks
