@@ -12,7 +12,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.realpath(__file__))
 REPO = os.path.dirname(HERE)
 
 
@@ -20,7 +20,7 @@ def build_library(out: str) -> None:
     go = os.environ.get("GO", "go")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     subprocess.check_call(
-        [go, "build", "-buildmode=c-shared", "-trimpath", "-ldflags", "-s -w", "-o", out, "./cmd/libparqdb"],
+        [go, "build", "-buildmode=c-shared", "-ldflags", "-s -w", "-o", out, "./cmd/libparqdb"],
         cwd=REPO,
     )
     header = os.path.splitext(out)[0] + ".h"

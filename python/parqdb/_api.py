@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _lib
-from .errors import BadQuery, InvalidVector
+from .errors import BadQuery, WarehouseNotFound
 
 # The variables that configure warehouses, catalogs and sources
 # (cmd/libparqdb/ops.go, envPrefixes).
@@ -77,8 +77,13 @@ class Connection(_Handle):
         return f"parqdb.Connection(warehouse={self.warehouse!r}, catalog={self.catalog!r})"
 
     def indexes(self) -> List[str]:
-        """Returns the names of the catalog's indexes, sorted."""
-        return _lib.call("indexes", {"db": self._h})
+        """Returns the names of the catalog's indexes, sorted: none for a
+        warehouse that does not exist yet (create_index makes it; opening an
+        index there raises WarehouseNotFound)."""
+        try:
+            return _lib.call("indexes", {"db": self._h})
+        except WarehouseNotFound:
+            return []
 
     def create_index(
         self,
@@ -115,7 +120,10 @@ class Connection(_Handle):
         }
         bars = _ProgressBars() if progress else None
         try:
-            return _lib.call_long("create_index", args, bars.update if bars else None)
+            r = _lib.call_long("create_index", args, bars.update if bars else None)
+            if bars:
+                bars.finish()
+            return r
         finally:
             if bars:
                 bars.close()
@@ -134,8 +142,11 @@ class Connection(_Handle):
         commits nothing. Returns the action taken and the source change."""
         bars = _ProgressBars() if progress else None
         try:
-            return _lib.call_long("refresh", {"db": self._h, "name": name, "retrain": retrain, "dry_run": dry_run},
-                                  bars.update if bars else None)
+            r = _lib.call_long("refresh", {"db": self._h, "name": name, "retrain": retrain, "dry_run": dry_run},
+                               bars.update if bars else None)
+            if bars:
+                bars.finish()
+            return r
         finally:
             if bars:
                 bars.close()
@@ -528,9 +539,9 @@ class _ProgressBars:
         from tqdm.auto import tqdm
 
         if p["stage"] and p["stage"] != self.stage:
-            self.close()
+            self.finish()  # a new stage: the previous one is done
             self.stage = p["stage"]
-            self.bar = tqdm(total=p["total"] or None, desc=p["stage"], unit="", leave=True)
+            self.bar = tqdm(total=p["total"] or None, desc=p["stage"], leave=True)
         if self.bar is not None:
             if p["total"] and self.bar.total != p["total"]:
                 self.bar.total = p["total"]
@@ -539,6 +550,13 @@ class _ProgressBars:
         for w in p["warnings"][self.warned:]:
             tqdm.write(f"warning: {w}")
         self.warned = len(p["warnings"])
+
+    def finish(self) -> None:
+        """Shows the current stage as complete and closes its bar."""
+        if self.bar is not None and self.bar.total:
+            self.bar.n = self.bar.total
+            self.bar.refresh()
+        self.close()
 
     def close(self) -> None:
         if self.bar is not None:

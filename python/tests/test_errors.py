@@ -61,8 +61,10 @@ def test_catalog_errors(db, tmp_path):
         db.index("words", snapshot=7)
     with pytest.raises(parqdb.BadQuery, match="invalid index name"):
         db.index("Bad Name!")
+    nowhere = parqdb.connect(str(tmp_path / "nowhere"), catalog="")
+    assert nowhere.indexes() == []
     with pytest.raises(parqdb.WarehouseNotFound, match="no warehouse at"):
-        parqdb.connect(str(tmp_path / "nowhere"), catalog="").indexes()
+        nowhere.index("words")
     assert not (tmp_path / "nowhere").exists()
     assert isinstance(parqdb.IndexNotFound("x"), LookupError)
 

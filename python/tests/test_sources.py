@@ -61,7 +61,7 @@ def test_s3_warehouse_and_source_postgres_catalog(environ, cli, glove_wh, querie
 def test_env_changes_after_import_are_seen(environ, tmp_path):
     os.environ["PARQDB_WAREHOUSE"] = "s3://parqdb/other"
     with pytest.raises(parqdb.WarehouseNotFound):
-        parqdb.connect(catalog="warehouse").indexes()
+        parqdb.connect(catalog="warehouse").index("words")
     os.environ["AWS_ENDPOINT_URL_S3"] = "http://127.0.0.1:1"  # nothing listens there
     with pytest.raises(parqdb.StorageUnavailable) as e:
         parqdb.connect(catalog="warehouse").indexes()
