@@ -6,7 +6,6 @@ package main
 import "C"
 
 import (
-	"context"
 	"syscall"
 	"time"
 )
@@ -21,7 +20,7 @@ import (
 //export parqdb_bench_loop
 func parqdb_bench_loop(ixH C.int64_t, q *C.float, n, dim, optH C.int64_t, batch C.int, reps C.int64_t,
 	wall, cpu *C.double, errOut **C.char) C.int {
-	ix, p, err := searchArgs(ixH, optH)
+	ctx, ix, p, err := searchArgs(ixH, optH, 0)
 	if err != nil {
 		return setError(errOut, err)
 	}
@@ -29,7 +28,6 @@ func parqdb_bench_loop(ixH C.int64_t, q *C.float, n, dim, optH C.int64_t, batch 
 	if err != nil {
 		return setError(errOut, err)
 	}
-	ctx := context.Background()
 	c0, t0 := processCPU(), time.Now()
 	for range int(reps) {
 		if batch != 0 {

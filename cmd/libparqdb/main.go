@@ -269,11 +269,7 @@ type result struct {
 //export parqdb_search
 func parqdb_search(ixH, taskH C.int64_t, q *C.float, n, dim, optH C.int64_t,
 	dist *C.float, counts *C.int32_t, res *C.int64_t, errOut **C.char) C.int {
-	ix, p, err := searchArgs(ixH, optH)
-	if err != nil {
-		return setError(errOut, err)
-	}
-	ctx, _, err := taskContext(int64(taskH))
+	ctx, ix, p, err := searchArgs(ixH, optH, taskH)
 	if err != nil {
 		return setError(errOut, err)
 	}
@@ -308,7 +304,7 @@ func parqdb_search(ixH, taskH C.int64_t, q *C.float, n, dim, optH C.int64_t,
 //
 //export parqdb_search1
 func parqdb_search1(ixH C.int64_t, q *C.float, dim, optH C.int64_t, dist *C.float) C.int64_t {
-	ix, p, err := searchArgs(ixH, optH)
+	ctx, ix, p, err := searchArgs(ixH, optH, 0)
 	if err != nil {
 		return -C.int64_t(newHandle(err))
 	}
@@ -316,7 +312,7 @@ func parqdb_search1(ixH C.int64_t, q *C.float, dim, optH C.int64_t, dist *C.floa
 	if err != nil {
 		return -C.int64_t(newHandle(err))
 	}
-	r, err := ix.ix.Search(context.Background(), qs[0], p.opts)
+	r, err := ix.ix.Search(ctx, qs[0], p.opts)
 	if err != nil {
 		return -C.int64_t(newHandle(err))
 	}
@@ -340,23 +336,25 @@ func parqdb_error(h C.int64_t) *C.char {
 	return cString(errorJSON(err))
 }
 
-// searchArgs looks up the index and options handles of a search.
-func searchArgs(ixH, optH C.int64_t) (*index, *parsedOptions, error) {
+// searchArgs looks up the index, options and task (0: none) handles of a
+// search and returns the task's context.
+func searchArgs(ixH, optH, taskH C.int64_t) (context.Context, *index, *parsedOptions, error) {
 	ix, err := lookup[*index](int64(ixH), "index")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	p, err := lookup[*parsedOptions](int64(optH), "search options")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if p.opts.Columns != nil && p.checked.Load() != ix.ix {
 		if err := checkColumns(ix.ix, p.opts.Columns); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		p.checked.Store(ix.ix)
 	}
-	return ix, p, nil
+	ctx, _, err := taskContext(int64(taskH))
+	return ctx, ix, p, err
 }
 
 // parqdb_search_key searches index ixH near the source row whose key is
@@ -366,11 +364,7 @@ func searchArgs(ixH, optH C.int64_t) (*index, *parsedOptions, error) {
 //export parqdb_search_key
 func parqdb_search_key(ixH, taskH C.int64_t, key *C.char, optH C.int64_t,
 	dist *C.float, counts *C.int32_t, res *C.int64_t, errOut **C.char) C.int {
-	ix, p, err := searchArgs(ixH, optH)
-	if err != nil {
-		return setError(errOut, err)
-	}
-	ctx, _, err := taskContext(int64(taskH))
+	ctx, ix, p, err := searchArgs(ixH, optH, taskH)
 	if err != nil {
 		return setError(errOut, err)
 	}

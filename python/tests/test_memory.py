@@ -52,8 +52,9 @@ def test_open_close_flat(glove_wh):
 
     # The process's caches and the Go heap grow to their working size over
     # the first few hundred cycles, then stay there, up and down with the
-    # collector: the last windows reach no higher than the first (a leaked
-    # index, ~3 MiB, would add ~300 MiB per window).
+    # collector (by up to ~60 MiB on a busy machine): the last windows reach
+    # no higher than the first but for that (a leaked index, ~3 MiB of
+    # vectors and codes, would add ~300 MiB per window).
     cycle(300)
     handles = parqdb.open_handles()
     marks = [rss_mib()]
@@ -61,4 +62,4 @@ def test_open_close_flat(glove_wh):
         cycle(100)
         marks.append(rss_mib())
     assert parqdb.open_handles() == handles
-    assert max(marks[2:]) - max(marks[:2]) < 32, marks
+    assert max(marks[2:]) - max(marks[:2]) < 96, marks
