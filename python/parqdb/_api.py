@@ -8,11 +8,14 @@ import os
 import time
 import weakref
 from ctypes import byref, c_int64, c_void_p
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _lib
+
+if TYPE_CHECKING:
+    import pandas
 from .errors import BadQuery, WarehouseNotFound
 
 # The variables that configure warehouses, catalogs and sources
@@ -22,7 +25,7 @@ _ENV_PREFIXES = ("PARQDB_", "AWS_", "PG")
 Key = Union[str, int, float, bytes, Sequence[Any]]
 
 
-def connect(warehouse: Optional[str] = None, catalog: Optional[str] = None) -> "Connection":
+def connect(warehouse: Optional[str] = None, catalog: Optional[str] = None) -> Connection:
     """Connects to a warehouse and its catalog, as the CLI's --warehouse and
     --catalog name them.
 
@@ -128,7 +131,7 @@ class Connection(_Handle):
             if bars:
                 bars.close()
 
-    def index(self, name: str, snapshot: Optional[int] = None) -> "Index":
+    def index(self, name: str, snapshot: Optional[int] = None) -> Index:
         """Opens index ``name`` at its current snapshot, or at a retained
         ``snapshot`` id."""
         r = _lib.call("open_index", {"db": self._h, "name": name, "snapshot": snapshot or 0})
@@ -248,7 +251,7 @@ class Index(_Handle):
         recall: Optional[float] = None,
         columns: Optional[Sequence[str]] = None,
         workers: Optional[int] = None,
-    ) -> "Results":
+    ) -> Results:
         """Finds the ``k`` nearest source rows to ``q``: a 1-D vector, or a
         2-D batch with one query per row (float32 or float64; a float32
         C-contiguous array is read in place, without a copy).
@@ -281,7 +284,7 @@ class Index(_Handle):
             raise BadQuery("the batch holds no query vectors", "invalid_argument")
         return self._search(arr, opt, k, columns)
 
-    def _search(self, arr: np.ndarray, opt: int, k: int, columns: Optional[Sequence[str]]) -> "Results":
+    def _search(self, arr: np.ndarray, opt: int, k: int, columns: Optional[Sequence[str]]) -> Results:
         n, d = arr.shape
         dist = np.empty((n, k), dtype=np.float32)
         counts = np.empty(n, dtype=np.int32)
@@ -300,7 +303,7 @@ class Index(_Handle):
         where: Optional[str] = None,
         recall: Optional[float] = None,
         columns: Optional[Sequence[str]] = None,
-    ) -> "Results":
+    ) -> Results:
         """Searches near the source row whose key is ``key`` (a value, or a
         sequence with one value per key field); the row itself comes first."""
         if isinstance(key, (list, tuple)):
@@ -316,7 +319,7 @@ class Index(_Handle):
             _lib.raise_error(err)
         return Results(self, res.value, np.append(dist[0], np.float32(counts[0])), None, columns)
 
-    def exact(self, q: Any, k: int = 10, where: Optional[str] = None) -> "Results":
+    def exact(self, q: Any, k: int = 10, where: Optional[str] = None) -> Results:
         """The exact ``k`` nearest rows by brute force over every row (ground
         truth for recall; keys and distances, no source columns)."""
         arr = np.ascontiguousarray(q, dtype=np.float32)
@@ -332,7 +335,7 @@ class Index(_Handle):
         (``parqdb index describe``)."""
         return _lib.call("describe", {"db": self._db._h, "name": self.name})
 
-    def history(self):
+    def history(self) -> pandas.DataFrame:
         """The retained snapshots as a pandas DataFrame, oldest first, with a
         ``current`` column (``parqdb index history``)."""
         import pandas as pd
@@ -364,7 +367,7 @@ class Index(_Handle):
                                          "snapshot": _pad(snapshot), "exhaustive": exhaustive})
 
     def bench(self, queries: Any, k: int = 10, nprobe: Sequence[int] = (1, 2, 4, 8, 16, 32),
-              refine: Sequence[int] = (0,), where: Optional[str] = None, repeat: int = 1):
+              refine: Sequence[int] = (0,), where: Optional[str] = None, repeat: int = 1) -> pandas.DataFrame:
         """Measures recall@k and speed over a grid of nprobe × refine on a
         batch of ``queries`` (``parqdb bench``): a DataFrame with nprobe,
         refine, queries, seconds, cpu_seconds, qps and recall (against
@@ -427,7 +430,7 @@ class Results:
         if h and _lib is not None and _lib.lib is not None:
             _lib.lib.parqdb_release(h)
 
-    def __enter__(self) -> "Results":
+    def __enter__(self) -> Results:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -500,7 +503,7 @@ class Results:
         rows = [[self._visible(r) for r in qr] for qr in self._all_rows()]
         return rows[0] if self.single else rows
 
-    def to_pandas(self):
+    def to_pandas(self) -> pandas.DataFrame:
         """The rows as a DataFrame: the source columns and _distance, after a
         _query column (the query's position) for a batch."""
         import pandas as pd
@@ -518,7 +521,7 @@ class Results:
         df["_distance"] = df["_distance"].astype(np.float32)
         return df
 
-    def recall(self, truth: "Results") -> float:
+    def recall(self, truth: Results) -> float:
         """The mean share of ``truth``'s keys (e.g. :meth:`Index.exact`) these
         results hold, per query."""
         r = _lib.lib.parqdb_result_recall(self._h, truth._h)
