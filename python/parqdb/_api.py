@@ -193,6 +193,9 @@ def _release_all(handles: Dict[Any, int]) -> None:
 _F32 = np.dtype(np.float32)
 
 _MAX_OPTIONS = 256  # the option sets an Index keeps parsed
+# Batches of at least this many queries run on a worker thread that Ctrl-C
+# cancels (smaller ones take milliseconds: the thread would cost more).
+_CANCELLABLE_BATCH = 4096
 
 
 class Index(_Handle):
@@ -288,11 +291,17 @@ class Index(_Handle):
         n, d = arr.shape
         dist = np.empty((n, k), dtype=np.float32)
         counts = np.empty(n, dtype=np.int32)
-        res, err = c_int64(), c_void_p()
-        if _lib.lib.parqdb_search(self._h, 0, arr.ctypes.data, n, d, opt, dist.ctypes.data,
-                                  counts.ctypes.data, byref(res), byref(err)) != 0:
-            _lib.raise_error(err)
-        return Results(self, res.value, dist, counts, columns)
+
+        def run(task: int) -> int:
+            res, err = c_int64(), c_void_p()
+            if _lib.lib.parqdb_search(self._h, task, arr.ctypes.data, n, d, opt, dist.ctypes.data,
+                                      counts.ctypes.data, byref(res), byref(err)) != 0:
+                _lib.raise_error(err)
+            return res.value
+
+        # a large batch runs on a worker thread, so that Ctrl-C stops it
+        h = _lib.run_cancellable(run, name="search") if n >= _CANCELLABLE_BATCH else run(0)
+        return Results(self, h, dist, counts, columns)
 
     def search_key(
         self,

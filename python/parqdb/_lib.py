@@ -155,35 +155,50 @@ def progress(task: int) -> Optional[dict]:
 
 
 def call_long(method: str, args: dict, on_progress: Optional[Callable[[dict], None]] = None) -> Any:
-    """Runs a long method on a worker thread under a task, polling its
+    """Runs a long management method under a task (run_cancellable)."""
+    return run_cancellable(lambda task: call(method, args, task), on_progress, name=method)
+
+
+def run_cancellable(fn: Callable[[int], Any], on_progress: Optional[Callable[[dict], None]] = None,
+                    name: str = "call") -> Any:
+    """Runs fn(task) on a worker thread under a new task, polling its
     progress; a KeyboardInterrupt cancels the task (a build then commits
-    nothing), waits for the call to stop and is raised again."""
+    nothing, a search stops), waits for the call to stop and is raised
+    again."""
     task = int(lib.parqdb_task_new())
     box: dict = {}
+    # The worker sets done last. The caller waits on it rather than on
+    # Thread.join, which a KeyboardInterrupt can leave reporting a running
+    # thread as stopped (CPython gh-90882).
+    done = threading.Event()
 
     def work() -> None:
         try:
-            box["result"] = call(method, args, task)
+            box["result"] = fn(task)
         except BaseException as e:  # re-raised on the calling thread
             box["error"] = e
+        finally:
+            done.set()
 
-    t = threading.Thread(target=work, name=f"parqdb-{method}", daemon=True)
+    t = threading.Thread(target=work, name=f"parqdb-{name}", daemon=True)
     try:
         t.start()
         try:
-            while t.is_alive():
-                t.join(0.1)
+            while not done.wait(0.1):
                 if on_progress is not None:
                     p = progress(task)
                     if p is not None:
                         on_progress(p)
         except KeyboardInterrupt:
             lib.parqdb_task_cancel(task)
-            while t.is_alive():
+            while True:
                 try:
-                    t.join()
+                    done.wait()
+                    break
                 except KeyboardInterrupt:
                     pass
+            if isinstance(box.get("error"), KeyboardInterrupt):
+                raise box["error"]  # the library's "cancelled": the call stopped
             raise
         if on_progress is not None:
             p = progress(task)
