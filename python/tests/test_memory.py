@@ -34,7 +34,7 @@ def test_million_queries_flat_rss(glove_wh):
     gc.collect()
     after = rss_mib()
     assert parqdb.open_handles() == handles
-    assert after - before < 16, (before, samples, after)
+    assert after - before < 32, (before, samples, after)  # a leak of 40 bytes a query would add 34 MiB
 
 
 def test_open_close_flat(glove_wh):
