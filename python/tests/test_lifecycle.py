@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import numpy as np
@@ -65,4 +66,6 @@ def test_progress_bar(tmp_path, capsys):
     db = parqdb.connect(str(tmp_path / "wh"), catalog="")
     db.create_index("w", str(GLOVE), "embedding", "word", progress=True)
     err = capsys.readouterr().err
-    assert "train" in err and "commit" in err
+    # the bars show the stages the 0.1 s polls saw (a stage of this small
+    # build may pass between two), the last one, commit, always
+    assert re.search(r"(scan|train|assign|write): +\d+%\|", err) and "commit:" in err, err
