@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 
 import numpy as np
@@ -67,5 +66,6 @@ def test_progress_bar(tmp_path, capsys):
     db.create_index("w", str(GLOVE), "embedding", "word", progress=True)
     err = capsys.readouterr().err
     # the bars show the stages the 0.1 s polls saw (a stage of this small
-    # build may pass between two), the last one, commit, always
-    assert re.search(r"(scan|train|assign|write): +\d+%\|", err) and "commit:" in err, err
+    # build may pass between two; test_cancel waits for train's bar on a
+    # larger one), and the last, commit, always
+    assert "commit:" in err, err
