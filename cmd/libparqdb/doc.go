@@ -17,10 +17,14 @@
 //   - Management calls go through one entry point, parqdb_call(task,
 //     method, args JSON): the methods and their arguments are in ops.go;
 //     results are JSON.
-//   - Searches write distances and per-query hit counts straight into
-//     caller-owned buffers (float32 and int32) and return a result handle;
-//     the joined source rows are fetched as JSON only when asked for
-//     (parqdb_result_rows), in the encoding of query.JSONRow.
+//   - Search options are parsed once (parqdb_options) into a handle the
+//     searches take. Searches (parqdb_search for a batch, parqdb_search1
+//     for one vector with the fewest arguments, parqdb_search_key) read
+//     the query vectors in place, check them as the HTTP API does, write
+//     distances and per-query hit counts straight into caller-owned
+//     buffers and return a result handle; the joined source rows are
+//     fetched as JSON only when asked for (parqdb_result_rows), in the
+//     encoding of query.JSONRow.
 //   - A task (parqdb_task_new) carries the cancellation and progress of a
 //     long call: the caller runs the call on one thread and, on another,
 //     polls parqdb_task_progress and calls parqdb_task_cancel (Python does
