@@ -3,7 +3,7 @@ TOOLS ?= $(HOME)/.cache/parqdb-tools
 export PATH := $(TOOLS)/bin:$(PATH)
 GO ?= go
 
-.PHONY: all build build-sql test test-short test-race test-race-core lint bench fuzz fuzz-smoke demo deps services services-stop
+.PHONY: all build build-sql python python-lib test-python test test-short test-race test-race-core lint bench fuzz fuzz-smoke demo deps services services-stop
 
 all: build
 
@@ -35,6 +35,24 @@ build-sql:
 	@echo "building bin/parqdb-sql with DuckDB (cgo): the first build compiles DuckDB and takes minutes"
 	$(GO) build -ldflags "$(LDFLAGS)" -tags "$(DUCKDB_TAGS)$(if $(TAGS),$(comma)$(TAGS))" -o bin/parqdb-sql ./cmd/parqdb
 
+# python-lib builds the C API (cmd/libparqdb) as the shared library the
+# Python package loads, into python/parqdb/ (for the tests and PYTHONPATH
+# use from the checkout); python also builds the wheel into python/dist/
+# (pip wheel with Debian's setuptools, no PyPI). docs/python.md.
+PYTHON ?= /usr/bin/python3
+python-lib:
+	$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o python/parqdb/libparqdb.so ./cmd/libparqdb
+	rm -f python/parqdb/libparqdb.h
+
+python: python-lib
+	$(PYTHON) -m pip wheel --no-build-isolation --no-deps -w python/dist ./python
+
+# test-python runs the Python package's tests (pytest, Debian's
+# python3-pytest) against the library and the CLI built from this tree;
+# make test runs it after the Go tests.
+test-python: deps build python-lib
+	cd python && PARQDB_CLI=$(CURDIR)/bin/parqdb PYTHONPATH=. $(PYTHON) -m pytest -q -p no:cacheprovider tests
+
 # deps installs PostgreSQL, versitygw and staticcheck when missing.
 deps:
 	./scripts/test-deps.sh
@@ -62,6 +80,7 @@ DUCKDB_PKGS = ./server/flightsql/... ./server/sqlengine/... ./cmd/parqdb/...
 test: deps
 	$(GO) test -count=1 -timeout 25m ./...
 	$(GO) test -count=1 -timeout 15m -tags $(DUCKDB_TAGS) $(DUCKDB_PKGS)
+	$(MAKE) --no-print-directory test-python
 
 # test-short is the fast loop (README, "Tests"): go test -short skips the
 # tests that start PostgreSQL or S3 servers, child processes, the built CLI
