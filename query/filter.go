@@ -238,46 +238,40 @@ func (e *filterEntry) nonEmpty() float64 {
 	return 1 - math.Pow(1-sigma, float64(e.info.SourceRows)/float64(nlist))
 }
 
-// filterCache maps canonical predicates to their entries, bounded by
-// DefaultFilterCacheBytes per index and by the process budget, whose
-// account "filters" each built entry is charged to (an entry the budget
-// has no room for is used by its query but not kept; the budget may ask
-// for bytes back, evict). Eviction is oldest built first.
+// filterCache maps canonical predicates to their entries: the built ones
+// in a membudget cache (account "filters", DefaultFilterCacheBytes per
+// index; an entry the budget has no room for is used by its query but not
+// kept), and those being built, which concurrent callers of the same
+// predicate share.
 type filterCache struct {
-	acct *membudget.Account // nil: no process budget
-	mu   struct {
+	c  *membudget.Cache[string, *filterEntry]
+	mu struct {
 		sync.Mutex
-		m     map[string]*filterEntry
-		order []string // keys of the built, charged entries, oldest first
-		size  int64    // bytes of those entries
+		building map[string]*filterEntry
 	}
 }
 
-// evict frees at least need bytes if it can, oldest entries first (the
-// process budget asks).
-func (c *filterCache) evict(need int64) int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var freed int64
-	for freed < need && len(c.mu.order) > 0 {
-		freed += c.popLocked()
-	}
-	return freed
+func (c *filterCache) init(b *membudget.Budget) {
+	c.c = membudget.NewCache[string, *filterEntry](membudget.CacheConfig{Name: "filters", Budget: b, MaxBytes: DefaultFilterCacheBytes})
 }
 
-// popLocked drops the oldest built entry and returns its size.
-func (c *filterCache) popLocked() int64 { return c.popAtLocked(0) }
+func (c *filterCache) close() { c.c.Close() }
 
-// popAtLocked drops the built entry c.mu.order[i] and returns its size.
-func (c *filterCache) popAtLocked(i int) int64 {
-	old := c.mu.order[i]
-	c.mu.order = slices.Delete(c.mu.order, i, i+1)
-	o := c.mu.m[old]
-	delete(c.mu.m, old)
-	c.mu.size -= o.size
-	c.acct.Release(o.size)
-	c.acct.Evicted()
-	return o.size
+// lookup returns the cached entry of the canonical predicate key, or nil.
+func (c *filterCache) lookup(key string) *filterEntry {
+	e, _ := c.c.Lookup(key)
+	return e
+}
+
+// charge adds size bytes (memory e's value has gained: the exact plan's
+// vectors, a packed list) to e's entry, and reports whether e may keep
+// them: false when the budget has no room, or e is no longer cached (then
+// nothing is charged, and the caller keeps nothing it would have to
+// account for). commit, when not nil, runs once the bytes are charged and
+// may still refuse them (it runs under the cache's lock: it must be
+// short and not call the cache).
+func (c *filterCache) charge(e *filterEntry, size int64, commit func() bool) bool {
+	return c.c.Grow(e.key, size, func(v *filterEntry) bool { return v == e && (commit == nil || commit()) })
 }
 
 // Filter returns what the predicate matches on this index, computing and
@@ -296,40 +290,32 @@ func (ix *Index) filterRows(ctx context.Context, p *filter.Predicate) (*filterEn
 	key := p.String()
 	c := &ix.filters
 	c.mu.Lock()
-	if c.mu.m == nil {
-		c.mu.m = map[string]*filterEntry{}
+	e := c.mu.building[key]
+	if e == nil {
+		e = c.lookup(key)
 	}
-	e := c.mu.m[key]
 	if e == nil {
 		e = &filterEntry{key: key}
-		c.mu.m[key] = e
-		c.acct.Miss()
+		if c.mu.building == nil {
+			c.mu.building = map[string]*filterEntry{}
+		}
+		c.mu.building[key] = e
+		c.c.Count(0, 1)
 	} else {
-		c.acct.Hit()
+		c.c.Count(1, 0)
 	}
 	c.mu.Unlock()
 	e.once.Do(func() {
 		// The entry outlives this caller's context: build it to the end.
 		e.err = ix.buildFilter(context.WithoutCancel(ctx), p, e)
-		// Reserve may call evict: never with c.mu held.
-		kept := e.err == nil && c.acct.Reserve(e.size)
+		// Not cached after an error, so that a later call retries (a
+		// read error may pass); without room this query uses e alone.
+		if e.err == nil {
+			c.c.Put(key, e, e.size)
+		}
 		c.mu.Lock()
-		defer c.mu.Unlock()
-		if !kept {
-			// Not cached: after an error a later call retries (a read
-			// error may pass); without room this query uses e alone.
-			if c.mu.m[key] == e {
-				delete(c.mu.m, key)
-			}
-			return
-		}
-		c.mu.m[key] = e
-		c.mu.order = append(c.mu.order, key)
-		c.mu.size += e.size
-		// The entry just built is the newest: it is never evicted here.
-		for c.mu.size > DefaultFilterCacheBytes && len(c.mu.order) > 1 {
-			c.popLocked()
-		}
+		delete(c.mu.building, key)
+		c.mu.Unlock()
 	})
 	if e.err != nil {
 		return nil, e.err
@@ -403,7 +389,7 @@ func (ix *Index) buildFilter(ctx context.Context, p *filter.Predicate, e *filter
 // when they are not packed: an encoding other than LVQ8, e not cached
 // (evicted, or refused by the process budget), or no room within
 // maxPackedBytes or the process budget. The packed list's bytes are
-// charged to the filter cache's account and counted in e.size (released
+// charged to e's entry in the filter cache (released
 // when e is evicted); the oldest other entries are evicted to keep the
 // cache within DefaultFilterCacheBytes. Safe for concurrent use: one packed
 // list per list is kept.
@@ -414,11 +400,7 @@ func (ix *Index) packList(e *filterEntry, l *list, pos []int32) *packedList {
 	if p := e.packedOf(l.cid); p != nil {
 		return p
 	}
-	c := &ix.filters
-	c.mu.Lock()
-	cached := c.mu.m[e.key] == e
-	c.mu.Unlock()
-	if !cached {
+	if ix.filters.lookup(e.key) != e {
 		return nil
 	}
 	w := stride(ix.Dim())
@@ -440,28 +422,12 @@ func (ix *Index) packList(e *filterEntry, l *list, pos []int32) *packedList {
 		e.packedBytes.Add(-size)
 		return nil
 	}
-	if !c.acct.Reserve(size) { // may evict: never with c.mu held
-		e.packedBytes.Add(-size)
-		return nil
-	}
 	p := &packedList{l: packRows(l, pos, w, ix.Dim(), keyBytes), rejected: l.len() - len(pos)}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.mu.m[e.key] != e || !e.packed[l.cid].CompareAndSwap(nil, p) {
-		// e is no longer cached (its bytes were released), or another
-		// search packed the list first.
-		c.acct.Release(size)
+	if !ix.filters.charge(e, size, func() bool { return e.packed[l.cid].CompareAndSwap(nil, p) }) {
+		// No room, e is no longer cached, or another search packed the
+		// list first.
 		e.packedBytes.Add(-size)
 		return e.packedOf(l.cid)
-	}
-	e.size += size
-	c.mu.size += size
-	for c.mu.size > DefaultFilterCacheBytes {
-		i := slices.IndexFunc(c.mu.order, func(k string) bool { return k != e.key })
-		if i < 0 {
-			break
-		}
-		c.popAtLocked(i)
 	}
 	return p
 }
@@ -583,7 +549,7 @@ func (ix *Index) exactList(ctx context.Context, e *filterEntry) (*list, error) {
 		e.exactVecs = ix.exactVectors(ctx, e, l.ords)
 		if e.exactVecs != nil && n >= exactCodesMinRows {
 			codes := newExactCodes(e.exactVecs, n, ix.Dim())
-			if ix.filters.charge(e, codes.bytes()) {
+			if ix.filters.charge(e, codes.bytes(), nil) {
 				e.exactCodes = codes
 			}
 		}
@@ -610,7 +576,7 @@ func (ix *Index) exactVectors(ctx context.Context, e *filterEntry, ords []int64)
 	if err != nil {
 		return nil
 	}
-	if !ix.filters.charge(e, size) {
+	if !ix.filters.charge(e, size, nil) {
 		return nil
 	}
 	out := make([]float32, len(ords)*w)
@@ -618,25 +584,6 @@ func (ix *Index) exactVectors(ctx context.Context, e *filterEntry, ords []int64)
 		copy(out[i*w:(i+1)*w], v)
 	}
 	return out
-}
-
-// charge adds size bytes of entry e's exact plan to the cache's and the
-// process budget's accounts, and reports whether e may keep them: false
-// when the budget has no room, or e was evicted meanwhile (then nothing is
-// charged, and the caller keeps nothing it would have to account for).
-func (c *filterCache) charge(e *filterEntry, size int64) bool {
-	if !c.acct.Reserve(size) { // may evict: never with c.mu held
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.mu.m[e.key] != e {
-		c.acct.Release(size)
-		return false
-	}
-	c.mu.size += size
-	e.size += size
-	return true
 }
 
 // scoreExact scores the exact plan's rows from their contiguous vectors

@@ -191,8 +191,10 @@ func (c *Cache[K, V]) Put(k K, v V, size int64) (V, bool) {
 }
 
 // Grow charges n more bytes to the entry under k (memory its value has
-// gained) if it is cached, same(its value) holds and it stays within
-// MaxBytes, evicting other entries to stay within MaxBytes. It reports
+// gained) if it is cached, stays within MaxBytes and same(its value)
+// holds, evicting other entries to stay within MaxBytes. same is called
+// last, under the cache's lock, so it may commit what the bytes are for
+// (it must not call the cache). It reports
 // whether the bytes were charged; on false (no room, or the entry was
 // evicted or replaced) the
 // caller must not keep what they were for.
@@ -203,7 +205,7 @@ func (c *Cache[K, V]) Grow(k K, n int64, same func(V) bool) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.findLocked(k)
-	if e == nil || !same(e.val) || e.size+n > c.maxBytes.Load() {
+	if e == nil || e.size+n > c.maxBytes.Load() || !same(e.val) {
 		c.acct.Release(n)
 		return false
 	}
