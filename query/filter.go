@@ -59,11 +59,11 @@ import (
 //     postings as in 4.
 
 // DefaultFilterCacheBytes bounds the memory of cached filter bitmaps per
-// index (least recently built evicted first), with the per-list positions
+// index (a membudget cache: CLOCK eviction), with the per-list positions
 // of their matching rows (4 bytes per matching row, charged up front) and
 // the exact plan's contiguous copy of its rows' vectors (at most
 // maxExactVectorBytes per predicate) and the list plan's packed lists (at
-// most maxPackedBytes per predicate; packing evicts older predicates, not
+// most maxPackedBytes per predicate; packing evicts other predicates, not
 // its own). The per-predicate keys of the exact plan (at most a few
 // percent of the rows) are not counted.
 const DefaultFilterCacheBytes = 256 << 20
@@ -389,9 +389,9 @@ func (ix *Index) buildFilter(ctx context.Context, p *filter.Predicate, e *filter
 // when they are not packed: an encoding other than LVQ8, e not cached
 // (evicted, or refused by the process budget), or no room within
 // maxPackedBytes or the process budget. The packed list's bytes are
-// charged to e's entry in the filter cache (released
-// when e is evicted); the oldest other entries are evicted to keep the
-// cache within DefaultFilterCacheBytes. Safe for concurrent use: one packed
+// charged to e's entry in the filter cache (released when e is evicted);
+// other entries are evicted to keep the cache within
+// DefaultFilterCacheBytes. Safe for concurrent use: one packed
 // list per list is kept.
 func (ix *Index) packList(e *filterEntry, l *list, pos []int32) *packedList {
 	if e.packed == nil || len(pos) == 0 || l.cid < 0 || int(l.cid) >= len(e.packed) {
