@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/query/rowjson"
 )
 
 // LoadLimits bound the work and memory of searches in flight, across
@@ -288,7 +289,7 @@ func encodeResponseTo(ctx context.Context, b *bytes.Buffer, resp *SearchResponse
 	b.Reset()
 	out := b.AvailableBuffer()
 	out = append(out, `{"index":`...)
-	out = appendJSONString(out, resp.Index)
+	out = rowjson.AppendString(out, resp.Index, false)
 	out = append(out, `,"snapshot_id":`...)
 	out = strconv.AppendInt(out, resp.SnapshotID, 10)
 	out = append(out, `,"columns":`...)
@@ -300,7 +301,7 @@ func encodeResponseTo(ctx context.Context, b *bytes.Buffer, resp *SearchResponse
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = appendJSONString(out, c)
+			out = rowjson.AppendString(out, c, false)
 		}
 		out = append(out, ']')
 	}

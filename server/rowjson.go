@@ -9,6 +9,7 @@ import (
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/query/rowjson"
 )
 
 // rowJSON keeps the JSON of answered rows' source columns, so that a row
@@ -80,28 +81,28 @@ func newRowEncoderFor(c *rowJSON, state []byte, cols []string) *rowEncoder {
 }
 
 // appendRow appends row's JSON (row.AppendJSON's bytes) to b.
-func (e *rowEncoder) appendRow(b []byte, row query.JSONRow) ([]byte, error) {
-	if len(row.Hit.Key) == 0 { // not a joined hit: nothing names the row
+func (e *rowEncoder) appendRow(b []byte, row rowjson.Row) ([]byte, error) {
+	if len(row.Key) == 0 { // not a joined hit: nothing names the row
 		return row.AppendJSON(b)
 	}
-	part, ok := e.cache.get(e.set, row.Hit.Key)
+	part, ok := e.cache.get(e.set, row.Key)
 	if !ok {
 		// The row without _distance is "{" + the members + "}": the
 		// cached part is that without its "}", plus the comma.
 		n := len(row.Columns) - 1
 		start := len(b)
 		var err error
-		if b, err = (query.JSONRow{Columns: row.Columns[:n], Hit: row.Hit}).AppendJSON(b); err != nil {
+		if b, err = (rowjson.Row{Columns: row.Columns[:n], Values: row.Values}).AppendJSON(b); err != nil {
 			return nil, err
 		}
 		b[len(b)-1] = ','
-		e.cache.put(e.set, row.Hit.Key, b[start:])
+		e.cache.put(e.set, row.Key, b[start:])
 	} else {
 		b = append(b, part...)
 	}
 	// "_distance":d} — the tail of a row holding only _distance.
 	start := len(b)
-	b, err := (query.JSONRow{Columns: row.Columns[len(row.Columns)-1:], Hit: row.Hit}).AppendJSON(b)
+	b, err := (rowjson.Row{Columns: row.Columns[len(row.Columns)-1:], Distance: row.Distance}).AppendJSON(b)
 	if err != nil {
 		return nil, err
 	}

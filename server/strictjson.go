@@ -10,8 +10,7 @@ import (
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/query/rowjson"
 )
 
 // checkMembers holds a request body to the same rule as metadata files:
@@ -79,9 +78,9 @@ func checkMembers(body []byte, v any) *Error {
 		if err != nil {
 			return nil
 		}
-		if p := query.NullElement(val); p != nil {
+		if p := rowjson.NullElement(val); p != nil {
 			return errorf(http.StatusBadRequest, CodeInvalidArgument,
-				"%s%s is null: a vector needs a number in every element", name, query.ElementPath(p))
+				"%s%s is null: a vector needs a number in every element", name, rowjson.ElementPath(p))
 		}
 	}
 	return nil
