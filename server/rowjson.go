@@ -15,7 +15,7 @@ import (
 // rowJSON keeps the JSON of answered rows' source columns, so that a row
 // answered again (a popular neighbour) is not encoded again: encoding the
 // float lists of a row cost more than the search that found it. An entry
-// is the JSONRow bytes of the row's columns up to and including the comma
+// is the rowjson.Row bytes of the row's columns up to and including the comma
 // before "_distance" (the part that does not depend on the query), keyed
 // by the index's UUID, the snapshot, the column list and the row's key. A
 // snapshot pins its source state, so entries never go stale; entries of
@@ -49,7 +49,7 @@ func (c *rowJSON) put(set string, k []byte, v []byte) {
 	c.c.Put(key, bytes.Clone(v), int64(len(key.row)+len(v)+rowJSONOverhead))
 }
 
-// rowEncoder appends the JSONRow bytes of a search answer's rows, taking
+// rowEncoder appends the rowjson.Row bytes of a search answer's rows, taking
 // the source columns' part from a rowJSON cache.
 type rowEncoder struct {
 	cache *rowJSON
