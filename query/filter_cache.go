@@ -202,7 +202,9 @@ func (ix *Index) filterRows(ctx context.Context, p *filter.Predicate) (*filterEn
 			c.c.Put(key, e, e.size)
 		}
 		c.mu.Lock()
-		delete(c.mu.building, key)
+		if c.mu.building[key] == e {
+			delete(c.mu.building, key)
+		}
 		c.mu.Unlock()
 	})
 	if e.err != nil {
