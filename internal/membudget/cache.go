@@ -43,9 +43,9 @@ type Cache[K comparable, V any] struct {
 	maxBytes   atomic.Int64
 	closed     atomic.Bool
 
-	// slot, when set, maps a key to its index in slots (NewSlotCache).
-	slot  func(K) int
-	slots []atomic.Pointer[cacheEntry[K, V]]
+	// slotted: a slot cache (NewSlotCache), whose int32 keys index slots.
+	slotted bool
+	slots   []atomic.Pointer[cacheEntry[K, V]]
 
 	hits, misses atomic.Int64
 
@@ -78,7 +78,7 @@ func NewCache[K comparable, V any](cfg CacheConfig) *Cache[K, V] {
 // never kept) whose lookups take no lock.
 func NewSlotCache[V any](cfg CacheConfig, n int) *Cache[int32, V] {
 	c := newCache[int32, V](cfg)
-	c.slot = func(k int32) int { return int(k) }
+	c.slotted = true
 	c.slots = make([]atomic.Pointer[cacheEntry[int32, V]], n)
 	return c
 }
@@ -111,7 +111,7 @@ func (c *Cache[K, V]) Lookup(k K) (V, bool) {
 	if c == nil {
 		return zero, false
 	}
-	if c.slot != nil {
+	if c.slotted {
 		e := c.slotEntry(k)
 		if e == nil {
 			return zero, false
@@ -133,10 +133,17 @@ func (c *Cache[K, V]) Lookup(k K) (V, bool) {
 	return e.val, true
 }
 
+// slotOf returns the index in slots of k (a slot cache's key, an int32),
+// and whether k has one.
+func (c *Cache[K, V]) slotOf(k K) (int, bool) {
+	i, ok := any(k).(int32) // no conversion: K is int32
+	return int(i), ok && i >= 0 && int(i) < len(c.slots)
+}
+
 // slotEntry loads k's slot (a slot cache), or nil.
 func (c *Cache[K, V]) slotEntry(k K) *cacheEntry[K, V] {
-	i := c.slot(k)
-	if uint(i) >= uint(len(c.slots)) {
+	i, ok := c.slotOf(k)
+	if !ok {
 		return nil
 	}
 	return c.slots[i].Load()
@@ -165,7 +172,10 @@ func (c *Cache[K, V]) Count(hits, misses int64) {
 // evict, is not kept: Put then returns v and false, and the caller uses v
 // alone.
 func (c *Cache[K, V]) Put(k K, v V, size int64) (V, bool) {
-	if c == nil || c.closed.Load() || (c.slot != nil && uint(c.slot(k)) >= uint(len(c.slots))) {
+	if c == nil || c.closed.Load() {
+		return v, false
+	}
+	if _, ok := c.slotOf(k); c.slotted && !ok {
 		return v, false
 	}
 	if old, ok := c.Lookup(k); ok {
@@ -296,7 +306,7 @@ func (c *Cache[K, V]) evict(need int64) int64 {
 }
 
 func (c *Cache[K, V]) findLocked(k K) *cacheEntry[K, V] {
-	if c.slot != nil {
+	if c.slotted {
 		return c.slotEntry(k)
 	}
 	return c.mu.m[k]
@@ -313,8 +323,8 @@ func (c *Cache[K, V]) insertLocked(e *cacheEntry[K, V]) {
 		h.prev.next = e
 		h.prev = e
 	}
-	if c.slot != nil {
-		c.slots[c.slot(e.key)].Store(e)
+	if i, ok := c.slotOf(e.key); ok {
+		c.slots[i].Store(e)
 	} else {
 		c.mu.m[e.key] = e
 	}
@@ -334,8 +344,8 @@ func (c *Cache[K, V]) removeLocked(e *cacheEntry[K, V]) {
 		}
 	}
 	e.prev, e.next = nil, nil
-	if c.slot != nil {
-		c.slots[c.slot(e.key)].Store(nil)
+	if i, ok := c.slotOf(e.key); ok {
+		c.slots[i].Store(nil)
 	} else {
 		delete(c.mu.m, e.key)
 	}

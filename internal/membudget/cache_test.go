@@ -287,3 +287,34 @@ func TestCacheConcurrent(t *testing.T) {
 		t.Fatalf("%d bytes charged after Close", b.Used())
 	}
 }
+
+// BenchmarkCacheLookup measures a hit: a slot cache's (the postings and
+// vector stores', once per probed list: no lock) and a map cache's.
+func BenchmarkCacheLookup(b *testing.B) {
+	const n = 1024
+	slots := NewSlotCache[*int](CacheConfig{MaxBytes: math.MaxInt64}, n)
+	keyed := NewCache[int64, *int](CacheConfig{MaxBytes: math.MaxInt64})
+	for k := range n {
+		v := k
+		slots.Put(int32(k), &v, 1)
+		keyed.Put(int64(k), &v, 1)
+	}
+	b.Run("slots", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			if _, ok := slots.Lookup(int32(i % n)); !ok {
+				b.Fatal("miss")
+			}
+			i++
+		}
+	})
+	b.Run("map", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			if _, ok := keyed.Lookup(int64(i % n)); !ok {
+				b.Fatal("miss")
+			}
+			i++
+		}
+	})
+}
