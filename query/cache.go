@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/vecmath"
@@ -37,9 +36,6 @@ type list struct {
 	// rows too).
 	maxBase  float64
 	maxScale float32
-
-	ref  atomic.Bool // read since the cache's clock hand passed
-	size int64       // bytes charged to the cache
 
 	ordsOnce sync.Once
 	ords     []int64 // source row ordinal of each row
@@ -161,123 +157,43 @@ func (ix *Index) sourceOrds(ctx context.Context, l *list) ([]int64, error) {
 	return l.ords, l.ordsErr
 }
 
-// cache holds decoded lists up to a byte budget, charged to the process
-// budget's account acct. Reads are lock-free (one atomic load per probed
-// list); insertions take a lock and evict with the CLOCK approximation of
-// least-recently-used (a list read since the hand last passed it gets a
-// second chance), both to stay within budget and when the process budget
-// asks for memory back (evict). It is safe for concurrent use.
+// cache holds decoded lists by CID up to a byte budget (per index),
+// charged to the process budget's account "postings": a membudget slot
+// cache, whose reads take no lock (one atomic load per probed list). It is
+// safe for concurrent use.
 type cache struct {
-	budget int64
-	acct   *membudget.Account
-	slots  []atomic.Pointer[list] // by CID
-	mu     struct {
-		sync.Mutex
-		size int64
-		hand int
-	}
+	budget int64                          // bytes; < 0 disables the cache
+	c      *membudget.Cache[int32, *list] // nil when disabled
 }
 
 func newCache(budget int64, nlist int, b *membudget.Budget) *cache {
 	c := &cache{budget: budget}
 	if budget >= 0 {
-		c.slots = make([]atomic.Pointer[list], nlist)
-		if b != nil {
-			c.acct = b.Account("postings", c.evict)
-		}
+		c.c = membudget.NewSlotCache[*list](membudget.CacheConfig{Name: "postings", Budget: b, MaxBytes: budget}, nlist)
 	}
 	return c
 }
 
 func (c *cache) get(cid int32) *list {
-	l := c.lookup(cid)
-	if l == nil {
-		c.acct.Miss()
-	} else {
-		c.acct.Hit()
-	}
+	l, _ := c.c.Get(cid)
 	return l
 }
 
 // lookup is get without counting; a query counts its lookups once (count).
 func (c *cache) lookup(cid int32) *list {
-	if c.budget < 0 || int(cid) >= len(c.slots) {
-		return nil
-	}
-	l := c.slots[cid].Load()
-	if l == nil {
-		return nil
-	}
-	if !l.ref.Load() {
-		l.ref.Store(true)
-	}
+	l, _ := c.c.Lookup(cid)
 	return l
 }
 
-// count adds a query's hits and misses to the account.
-func (c *cache) count(hits, misses int64) {
-	if hits > 0 {
-		c.acct.Hits(hits)
-	}
-	if misses > 0 {
-		c.acct.Misses(misses)
-	}
-}
+// count adds a query's hits and misses to the counters.
+func (c *cache) count(hits, misses int64) { c.c.Count(hits, misses) }
 
 // put caches l and returns the cached list for its CID (an earlier one if
-// another query cached it first). A list the process budget has no room
-// for is returned uncached.
+// another query cached it first). A list the budget has no room for is
+// returned uncached.
 func (c *cache) put(l *list) *list {
-	if c.budget < 0 || int(l.cid) >= len(c.slots) {
-		return l
-	}
-	if old := c.slots[l.cid].Load(); old != nil {
-		return old
-	}
-	size := l.bytes()
-	if size > c.budget || !c.acct.Reserve(size) {
-		return l
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old := c.slots[l.cid].Load(); old != nil {
-		c.acct.Release(size)
-		return old
-	}
-	l.size = size
-	c.slots[l.cid].Store(l)
-	c.mu.size += l.size
-	c.evictLocked(c.mu.size-c.budget, l)
-	return l
+	got, _ := c.c.Put(l.cid, l, l.bytes())
+	return got
 }
 
-// evict frees at least need bytes if it can (the process budget asks).
-func (c *cache) evict(need int64) int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.evictLocked(need, nil)
-}
-
-// evictLocked runs the clock hand until need bytes are freed or every list
-// had its second chance; keep is never evicted.
-func (c *cache) evictLocked(need int64, keep *list) int64 {
-	var freed int64
-	for steps := 0; freed < need && steps < 2*len(c.slots)+1; steps++ {
-		h := c.mu.hand
-		c.mu.hand = (h + 1) % len(c.slots)
-		v := c.slots[h].Load()
-		if v == nil || v == keep {
-			continue
-		}
-		if v.ref.Load() {
-			v.ref.Store(false)
-			continue
-		}
-		c.slots[h].Store(nil)
-		c.mu.size -= v.size
-		freed += v.size
-		c.acct.Release(v.size)
-		c.acct.Evicted()
-	}
-	return freed
-}
+func (c *cache) close() { c.c.Close() }

@@ -23,8 +23,8 @@ func TestCacheBudgetAndSecondChance(t *testing.T) {
 	if c.get(1) != nil || c.get(5) == nil || c.get(0) == nil {
 		t.Fatalf("CLOCK evicted the wrong list: 1=%v 5=%v 0=%v", c.get(1) != nil, c.get(5) != nil, c.get(0) != nil)
 	}
-	if c.mu.size > c.budget {
-		t.Fatalf("size %d over budget %d", c.mu.size, c.budget)
+	if c.c.Bytes() > c.budget {
+		t.Fatalf("size %d over budget %d", c.c.Bytes(), c.budget)
 	}
 	// A second put of a cached CID returns the cached list.
 	first := c.get(5)

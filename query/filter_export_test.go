@@ -5,10 +5,7 @@ import "github.com/parqdb/parqdb/filter"
 // ExactPlanVectors returns how many float32 values of p's matching rows
 // the exact plan holds contiguously (0 when none, or p was not used).
 func ExactPlanVectors(ix *Index, p *filter.Predicate) int {
-	c := &ix.filters
-	c.mu.Lock()
-	e := c.mu.m[p.String()]
-	c.mu.Unlock()
+	e := ix.filters.lookup(p.String())
 	if e == nil {
 		return 0
 	}
@@ -36,10 +33,7 @@ func KeyIndexLoaded(ix *Index) bool { return ix.keyIndex != nil }
 // PackedLists returns how many lists are packed for p (the list plan's
 // packed per-predicate lists) and their bytes as charged.
 func PackedLists(ix *Index, p *filter.Predicate) (lists int, bytes int64) {
-	c := &ix.filters
-	c.mu.Lock()
-	e := c.mu.m[p.String()]
-	c.mu.Unlock()
+	e := ix.filters.lookup(p.String())
 	if e == nil {
 		return 0, 0
 	}
@@ -61,10 +55,7 @@ func SetMaxPackedBytes(n int64) int64 {
 
 // FilterCacheBytes returns the bytes ix's filter cache counts as held.
 func FilterCacheBytes(ix *Index) int64 {
-	c := &ix.filters
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.mu.size
+	return ix.filters.c.Bytes()
 }
 
 // SetRefineCap turns the scan-time cap of refine's candidates (refineCap)

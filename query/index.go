@@ -227,7 +227,7 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 		rows = DefaultRowCacheRows
 	}
 	ix.rows = newRowCache(rows, ix.budget)
-	ix.filters.acct = ix.budget.Account("filters", ix.filters.evict)
+	ix.filters.init(ix.budget)
 	ix.jcols = newJoinCols(ix.budget)
 	ix.vecBudget = opts.VectorCacheBytes
 	if ix.vecBudget == 0 {
@@ -439,15 +439,15 @@ func filesRows(files int, rows int64) string {
 // Close releases the index's open files. It is safe to call more than once.
 func (ix *Index) Close() error {
 	if ix.cache != nil {
-		ix.cache.acct.Close()
+		ix.cache.close()
 	}
 	if ix.vstore != nil {
-		ix.vstore.acct.Close()
+		ix.vstore.close()
 	}
 	if ix.rows != nil {
-		ix.rows.acct.Close()
+		ix.rows.close()
 	}
-	ix.filters.acct.Close()
+	ix.filters.close()
 	if ix.jcols != nil {
 		ix.jcols.close()
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sync"
@@ -25,18 +26,15 @@ const joinColsFillShare = 256
 
 // joinCols keeps the scalar (non-repeated leaf) source columns that joins
 // ask for decoded per source row group, in columnar form: one Go value
-// per row, the value a join returns. Entries are charged to the process
-// memory budget (membudget, account "join-columns"); a column the budget
-// has no room for is not kept and the join reads its rows from the
-// source instead. Entries are evicted oldest first, also when the budget
-// asks for memory back. The source state is pinned by the index, so
-// entries never go stale. Safe for concurrent use.
+// per row, the value a join returns. Entries are kept in a membudget cache
+// charged to the process memory budget (account "join-columns"); a column
+// the budget has no room for is not kept and the join reads its rows from
+// the source instead. The source state is pinned by the index, so entries
+// never go stale. Safe for concurrent use.
 type joinCols struct {
-	acct *membudget.Account
-	mu   struct {
+	c  *membudget.Cache[colKey, *colChunk]
+	mu struct {
 		sync.Mutex
-		cols    map[colKey]*colChunk
-		order   []colKey        // fill order, oldest first (eviction)
 		reads   map[rgKey]int64 // rows joined singly, by row group
 		filling map[rgKey]bool  // a fill in progress
 	}
@@ -68,55 +66,28 @@ func newJoinCols(b *membudget.Budget) *joinCols {
 	if b == nil {
 		b = membudget.Default
 	}
-	c := &joinCols{}
-	c.mu.cols = map[colKey]*colChunk{}
+	c := &joinCols{c: membudget.NewCache[colKey, *colChunk](membudget.CacheConfig{Name: "join-columns", Budget: b, MaxBytes: math.MaxInt64})}
 	c.mu.reads = map[rgKey]int64{}
 	c.mu.filling = map[rgKey]bool{}
-	c.acct = b.Account("join-columns", c.evict)
 	return c
 }
 
 // close releases everything the cache holds.
-func (c *joinCols) close() {
-	c.mu.Lock()
-	c.mu.cols = map[colKey]*colChunk{}
-	c.mu.order = nil
-	c.mu.Unlock()
-	c.acct.Close()
-}
-
-// evict drops the oldest columns until need bytes are freed.
-func (c *joinCols) evict(need int64) (freed int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for freed < need && len(c.mu.order) > 0 {
-		k := c.mu.order[0]
-		c.mu.order = c.mu.order[1:]
-		if ch := c.mu.cols[k]; ch != nil {
-			delete(c.mu.cols, k)
-			freed += ch.bytes
-			c.acct.Release(ch.bytes)
-			c.acct.Evicted()
-		}
-	}
-	return freed
-}
+func (c *joinCols) close() { c.c.Close() }
 
 // lookup returns the cached chunks of cols for row group k (nil when any
-// is missing).
+// is missing), counting one hit or miss.
 func (c *joinCols) lookup(k rgKey, cols []string, dst []*colChunk) []*colChunk {
 	dst = dst[:0]
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, col := range cols {
-		ch := c.mu.cols[colKey{k, col}]
-		if ch == nil {
-			c.acct.Miss()
+		ch, ok := c.c.Lookup(colKey{k, col})
+		if !ok {
+			c.c.Count(0, 1)
 			return nil
 		}
 		dst = append(dst, ch)
 	}
-	c.acct.Hit()
+	c.c.Count(1, 0)
 	return dst
 }
 
@@ -138,18 +109,7 @@ func (c *joinCols) note(k rgKey, n, rows int64) bool {
 // the budget has room for.
 func (c *joinCols) filled(k rgKey, chunks map[string]*colChunk) {
 	for col, ch := range chunks {
-		if !c.acct.Reserve(ch.bytes) {
-			continue
-		}
-		c.mu.Lock()
-		ck := colKey{k, col}
-		if old := c.mu.cols[ck]; old != nil {
-			c.acct.Release(old.bytes)
-		} else {
-			c.mu.order = append(c.mu.order, ck)
-		}
-		c.mu.cols[ck] = ch
-		c.mu.Unlock()
+		c.c.Put(colKey{k, col}, ch, ch.bytes)
 	}
 	c.mu.Lock()
 	delete(c.mu.filling, k)
@@ -316,7 +276,7 @@ func (ix *Index) joinFromCols(ctx context.Context, top []cand, cols []string, re
 			// decoded (a lower bound: one interface value per row and
 			// column), so a row group too large for it costs no decoding.
 			est := g.n * int64(len(fill)) * int64(unsafe.Sizeof(any(nil)))
-			if !ix.jcols.acct.Reserve(est) {
+			if !ix.jcols.c.Reserve(est) {
 				ix.jcols.filled(g.k, nil)
 				miss = append(miss, g.hits...)
 				continue
@@ -324,7 +284,7 @@ func (ix *Index) joinFromCols(ctx context.Context, top []cand, cols []string, re
 			// A failed fill (a file whose schema differs, say) leaves the
 			// rows to the row path, which reads and reports them itself.
 			chunks, err := ix.fillJoinCols(ctx, g.k.file, g.k.rg, g.first, g.n, fill)
-			ix.jcols.acct.Release(est)
+			ix.jcols.c.Release(est)
 			if err != nil && ctx.Err() != nil {
 				ix.jcols.filled(g.k, nil)
 				return nil, ctx.Err()

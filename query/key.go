@@ -15,6 +15,7 @@ import (
 
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/ivf"
+	"github.com/parqdb/parqdb/query/rowjson"
 )
 
 // ParseKey parses one text value per source key field into Parquet values:
@@ -23,7 +24,7 @@ import (
 // YYYY-MM-DD. For string, binary and fixed fields, a text that starts as
 // a JSON object with the member "base64" is the lossless form
 // {"base64": "…"} that JSON output gives binary and non-UTF-8 values
-// (ParseBinaryJSON), and must be exactly that; it is how a key whose bytes
+// (rowjson.ParseBinary), and must be exactly that; it is how a key whose bytes
 // are not UTF-8 (or a string key that itself looks like that form) is
 // given.
 func (ix *Index) ParseKey(texts []string) ([]parquet.Value, error) {
@@ -73,14 +74,14 @@ func parseKeyValue(k source.KeyType, s string) (source.KeyValue, error) {
 		kv.Int = t.Unix() / 86400
 	case source.KindString:
 		kv.Bytes = []byte(s)
-		if b, ok, err := ParseBinaryJSON(s); ok {
+		if b, ok, err := rowjson.ParseBinary(s); ok {
 			if err != nil {
 				return kv, err
 			}
 			kv.Bytes = b
 		}
 	default:
-		if b, ok, err := ParseBinaryJSON(s); ok {
+		if b, ok, err := rowjson.ParseBinary(s); ok {
 			if err != nil {
 				return kv, err
 			}
@@ -148,7 +149,7 @@ func KeyTextsJSON(raw []byte) ([]string, error) {
 			// The lossless form of binary and non-UTF-8 values, as JSON
 			// output writes them; ParseKey decodes it.
 			text := string(bytes.TrimSpace(v))
-			if _, ok, err := ParseBinaryJSON(text); !ok || err != nil {
+			if _, ok, err := rowjson.ParseBinary(text); !ok || err != nil {
 				return nil, fmt.Errorf(`%w: key value %d: an object must be {"base64": "<standard base64>"}, got %s`, ErrBadQuery, i, text)
 			}
 			out[i] = text

@@ -314,7 +314,7 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 					siftUpLeaf(h, len(h)-1)
 				} else if lessLeaf(l, h[0]) {
 					h[0] = l
-					siftDownLeaf(h, 0)
+					siftDownLeaf(h, 0, false)
 				}
 			}
 			continue
@@ -345,7 +345,7 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 				siftUpLeaf(h, len(h)-1)
 			} else if lessLeaf(l, h[0]) {
 				h[0] = l
-				siftDownLeaf(h, 0)
+				siftDownLeaf(h, 0, false)
 			}
 		}
 	}
@@ -415,32 +415,4 @@ func (rt *router) routeFlat(q []float32, nprobe int, s *routeScratch, dst []int3
 	}
 	s.heap = h
 	return dst
-}
-
-func siftUpLeaf(h []leafDist, i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !lessLeaf(h[p], h[i]) {
-			return
-		}
-		h[p], h[i] = h[i], h[p]
-		i = p
-	}
-}
-
-func siftDownLeaf(h []leafDist, i int) {
-	for {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(h) && lessLeaf(h[m], h[l]) {
-			m = l
-		}
-		if r < len(h) && lessLeaf(h[m], h[r]) {
-			m = r
-		}
-		if m == i {
-			return
-		}
-		h[m], h[i] = h[i], h[m]
-		i = m
-	}
 }

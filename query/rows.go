@@ -3,9 +3,9 @@ package query
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/source"
@@ -16,20 +16,12 @@ const DefaultRowCacheRows = 1 << 16
 
 // rowCache keeps joined source rows (one map per row and column list) so
 // that hot results are not read and decoded again: reading one row of a
-// wide column decodes its whole page. It holds at most limit rows, and
-// charges each row's estimated size (rowBytes) to the process budget's
-// account "rows": a row the budget has no room for is not kept, and the
-// budget may ask for bytes back (evict). Entries are evicted first in,
-// first out. Rows are immutable (the index pins the source state); callers
-// get shallow copies. Safe for concurrent use.
+// wide column decodes its whole page. It is a membudget cache of at most
+// limit rows, each charged its estimated size (rowBytes) to the process
+// budget's account "rows". Rows are immutable (the index pins the source
+// state); callers get shallow copies. Safe for concurrent use.
 type rowCache struct {
-	limit int
-	acct  *membudget.Account // nil: no process budget
-	mu    struct {
-		sync.Mutex
-		m     map[rowKey]*rowEntry
-		order []rowKey // keys of m, oldest first
-	}
+	c *membudget.Cache[rowKey, map[string]any] // nil: disabled
 }
 
 type rowKey struct {
@@ -37,18 +29,12 @@ type rowKey struct {
 	cols string
 }
 
-type rowEntry struct {
-	row  map[string]any
-	size int64 // bytes charged to acct
-}
-
 // newRowCache returns a cache of at most limit rows (<= 0 disables it)
 // charged to b (nil: not charged).
 func newRowCache(limit int, b *membudget.Budget) *rowCache {
-	c := &rowCache{limit: limit}
-	c.mu.m = map[rowKey]*rowEntry{}
-	if limit > 0 && b != nil {
-		c.acct = b.Account("rows", c.evict)
+	c := &rowCache{}
+	if limit > 0 {
+		c.c = membudget.NewCache[rowKey, map[string]any](membudget.CacheConfig{Name: "rows", Budget: b, MaxBytes: math.MaxInt64, MaxEntries: limit})
 	}
 	return c
 }
@@ -58,74 +44,22 @@ func colsKey(cols []string) string { return strings.Join(cols, "\x00") }
 // get returns a copy of the cached row (the cached map itself when
 // shared: see Options.SharedRows), or nil.
 func (c *rowCache) get(k rowKey, shared bool) map[string]any {
-	if c.limit <= 0 {
-		return nil
+	row, ok := c.c.Get(k)
+	if !ok || shared {
+		return row
 	}
-	c.mu.Lock()
-	e := c.mu.m[k]
-	c.mu.Unlock()
-	if e == nil {
-		c.acct.Miss()
-		return nil
-	}
-	c.acct.Hit()
-	if shared {
-		return e.row
-	}
-	return maps.Clone(e.row)
+	return maps.Clone(row)
 }
 
 // put keeps a copy of row if the process budget has room for it.
 func (c *rowCache) put(k rowKey, row map[string]any) {
-	if c.limit <= 0 {
+	if _, ok := c.c.Lookup(k); ok || c.c == nil {
 		return
 	}
-	c.mu.Lock()
-	_, ok := c.mu.m[k]
-	c.mu.Unlock()
-	if ok {
-		return
-	}
-	e := &rowEntry{row: maps.Clone(row), size: rowBytes(k, row)}
-	// Reserve may call evict: never with c.mu held.
-	if !c.acct.Reserve(e.size) {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.mu.m[k]; ok {
-		c.acct.Release(e.size)
-		return
-	}
-	c.mu.m[k] = e
-	c.mu.order = append(c.mu.order, k)
-	for len(c.mu.m) > c.limit {
-		c.popLocked()
-	}
+	c.c.Put(k, maps.Clone(row), rowBytes(k, row))
 }
 
-// evict frees at least need bytes if it can, oldest rows first (the
-// process budget asks).
-func (c *rowCache) evict(need int64) int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var freed int64
-	for freed < need && len(c.mu.order) > 0 {
-		freed += c.popLocked()
-	}
-	return freed
-}
-
-// popLocked drops the oldest row and returns its size.
-func (c *rowCache) popLocked() int64 {
-	k := c.mu.order[0]
-	c.mu.order = c.mu.order[1:]
-	e := c.mu.m[k]
-	delete(c.mu.m, k)
-	c.acct.Release(e.size)
-	c.acct.Evicted()
-	return e.size
-}
+func (c *rowCache) close() { c.c.Close() }
 
 // rowBytes estimates the memory of a cached row: the map and its entries,
 // the key, and each value's data (valueBytes).

@@ -2,9 +2,8 @@ package query
 
 import (
 	"context"
+	"math"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 
@@ -24,96 +23,32 @@ const vecReadParallel = 16
 // vecBlockOverhead is charged per cached block on top of its bytes.
 const vecBlockOverhead = 64
 
-// vecBlocks caches blocks of an index's vectors file under the process
-// budget (account "vectors file"), evicted with the CLOCK approximation of
-// least-recently-used like the other caches. It is safe for concurrent use;
-// blocks are immutable once stored.
+// vecBlocks caches blocks of an index's vectors file, by block number,
+// under the process budget (account "vectors file"): a membudget cache.
+// It is safe for concurrent use; blocks are immutable once stored.
 type vecBlocks struct {
-	off  bool // caching disabled (OpenOptions.VectorCacheBytes < 0)
-	acct *membudget.Account
-	mu   struct {
-		sync.Mutex
-		idx  map[int64]int // block number → index in ents
-		ents []*vecBlock
-		hand int
-	}
-}
-
-type vecBlock struct {
-	id   int64
-	data []byte
-	ref  atomic.Bool
+	off bool // caching disabled (OpenOptions.VectorCacheBytes < 0)
+	c   *membudget.Cache[int64, []byte]
 }
 
 func newVecBlocks(b *membudget.Budget, off bool) *vecBlocks {
 	c := &vecBlocks{off: off}
-	c.mu.idx = map[int64]int{}
-	if b != nil && !off {
-		c.acct = b.Account("vectors file", c.evict)
+	if !off {
+		c.c = membudget.NewCache[int64, []byte](membudget.CacheConfig{Name: "vectors file", Budget: b, MaxBytes: math.MaxInt64})
 	}
 	return c
 }
 
 func (c *vecBlocks) get(id int64) []byte {
-	if c.off {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	i, ok := c.mu.idx[id]
-	if !ok {
-		return nil
-	}
-	e := c.mu.ents[i]
-	e.ref.Store(true)
-	return e.data
+	d, _ := c.c.Lookup(id)
+	return d
 }
 
 // put stores data as block id if the budget has room (it is used by the
 // caller either way).
-func (c *vecBlocks) put(id int64, data []byte) {
-	if c.off || !c.acct.Reserve(int64(len(data))+vecBlockOverhead) {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.mu.idx[id]; ok {
-		c.acct.Release(int64(len(data)) + vecBlockOverhead)
-		return
-	}
-	c.mu.idx[id] = len(c.mu.ents)
-	c.mu.ents = append(c.mu.ents, &vecBlock{id: id, data: data})
-}
+func (c *vecBlocks) put(id int64, data []byte) { c.c.Put(id, data, int64(len(data))+vecBlockOverhead) }
 
-// evict frees at least need bytes if it can (the process budget asks).
-func (c *vecBlocks) evict(need int64) int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var freed int64
-	for steps := 0; freed < need && len(c.mu.ents) > 0 && steps < 2*len(c.mu.ents)+1; steps++ {
-		h := c.mu.hand % len(c.mu.ents)
-		e := c.mu.ents[h]
-		if e.ref.Load() {
-			e.ref.Store(false)
-			c.mu.hand = h + 1
-			continue
-		}
-		// Remove e: the last entry takes its place (the hand stays).
-		last := len(c.mu.ents) - 1
-		c.mu.ents[h] = c.mu.ents[last]
-		c.mu.idx[c.mu.ents[h].id] = h
-		c.mu.ents[last] = nil
-		c.mu.ents = c.mu.ents[:last]
-		delete(c.mu.idx, e.id)
-		n := int64(len(e.data)) + vecBlockOverhead
-		freed += n
-		c.acct.Release(n)
-		c.acct.Evicted()
-	}
-	return freed
-}
-
-func (c *vecBlocks) close() { c.acct.Close() }
+func (c *vecBlocks) close() { c.c.Close() }
 
 // gather calls put(j, bytes) with the D·4 bytes of row pos[j] of f, for
 // every j, from cached blocks, reading the missing ones (runs of adjacent
@@ -144,8 +79,7 @@ func (c *vecBlocks) gather(ctx context.Context, f *vecfile.File, pos []int64, pu
 			}
 		}
 	}
-	c.acct.Hits(hits)
-	c.acct.Misses(misses)
+	c.c.Count(hits, misses)
 	slices.Sort(missing)
 	// Runs of adjacent blocks, each one ranged read, issued in parallel:
 	// on a disk or S3 their latencies overlap.

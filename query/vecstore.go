@@ -22,22 +22,20 @@ import (
 // Queries are zero padded alike (scratch.qp).
 //
 // When every vector fits the budget, the first use fills the whole store
-// in one pass over the source (fill); otherwise a list's block is read on
-// demand (the rows of that list only) and blocks are evicted with the
-// CLOCK approximation of least-recently-used, like the postings cache.
-// Reads are lock-free; insertions take a lock. It is safe for concurrent
-// use; blocks are immutable once stored.
+// in one pass over the source (fill) and keeps it as one entry of the
+// store's cache (its blocks share one allocation, so they leave together);
+// otherwise a list's block is read on demand (the rows of that list only)
+// and kept as an entry of its own. The cache is a membudget slot cache
+// (CLOCK, lock-free reads), charged to the process budget's account
+// "vectors". It is safe for concurrent use; blocks are immutable once
+// stored.
 type vecStore struct {
 	dim, w int
 	budget int64 // bytes; < 0 disables the store
-	acct   *membudget.Account
-	slots  []atomic.Pointer[listVecs]
-	mu     struct {
-		sync.Mutex
-		size int64
-		hand int
-	}
-	hits, misses atomic.Int64 // list lookups by the search paths (this index)
+	// c holds each list's block under its CID and the whole fill under
+	// fillKey (nlist); nil when the store is disabled.
+	c       *membudget.Cache[int32, *storeBlocks]
+	fillKey int32
 
 	// shadow: each stored block also keeps its LVQ8 shadow (srcCodes,
 	// in the blocked layout when blocked), charged with it: set for the
@@ -46,39 +44,35 @@ type vecStore struct {
 
 	fillOnce sync.Once
 	fillErr  error
-	// where maps a source ordinal to its list and row once the whole store
-	// was filled (nil before, or when the vectors do not fit): it lets a
-	// vector be found by ordinal (filters' exact plan, SearchNearKey).
-	// full is set once where is.
+	// full is set once the whole store was filled (and kept).
+	full atomic.Bool
+}
+
+// storeBlocks is one entry of the store: one list's block (v, and its
+// shadow c), or the whole fill (all, where, and the shadows by CID).
+type storeBlocks struct {
+	v []float32
+	c *srcCodes // v's shadow, when the store keeps them
+	// codes is the shadow of each of all's blocks, when the store keeps
+	// them.
+	codes []*srcCodes
+	// all is every list's block, by CID, in one allocation (fillStore).
+	all [][]float32
+	// where maps a source ordinal to its list and row: it lets a vector
+	// be found by ordinal (filters' exact plan, SearchNearKey).
 	where []place
-	full  atomic.Bool
 }
 
 // place is a source row's list (cid) and row within it.
 type place struct{ cid, pos int32 }
 
-// listVecs is one list's block of exact vectors.
-type listVecs struct {
-	v    []float32
-	c    *srcCodes   // v's shadow, when the store keeps one
-	ref  atomic.Bool // read since the clock hand passed
-	size int64       // bytes charged
-	// shared: v is part of the one allocation of a whole-store fill
-	// (fillStore), whose memory is freed only when no block of it is
-	// held: such blocks are evicted together (evictLocked).
-	shared bool
-}
-
 // listVecsOverhead is charged per stored block on top of its vectors.
 const listVecsOverhead = 64
 
 func newVecStore(budget int64, nlist, dim int, b *membudget.Budget) *vecStore {
-	s := &vecStore{dim: dim, w: stride(dim), budget: budget}
+	s := &vecStore{dim: dim, w: stride(dim), budget: budget, fillKey: int32(nlist)}
 	if budget >= 0 {
-		s.slots = make([]atomic.Pointer[listVecs], nlist)
-		if b != nil {
-			s.acct = b.Account("vectors", s.evict)
-		}
+		s.c = membudget.NewSlotCache[*storeBlocks](membudget.CacheConfig{Name: "vectors", Budget: b, MaxBytes: budget}, nlist+1)
 	}
 	return s
 }
@@ -107,14 +101,16 @@ func shadowRowBytes(dim int) int64 { return int64(stride(dim)) + 4 + 4 + 8 + 4 +
 // codes returns the shadow of cid's stored block if v is that block, else
 // nil (v was not stored, or the store keeps no shadows).
 func (s *vecStore) codes(cid int32, v []float32) *srcCodes {
-	if !s.shadow || len(v) == 0 || cid < 0 || int(cid) >= len(s.slots) {
+	if !s.shadow || len(v) == 0 || cid < 0 || cid >= s.fillKey {
 		return nil
 	}
-	lv := s.slots[cid].Load()
-	if lv == nil || lv.c == nil || &lv.v[0] != &v[0] {
-		return nil
+	if f := s.filled(); f != nil && len(f.all[cid]) > 0 && &f.all[cid][0] == &v[0] {
+		return f.codes[cid]
 	}
-	return lv.c
+	if b, ok := s.c.Lookup(cid); ok && len(b.v) > 0 && &b.v[0] == &v[0] {
+		return b.c
+	}
+	return nil
 }
 
 // get returns the stored block of cid, or nil, counting a hit or a miss.
@@ -128,121 +124,66 @@ func (s *vecStore) get(cid int32) []float32 {
 	return v
 }
 
+// filled returns the whole fill while the store holds it, or nil.
+func (s *vecStore) filled() *storeBlocks {
+	if !s.full.Load() {
+		return nil
+	}
+	f, _ := s.c.Lookup(s.fillKey)
+	return f
+}
+
 // lookup is get without counting: a query counts its lookups once (count),
 // not with shared atomic counters per list.
 func (s *vecStore) lookup(cid int32) []float32 {
-	if cid < 0 || int(cid) >= len(s.slots) {
+	if cid < 0 || cid >= s.fillKey {
 		return nil
 	}
-	lv := s.slots[cid].Load()
-	if lv == nil {
+	if f := s.filled(); f != nil && f.all[cid] != nil {
+		return f.all[cid]
+	}
+	b, ok := s.c.Lookup(cid)
+	if !ok {
 		return nil
 	}
-	if !lv.ref.Load() {
-		lv.ref.Store(true)
-	}
-	return lv.v
+	return b.v
 }
 
 // count adds a query's lookups to the counters.
-func (s *vecStore) count(hits, misses int64) {
-	if hits > 0 {
-		s.hits.Add(hits)
-		s.acct.Hits(hits)
-	}
-	if misses > 0 {
-		s.misses.Add(misses)
-		s.acct.Misses(misses)
-	}
-}
+func (s *vecStore) count(hits, misses int64) { s.c.Count(hits, misses) }
 
 // put stores v as the block of cid (unless another caller stored one
-// first, which is returned instead) and evicts down to the budget. A block
-// that the budget (or the process budget) has no room for is returned
-// without being stored.
-func (s *vecStore) put(cid int32, v []float32) []float32 { return s.putBlock(cid, v, false) }
-
-// putBlock is put, with listVecs.shared set to shared.
-func (s *vecStore) putBlock(cid int32, v []float32, shared bool) []float32 {
-	if cid < 0 || int(cid) >= len(s.slots) {
+// first, which is returned instead). A block that the budget (or the
+// process budget) has no room for is returned without being stored.
+func (s *vecStore) put(cid int32, v []float32) []float32 {
+	if cid < 0 || cid >= s.fillKey {
 		return v
 	}
-	if old := s.slots[cid].Load(); old != nil {
-		return old.v
-	}
-	lv := &listVecs{v: v, size: int64(len(v))*4 + listVecsOverhead, shared: shared}
+	b := &storeBlocks{v: v}
+	size := int64(len(v))*4 + listVecsOverhead
 	if s.shadow && len(v) > 0 {
-		lv.c = deriveCodes(cid, v, len(v)/s.w, s.dim, s.w, s.blocked)
-		lv.size += lv.c.bytes()
+		b.c = deriveCodes(cid, v, len(v)/s.w, s.dim, s.w, s.blocked)
+		size += b.c.bytes()
 	}
-	if lv.size > s.budget || !s.acct.Reserve(lv.size) {
-		return v
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old := s.slots[cid].Load(); old != nil {
-		s.acct.Release(lv.size)
-		return old.v
-	}
-	s.slots[cid].Store(lv)
-	s.mu.size += lv.size
-	s.evictLocked(s.mu.size-s.budget, lv)
-	return v
+	b, _ = s.c.Put(cid, b, size)
+	return b.v
 }
 
-// evict frees at least need bytes if it can (the process budget asks).
-func (s *vecStore) evict(need int64) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.evictLocked(need, nil)
-}
-
-// evictLocked runs the clock hand until need bytes are freed or every
-// block had its second chance; keep is never evicted.
-func (s *vecStore) evictLocked(need int64, keep *listVecs) int64 {
-	var freed int64
-	for steps := 0; freed < need && steps < 2*len(s.slots)+1; steps++ {
-		h := s.mu.hand
-		s.mu.hand = (h + 1) % len(s.slots)
-		o := s.slots[h].Load()
-		if o == nil || o == keep {
-			continue
-		}
-		if o.ref.Load() {
-			o.ref.Store(false)
-			continue
-		}
-		if o.shared {
-			// dropping one block of the fill's allocation frees nothing:
-			// drop them all, so that the memory goes as it is released
-			for i := range s.slots {
-				if o := s.slots[i].Load(); o != nil && o.shared && o != keep {
-					freed += s.dropLocked(i, o)
-				}
-			}
-			continue
-		}
-		freed += s.dropLocked(h, o)
+// vecAt returns the vector of source ordinal o from the whole fill f, or
+// nil when its list holds no block.
+func (s *vecStore) vecAt(f *storeBlocks, o int64) []float32 {
+	p := f.where[o]
+	if p.cid < 0 || f.all[p.cid] == nil {
+		return nil
 	}
-	return freed
-}
-
-// dropLocked removes block o from slot i and releases its bytes, which it
-// returns.
-func (s *vecStore) dropLocked(i int, o *listVecs) int64 {
-	s.slots[i].Store(nil)
-	s.mu.size -= o.size
-	s.acct.Release(o.size)
-	s.acct.Evicted()
-	return o.size
+	w := s.w
+	return f.all[p.cid][int(p.pos)*w : int(p.pos+1)*w : int(p.pos+1)*w]
 }
 
 // bytes returns the bytes the stored blocks are charged.
-func (s *vecStore) bytes() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mu.size
-}
+func (s *vecStore) bytes() int64 { return s.c.Bytes() }
+
+func (s *vecStore) close() { s.c.Close() }
 
 // VectorStoreStats describes an index's store of exact source vectors.
 type VectorStoreStats struct {
@@ -256,7 +197,8 @@ type VectorStoreStats struct {
 // (used by the source encoding and refine).
 func (ix *Index) VectorStoreStats() VectorStoreStats {
 	s := ix.vstore
-	return VectorStoreStats{Hits: s.hits.Load(), Misses: s.misses.Load(), Bytes: s.bytes(), Budget: s.budget, Full: s.full.Load()}
+	st := s.c.Stats()
+	return VectorStoreStats{Hits: st.Hits, Misses: st.Misses, Bytes: st.Bytes, Budget: s.budget, Full: s.full.Load()}
 }
 
 // warmStore fills the whole store once, if every vector fits its budget;
@@ -266,10 +208,6 @@ func (ix *Index) warmStore(ctx context.Context) error {
 	s := ix.vstore
 	s.fillOnce.Do(func() {
 		if !s.fits(ix.table.NumRows(), ix.NList(), ix.budget.Limit()) {
-			return
-		}
-		// The ordinal map is charged to the store for as long as it lives.
-		if m := ix.table.NumRows() * 8; !s.acct.Reserve(m) {
 			return
 		}
 		s.fillErr = ix.fillStore(context.WithoutCancel(ctx))
@@ -349,13 +287,27 @@ func (ix *Index) fillStore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for cid, v := range blocks {
+	// The fill is one entry (its blocks share one allocation): the
+	// vectors, a block's overhead per list and the ordinal map.
+	size := int64(total)*4 + n*8
+	for _, v := range blocks {
 		if v != nil {
-			s.putBlock(int32(cid), v, true)
+			size += listVecsOverhead
 		}
 	}
-	s.where = where
-	s.full.Store(true)
+	var codes []*srcCodes
+	if s.shadow {
+		codes = make([]*srcCodes, len(blocks))
+		for cid, v := range blocks {
+			if len(v) > 0 {
+				codes[cid] = deriveCodes(int32(cid), v, len(v)/w, dim, w, s.blocked)
+				size += codes[cid].bytes()
+			}
+		}
+	}
+	if _, ok := s.c.Put(s.fillKey, &storeBlocks{all: blocks, where: where, codes: codes}, size); ok {
+		s.full.Store(true)
+	}
 	return nil
 }
 
@@ -406,14 +358,12 @@ func (ix *Index) gatherVectors(ctx context.Context, ords []int64, dst []float32,
 	w := s.w
 	var miss []int64
 	var missAt []int
-	full := s.full.Load()
+	f := s.filled()
 	for j, o := range ords {
-		if full {
-			if p := s.where[o]; p.cid >= 0 {
-				if lv := s.slots[p.cid].Load(); lv != nil {
-					copy(dst[j*w:(j+1)*w], lv.v[int(p.pos)*w:int(p.pos+1)*w])
-					continue
-				}
+		if f != nil {
+			if v := s.vecAt(f, o); v != nil {
+				copy(dst[j*w:(j+1)*w], v)
+				continue
 			}
 		}
 		miss = append(miss, o)
@@ -446,14 +396,12 @@ func (ix *Index) ordViews(ctx context.Context, ords []int64, vs [][]float32, st 
 	vs = slices.Grow(vs[:0], len(ords))[:len(ords)]
 	var miss []int64
 	var missAt []int
-	full := s.full.Load()
+	f := s.filled()
 	for j, o := range ords {
-		if full {
-			if p := s.where[o]; p.cid >= 0 {
-				if lv := s.slots[p.cid].Load(); lv != nil {
-					vs[j] = lv.v[int(p.pos)*w : int(p.pos+1)*w : int(p.pos+1)*w]
-					continue
-				}
+		if f != nil {
+			if v := s.vecAt(f, o); v != nil {
+				vs[j] = v
+				continue
 			}
 		}
 		miss = append(miss, o)

@@ -35,8 +35,8 @@ func TestVecStoreEvictionAndAccounting(t *testing.T) {
 	if v := s.put(7, blk(40)); v == nil || s.get(7) != nil || s.bytes() != 3*one {
 		t.Fatal("a block over the whole budget was stored")
 	}
-	if s.hits.Load() == 0 || s.misses.Load() == 0 {
-		t.Fatalf("hits %d misses %d", s.hits.Load(), s.misses.Load())
+	if st := s.c.Stats(); st.Hits == 0 || st.Misses == 0 {
+		t.Fatalf("hits %d misses %d", st.Hits, st.Misses)
 	}
 	off := newVecStore(-1, 10, dim, nil)
 	off.put(3, blk(1))

@@ -18,7 +18,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/parqdb/parqdb/metadata"
-	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/server/serving"
 )
 
@@ -81,7 +80,7 @@ func encodeArrow(ctx context.Context, resp *SearchResponse) ([]byte, error) {
 		dt := arrowTypeSeq(func(yield func(any) bool) {
 			for _, rows := range resp.Results {
 				for _, r := range rows {
-					if !yield(hitValue(r.Hit, name)) {
+					if !yield(r.Value(name)) {
 						return
 					}
 				}
@@ -110,7 +109,7 @@ func encodeArrow(ctx context.Context, resp *SearchResponse) ([]byte, error) {
 			n++
 			rb.Field(0).(*array.Int32Builder).Append(int32(qi))
 			for c, name := range resp.Columns {
-				if err := appendValue(rb.Field(c+1), hitValue(r.Hit, name)); err != nil {
+				if err := appendValue(rb.Field(c+1), r.Value(name)); err != nil {
 					return nil, fmt.Errorf("query %d column %s: %w", qi, name, err)
 				}
 			}
@@ -134,15 +133,6 @@ func encodeArrow(ctx context.Context, resp *SearchResponse) ([]byte, error) {
 		return nil, serving.TimeoutError(ctx, "encoding the answer")
 	}
 	return buf.Bytes(), nil
-}
-
-// hitValue is the value of column name in h: its distance for
-// metadata.ReservedField, else its source value.
-func hitValue(h *query.Hit, name string) any {
-	if name == metadata.ReservedField {
-		return h.Distance
-	}
-	return h.Row[name]
 }
 
 // arrowTypeSeq is the Arrow type of a column with the values of seq,

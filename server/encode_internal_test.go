@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/parqdb/parqdb/metadata"
-	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/query/rowjson"
 	"github.com/parqdb/parqdb/server/serving"
 )
 
@@ -39,10 +39,10 @@ func bigResponse(nq, k int) *SearchResponse {
 		emb[i] = float32(i)
 	}
 	for q := range nq {
-		rows := make([]query.JSONRow, k)
+		rows := make([]rowjson.Row, k)
 		for j := range rows {
-			rows[j] = query.JSONRow{Columns: cols, Hit: &query.Hit{Distance: float32(j),
-				Row: map[string]any{"word": fmt.Sprint("w", q, j), "rank": int64(j), "embedding": emb}}}
+			rows[j] = rowjson.Row{Columns: cols, Distance: float32(j),
+				Values: map[string]any{"word": fmt.Sprint("w", q, j), "rank": int64(j), "embedding": emb}}
 		}
 		resp.Results = append(resp.Results, rows)
 	}
@@ -101,7 +101,7 @@ func TestArrowBatches(t *testing.T) {
 	for _, shape := range []struct{ nq, k int }{{1, 0}, {1, 5}, {3, arrowBatchRows}, {10, 1000}} {
 		resp := bigResponse(shape.nq, shape.k)
 		if shape.k == 0 {
-			resp.Results = [][]query.JSONRow{{}}
+			resp.Results = [][]rowjson.Row{{}}
 		}
 		b, err := encodeArrow(context.Background(), resp)
 		if err != nil {

@@ -1,14 +1,13 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
 	"reflect"
 	"slices"
 	"strconv"
 	"sync/atomic"
 
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/query/rowjson"
 )
 
 const reflectFloat64 = reflect.Float64
@@ -20,8 +19,8 @@ type SearchResponse struct {
 	Columns    []string `json:"columns"`
 	// Results holds one list of rows per query vector, in request order;
 	// each row has Columns as members, _distance last.
-	Results [][]query.JSONRow `json:"results"`
-	Stats   searchStats       `json:"stats"`
+	Results [][]rowjson.Row `json:"results"`
+	Stats   searchStats     `json:"stats"`
 
 	rows  *rowEncoder      // nil: encode every row
 	stale *query.Staleness // the served snapshot's, for the ParqDB-Stale header
@@ -51,7 +50,7 @@ type searchStats struct {
 // rows' JSON for encodeResponse, and enc (may be nil) keeps the row
 // encoder last made for ix, reused while the column list is the same.
 func newSearchResponse(ix *query.Index, results []*query.Result, rows *rowJSON, enc *atomic.Value) *SearchResponse {
-	resp := &SearchResponse{Index: ix.Name(), SnapshotID: ix.Snapshot().SnapshotID, Results: make([][]query.JSONRow, len(results))}
+	resp := &SearchResponse{Index: ix.Name(), SnapshotID: ix.Snapshot().SnapshotID, Results: make([][]rowjson.Row, len(results))}
 	var st query.Stats
 	for i, r := range results {
 		if i == 0 {
@@ -105,22 +104,4 @@ func (st *searchStats) appendJSON(b []byte) []byte {
 	b = member(b, "vectors_file_bytes", st.VectorFileBytes, false)
 	b = member(b, "source_vector_rows", st.SourceVectorRows, false)
 	return append(b, '}')
-}
-
-// appendJSONString appends s as a JSON string, as encoding/json encodes it
-// without HTML escaping (writeJSON's form): printable ASCII other than
-// '"' and '\\' as is, anything else through encoding/json.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			var buf bytes.Buffer
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(false)
-			_ = enc.Encode(s) // a string always encodes
-			return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/parqdb/parqdb/server/serving"
+
+	"github.com/parqdb/parqdb/query/rowjson"
 )
 
 // queries is the number of query vectors the plan searches.
@@ -36,7 +38,7 @@ func encodeResponseTo(ctx context.Context, b *bytes.Buffer, resp *SearchResponse
 	b.Reset()
 	out := b.AvailableBuffer()
 	out = append(out, `{"index":`...)
-	out = appendJSONString(out, resp.Index)
+	out = rowjson.AppendString(out, resp.Index, false)
 	out = append(out, `,"snapshot_id":`...)
 	out = strconv.AppendInt(out, resp.SnapshotID, 10)
 	out = append(out, `,"columns":`...)
@@ -48,7 +50,7 @@ func encodeResponseTo(ctx context.Context, b *bytes.Buffer, resp *SearchResponse
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = appendJSONString(out, c)
+			out = rowjson.AppendString(out, c, false)
 		}
 		out = append(out, ']')
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/query/rowjson"
 	"github.com/parqdb/parqdb/server/serving"
 )
 
@@ -30,7 +31,7 @@ func TestEncodeResponse(t *testing.T) {
 		}
 		r := &query.Result{Columns: cols, Hits: hits}
 		return &SearchResponse{Index: "words", SnapshotID: 3, Columns: cols,
-			Results: [][]query.JSONRow{r.JSONRows(), {}, r.JSONRows()[:1]}, Stats: searchStats{Lists: 1, Candidates: 2, Refined: 3, Requests: 4, BytesRead: 5}}
+			Results: [][]rowjson.Row{r.JSONRows(), {}, r.JSONRows()[:1]}, Stats: searchStats{Lists: 1, Candidates: 2, Refined: 3, Requests: 4, BytesRead: 5}}
 	}
 	rec := httptest.NewRecorder()
 	if err := writeJSON(rec, 200, mk()); err != nil {
@@ -89,7 +90,7 @@ func TestEncodeResponseCachedRows(t *testing.T) {
 			}
 			r := &query.Result{Columns: tc.cols, Hits: hits}
 			resp := &SearchResponse{Index: "words", SnapshotID: 3, Columns: tc.cols,
-				Results: [][]query.JSONRow{r.JSONRows(), r.JSONRows()[1:]}}
+				Results: [][]rowjson.Row{r.JSONRows(), r.JSONRows()[1:]}}
 			if cached {
 				resp.rows = newRowEncoderFor(c, []byte(tc.state), tc.cols)
 			}
@@ -139,7 +140,7 @@ func TestEncodeResponseMembers(t *testing.T) {
 		}
 		snap := rng.Int64()
 		resp := func() *SearchResponse {
-			return &SearchResponse{Index: name, SnapshotID: snap, Columns: cols, Results: [][]query.JSONRow{make([]query.JSONRow, 0)}, Stats: st}
+			return &SearchResponse{Index: name, SnapshotID: snap, Columns: cols, Results: [][]rowjson.Row{make([]rowjson.Row, 0)}, Stats: st}
 		}
 		got, err := encodeResponse(context.Background(), resp())
 		if err != nil {

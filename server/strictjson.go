@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/query/rowjson"
 	"github.com/parqdb/parqdb/server/serving"
 )
 
@@ -80,9 +80,9 @@ func checkMembers(body []byte, v any) *serving.Error {
 		if err != nil {
 			return nil
 		}
-		if p := query.NullElement(val); p != nil {
+		if p := rowjson.NullElement(val); p != nil {
 			return serving.Errorf(http.StatusBadRequest, serving.CodeInvalidArgument,
-				"%s%s is null: a vector needs a number in every element", name, query.ElementPath(p))
+				"%s%s is null: a vector needs a number in every element", name, rowjson.ElementPath(p))
 		}
 	}
 	return nil

@@ -24,7 +24,7 @@
 //     distances and per-query hit counts straight into caller-owned
 //     buffers and return a result handle; the joined source rows are
 //     fetched as JSON only when asked for (parqdb_result_rows), in the
-//     encoding of query.JSONRow.
+//     encoding of rowjson.Row.
 //   - A task (parqdb_task_new) carries the cancellation and progress of a
 //     long call: the caller runs the call on one thread and, on another,
 //     polls parqdb_task_progress and calls parqdb_task_cancel (Python does

@@ -21,6 +21,7 @@ import (
 	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/query/rowjson"
 	"github.com/parqdb/parqdb/server/serving"
 )
 
@@ -410,7 +411,7 @@ func fillOne(r *query.Result, row []float32) {
 
 // parqdb_result_rows returns in *out the rows of result resH as JSON, one
 // array of rows per query, each row an object of its columns and
-// _distance (query.JSONRow); 0 on success, 1 and the error JSON in *out.
+// _distance (rowjson.Row); 0 on success, 1 and the error JSON in *out.
 //
 //export parqdb_result_rows
 func parqdb_result_rows(resH C.int64_t, out **C.char) C.int {
@@ -418,7 +419,7 @@ func parqdb_result_rows(resH C.int64_t, out **C.char) C.int {
 	if err != nil {
 		return setError(out, err)
 	}
-	rows := make([][]query.JSONRow, len(r.rs))
+	rows := make([][]rowjson.Row, len(r.rs))
 	for i, x := range r.rs {
 		rows[i] = x.JSONRows()
 	}

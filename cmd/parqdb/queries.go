@@ -13,9 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/parqdb/parqdb/query/rowjson"
 	"github.com/parquet-go/parquet-go"
-
-	"github.com/parqdb/parqdb/query"
 )
 
 // parseVector parses a JSON array of numbers.
@@ -24,7 +23,7 @@ func parseVector(s string) ([]float32, error) {
 	if err := json.Unmarshal([]byte(s), &xs); err != nil {
 		return nil, fmt.Errorf("--vector: want a JSON array of numbers like [0.1, 2, -3e-2]: %v", err)
 	}
-	if p := query.NullElement([]byte(s)); p != nil {
+	if p := rowjson.NullElement([]byte(s)); p != nil {
 		return nil, fmt.Errorf("--vector: value %d is null; every value must be a number", p[0])
 	}
 	if len(xs) == 0 {
@@ -103,7 +102,7 @@ func readJSONLines(path string) ([][]float32, error) {
 		if err := json.Unmarshal(text, &xs); err != nil {
 			return nil, fmt.Errorf("%s: line %d (query %d): want a JSON array of numbers like [0.1, 2, -3e-2]: %v", path, line, len(out), err)
 		}
-		if p := query.NullElement(text); p != nil {
+		if p := rowjson.NullElement(text); p != nil {
 			return nil, fmt.Errorf("%s: line %d (query %d): value %d is null; every value must be a number", path, line, len(out), p[0])
 		}
 		if len(xs) == 0 {

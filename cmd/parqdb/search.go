@@ -24,6 +24,7 @@ import (
 	"github.com/parqdb/parqdb/internal/version"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/query/rowjson"
 )
 
 func init() { subcommands = append(subcommands, newSearchCmd) }
@@ -380,8 +381,8 @@ func writeJSON(w io.Writer, results []*query.Result) error {
 	enc.SetEscapeHTML(false)
 	for i, r := range results {
 		if err := enc.Encode(struct {
-			Query   int             `json:"query"`
-			Results []query.JSONRow `json:"results"`
+			Query   int           `json:"query"`
+			Results []rowjson.Row `json:"results"`
 		}{i, r.JSONRows()}); err != nil {
 			return err
 		}

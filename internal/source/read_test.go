@@ -199,9 +199,7 @@ func TestReadVectors(t *testing.T) {
 			// One row at a time, now that its page is decoded: the
 			// single-row path copies it from the page cache.
 			for _, loc := range locs {
-				decodedPages.mu.Lock()
-				h0 := decodedPages.mu.hits
-				decodedPages.mu.Unlock()
+				h0, _, _ := decodedPages.counters()
 				one := make([]float32, 6)
 				if err := st.ReadVectors(context.Background(), l, []RowLoc{loc}, one); err != nil {
 					t.Fatal(err)
@@ -209,9 +207,7 @@ func TestReadVectors(t *testing.T) {
 				if !reflect.DeepEqual(one, byLoc[loc]) {
 					t.Fatalf("loc %v alone: %v, want %v", loc, one, byLoc[loc])
 				}
-				decodedPages.mu.Lock()
-				h1 := decodedPages.mu.hits
-				decodedPages.mu.Unlock()
+				h1, _, _ := decodedPages.counters()
 				if h1 <= h0 {
 					t.Fatalf("loc %v alone: not served from the decoded-page cache", loc)
 				}

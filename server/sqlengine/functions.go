@@ -19,6 +19,7 @@ import (
 	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/query/rowjson"
 	"github.com/parqdb/parqdb/server/serving"
 )
 
@@ -363,7 +364,7 @@ func parseVector(s string, ix *query.Index) ([]float32, error) {
 		}
 		return nil, &serving.Error{Status: 400, Code: serving.CodeInvalidArgument, Message: fmt.Sprintf("query_vector: want a JSON array of numbers like '[0.1, 2, -3e-2]': %v", err)}
 	}
-	if p := query.NullElement([]byte(s)); p != nil {
+	if p := rowjson.NullElement([]byte(s)); p != nil {
 		return nil, &serving.Error{Status: 400, Code: serving.CodeInvalidArgument, Message: fmt.Sprintf("query_vector[%d] is null: a query vector needs a number in every element", p[0])}
 	}
 	out := make([]float32, len(xs))

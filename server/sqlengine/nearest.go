@@ -175,7 +175,7 @@ func hitList(res *query.Result) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[i] = map[string]any{"_distance": jr.Hit.Distance, "_row": string(b)}
+		out[i] = map[string]any{"_distance": jr.Distance, "_row": string(b)}
 	}
 	return out, nil
 }

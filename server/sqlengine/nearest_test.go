@@ -56,8 +56,8 @@ func TestNearestPerRow(t *testing.T) {
 				if err := json.Unmarshal(nn[i].Row, &grow); err != nil {
 					grow = string(nn[i].Row)
 				}
-				if nn[i].Distance != jr.Hit.Distance || grow != string(wrow) {
-					t.Fatalf("row %d hit %d: %v %s, want %v %s", n, i, nn[i].Distance, grow, jr.Hit.Distance, wrow)
+				if nn[i].Distance != jr.Distance || grow != string(wrow) {
+					t.Fatalf("row %d hit %d: %v %s, want %v %s", n, i, nn[i].Distance, grow, jr.Distance, wrow)
 				}
 			}
 			n++

@@ -1,4 +1,4 @@
-package query_test
+package rowjson_test
 
 import (
 	"bytes"
@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/query/rowjson"
 )
 
-// TestJSONRowLossless: text that is valid UTF-8 stays a JSON string;
+// TestRowLossless: text that is valid UTF-8 stays a JSON string;
 // binary values and text that is not UTF-8 become {"base64": …}, which
-// ParseBinaryJSON turns back into the same bytes (JSONRow used to print
+// ParseBinary turns back into the same bytes (rows used to print
 // them as strings, with U+FFFD in place of every invalid byte).
-func TestJSONRowLossless(t *testing.T) {
+func TestRowLossless(t *testing.T) {
 	row := map[string]any{
 		"text":   "king ü",
 		"bad":    "a\xffb\xc3",
@@ -26,7 +26,7 @@ func TestJSONRowLossless(t *testing.T) {
 		"number": int64(3),
 	}
 	cols := []string{"text", "bad", "bin", "empty", "list", "group", "nan", "number", "_distance"}
-	data, err := json.Marshal(query.JSONRow{Columns: cols, Hit: &query.Hit{Row: row, Distance: 0.25}})
+	data, err := json.Marshal(rowjson.Row{Columns: cols, Values: row, Distance: 0.25})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,14 +40,14 @@ func TestJSONRowLossless(t *testing.T) {
 		t.Fatal(err)
 	}
 	for col, orig := range map[string][]byte{"bad": []byte("a\xffb\xc3"), "bin": {0, 0xff, 'x'}, "empty": {}} {
-		b, ok, err := query.ParseBinaryJSON(string(back[col]))
+		b, ok, err := rowjson.ParseBinary(string(back[col]))
 		if !ok || err != nil || !bytes.Equal(b, orig) {
-			t.Errorf("column %s: ParseBinaryJSON(%s) = %q, %v, %v; want %q", col, back[col], b, ok, err, orig)
+			t.Errorf("column %s: ParseBinary(%s) = %q, %v, %v; want %q", col, back[col], b, ok, err, orig)
 		}
 	}
 }
 
-func TestParseBinaryJSON(t *testing.T) {
+func TestParseBinary(t *testing.T) {
 	for _, tc := range []struct {
 		text string
 		ok   bool
@@ -65,34 +65,34 @@ func TestParseBinaryJSON(t *testing.T) {
 		{`{"base64": "AA=="} trailing`, true, "err:is not {"},
 		{`{"base64": "AA=="`, true, "err:is not {"},
 	} {
-		b, ok, err := query.ParseBinaryJSON(tc.text)
+		b, ok, err := rowjson.ParseBinary(tc.text)
 		if ok != tc.ok {
-			t.Errorf("ParseBinaryJSON(%s): ok = %v, want %v", tc.text, ok, tc.ok)
+			t.Errorf("ParseBinary(%s): ok = %v, want %v", tc.text, ok, tc.ok)
 			continue
 		}
 		if frag, isErr := strings.CutPrefix(tc.want, "err:"); isErr {
 			if err == nil || !strings.Contains(err.Error(), frag) {
-				t.Errorf("ParseBinaryJSON(%s) = %q, %v; want an error with %q", tc.text, b, err, frag)
+				t.Errorf("ParseBinary(%s) = %q, %v; want an error with %q", tc.text, b, err, frag)
 			}
 		} else if err != nil || string(b) != tc.want {
-			t.Errorf("ParseBinaryJSON(%s) = %q, %v; want %q", tc.text, b, err, tc.want)
+			t.Errorf("ParseBinary(%s) = %q, %v; want %q", tc.text, b, err, tc.want)
 		}
 	}
 }
 
-// FuzzParseBinaryJSON: no input panics, and the form NewBinaryJSON writes
+// FuzzParseBinary: no input panics, and the form NewBinary writes
 // reads back to the same bytes.
-func FuzzParseBinaryJSON(f *testing.F) {
+func FuzzParseBinary(f *testing.F) {
 	for _, s := range []string{`{"base64": "AP94"}`, "{x}", `{"base64": 3}`, "", "{", `{"base64":"`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		_, _, _ = query.ParseBinaryJSON(s)
-		enc, err := json.Marshal(query.NewBinaryJSON([]byte(s)))
+		_, _, _ = rowjson.ParseBinary(s)
+		enc, err := json.Marshal(rowjson.NewBinary([]byte(s)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, ok, err := query.ParseBinaryJSON(string(enc))
+		b, ok, err := rowjson.ParseBinary(string(enc))
 		if !ok || err != nil || string(b) != s {
 			t.Fatalf("round trip of %q via %s: %q, %v, %v", s, enc, b, ok, err)
 		}
@@ -115,7 +115,7 @@ func TestNullElement(t *testing.T) {
 		{`[1, x, null]`, ""}, // not JSON: the decoder reports it
 		{`[ 1 ,	null ]`, "[1]"},
 	} {
-		if got := query.ElementPath(query.NullElement([]byte(tc.text))); got != tc.want {
+		if got := rowjson.ElementPath(rowjson.NullElement([]byte(tc.text))); got != tc.want {
 			t.Errorf("NullElement(%s) = %q, want %q", tc.text, got, tc.want)
 		}
 	}

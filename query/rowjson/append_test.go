@@ -1,4 +1,4 @@
-package query
+package rowjson
 
 import (
 	"encoding/json"
@@ -10,9 +10,9 @@ import (
 	"github.com/parqdb/parqdb/metadata"
 )
 
-// marshalRowReference is JSONRow's encoding before AppendJSON: every
-// value through encoding/json.
-func marshalRowReference(r JSONRow) ([]byte, error) {
+// marshalRowReference is Row's encoding before AppendJSON: every value
+// through encoding/json.
+func marshalRowReference(r Row) ([]byte, error) {
 	var b []byte
 	b = append(b, '{')
 	for i, c := range r.Columns {
@@ -24,9 +24,9 @@ func marshalRowReference(r JSONRow) ([]byte, error) {
 		b = append(b, ':')
 		var v any
 		if c == metadata.ReservedField {
-			v = r.Hit.Distance
+			v = r.Distance
 		} else {
-			v = jsonValue(r.Hit.Row[c])
+			v = value(r.Values[c])
 		}
 		enc, err := json.Marshal(v)
 		if err != nil {
@@ -63,8 +63,7 @@ func TestAppendJSONEqualsMarshal(t *testing.T) {
 		vals = append(vals, f, float32(f))
 	}
 	for i, v := range vals {
-		h := &Hit{Distance: float32(i) / 7, Row: map[string]any{"v": v, "k<&": "x"}}
-		row := JSONRow{Columns: []string{"k<&", "v", metadata.ReservedField}, Hit: h}
+		row := Row{Columns: []string{"k<&", "v", metadata.ReservedField}, Distance: float32(i) / 7, Values: map[string]any{"v": v, "k<&": "x"}}
 		want, werr := marshalRowReference(row)
 		got, gerr := row.MarshalJSON()
 		if string(got) != string(want) || (werr == nil) != (gerr == nil) {
@@ -75,13 +74,13 @@ func TestAppendJSONEqualsMarshal(t *testing.T) {
 
 // gloveRow is a row as the GloVe sample gives it: a word, its rank and a
 // 50-float embedding.
-func gloveRow() JSONRow {
+func gloveRow() Row {
 	emb := make([]any, 50)
 	for i := range emb {
 		emb[i] = float32(i)*0.0371 - 0.9
 	}
-	return JSONRow{Columns: []string{"word", "rank", "embedding", metadata.ReservedField},
-		Hit: &Hit{Distance: 0.2160957, Row: map[string]any{"word": "queen", "rank": int64(2061), "embedding": emb}}}
+	return Row{Columns: []string{"word", "rank", "embedding", metadata.ReservedField},
+		Distance: 0.2160957, Values: map[string]any{"word": "queen", "rank": int64(2061), "embedding": emb}}
 }
 
 // BenchmarkJSONRow: AppendJSON against the encoding/json path it
