@@ -200,11 +200,10 @@ func (ix *Index) searchLists(ctx context.Context, s *scratch, e *filterEntry, np
 			}
 			s.filt.probed[cid] = true
 			s.cids = append(s.cids, cid)
-			if pos, ok := e.known(cid); ok {
-				expect += float64(len(pos))
-			} else {
-				expect += perList
-			}
+			// the estimate even for a list whose matches an earlier query
+			// counted: what a query takes must not depend on its
+			// predecessors (TestFilteredAnswerIndependentOfHistory)
+			expect += perList
 		}
 		if len(s.cids) == 0 {
 			continue
@@ -275,10 +274,11 @@ const filterRouteFactor = 6
 
 // matchRoute appends to dst, as a min-heap by distance (popNearest takes
 // them nearest first: a search takes a few of them, so sorting them all
-// cost more than scoring them), the leaves not yet probed that
-// may hold matching rows (those probed with e and found empty are skipped
-// without a distance), visiting roots nearest first until want such leaves
-// were scored (and at least routeOptions.MinRoots roots). It returns them,
+// cost more than scoring them), the leaves not yet probed, visiting roots
+// nearest first until want leaves were scored (and at least
+// routeOptions.MinRoots roots). Leaves an earlier query found empty for e
+// are scored too: skipping them changed which leaves the budget reached,
+// and so the answer, with the process's history. It returns them,
 // the distances computed, and whether every root was visited.
 func (ix *Index) matchRoute(q []float32, e *filterEntry, want int, f *filterScratch, dst []leafDist) ([]leafDist, int, bool) {
 	c := ix.art.Centroids
@@ -297,9 +297,6 @@ func (ix *Index) matchRoute(q []float32, e *filterEntry, want int, f *filterScra
 		visited++
 		for cid := c.CIDOffsets[rd.cid]; cid < c.CIDOffsets[rd.cid+1]; cid++ {
 			if f.probed[cid] {
-				continue
-			}
-			if pos, ok := e.known(cid); ok && len(pos) == 0 {
 				continue
 			}
 			dst = append(dst, leafDist{vecmath.L2Sq(q, c.Leaf(cid)), cid})

@@ -60,10 +60,8 @@ type filterEntry struct {
 
 	// Per list (by CID), the positions of its matching rows, set once per
 	// list on its first probe (a list's rows keep their order when it is
-	// read again); counted and nonEmptyCount tally the lists set.
-	lists         []atomic.Pointer[[]int32]
-	counted       atomic.Int64
-	nonEmptyCount atomic.Int64
+	// read again).
+	lists []atomic.Pointer[[]int32]
 
 	// Per list (by CID), its matching rows packed (packList), set once on
 	// a probe after the positions; nil for lists not packed. packedBytes
@@ -98,29 +96,25 @@ func (e *filterEntry) positions(l *list) []int32 {
 			pos = append(pos, int32(i))
 		}
 	}
-	if e.lists[l.cid].CompareAndSwap(nil, &pos) {
-		e.counted.Add(1)
-		if len(pos) > 0 {
-			e.nonEmptyCount.Add(1)
-		}
-	}
+	e.lists[l.cid].CompareAndSwap(nil, &pos)
 	return pos
 }
 
 // setEmpty records that the list cid holds no row.
 func (e *filterEntry) setEmpty(cid int32) {
-	if cid >= 0 && int(cid) < len(e.lists) && e.lists[cid].CompareAndSwap(nil, &[]int32{}) {
-		e.counted.Add(1)
+	if cid >= 0 && int(cid) < len(e.lists) {
+		e.lists[cid].CompareAndSwap(nil, &[]int32{})
 	}
 }
 
-// nonEmpty estimates the fraction of lists that hold a matching row: that
-// of the lists probed so far once there are enough of them, else what
-// uniformly spread matches would give, 1 − (1 − σ)^(n/nlist).
+// nonEmpty estimates the fraction of lists that hold a matching row: what
+// uniformly spread matches would give, 1 − (1 − σ)^(n/nlist). It depends
+// on the predicate's counts only, never on the lists earlier queries
+// probed, so that the plan a query takes — and with it the answer — is the
+// same whatever the process searched before (it once switched to the
+// fraction among the lists probed so far, and a query's answer then
+// depended on its predecessors: TestFilteredAnswerIndependentOfHistory).
 func (e *filterEntry) nonEmpty() float64 {
-	if c := e.counted.Load(); c >= 32 || (c > 0 && int(c) == len(e.lists)) {
-		return float64(e.nonEmptyCount.Load()) / float64(c)
-	}
 	nlist := max(len(e.lists), 1)
 	sigma := float64(e.info.Rows) / float64(max(e.info.SourceRows, 1))
 	return 1 - math.Pow(1-sigma, float64(e.info.SourceRows)/float64(nlist))
