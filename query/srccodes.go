@@ -14,7 +14,7 @@ import (
 
 // srcCodes is the LVQ8 shadow of one list's exact vectors (source
 // encoding): the rows' LVQ8 codes, derived in memory when the vector store
-// takes the list's block (vecStore.putBlock; nothing is persisted), and
+// takes the list's block (vecStore.put, fillStore; nothing is persisted), and
 // each row's reconstruction error. The scan scores the codes first and
 // reads the float32 vector only of the rows whose code distance leaves
 // room to enter the best candidates (scoreSourceCodes): a quarter of the
@@ -63,7 +63,6 @@ func deriveCodes(cid int32, v []float32, n, dim, w int, blocked bool) *srcCodes 
 		maxErr = max(maxErr, e)
 	}
 	l := newList(cid, b, metadata.EncodingLVQ8, dim, blocked) // no keys: rows are l's
-
 	return &srcCodes{list: l, errs: errs, maxErr: maxErr}
 }
 
@@ -108,8 +107,8 @@ func (b *srcBound) reach(thr float32) float64 {
 // their shadow c) into s.top: the code distances of all rows first; then,
 // for each row whose code distance could still be within the admission
 // bound, the lower bound of its exact distance; only the rows it does not
-// rule out are scored exactly (vecmath.L2Sq, bit for bit what L2SqBatch
-// gives the row) and offered. A row left out has a float32 distance above
+// rule out are scored exactly (vecmath.L2SqViews, bit for bit what
+// L2SqBatch gives the row) and offered. A row left out has a float32 distance above
 // the bound when it is passed, so it would not have been kept, and the
 // candidates — and results — are those of scoring every row.
 func (ix *Index) scoreSourceCodes(s *scratch, l *list, v []float32, c *srcCodes, half bool, st *Stats) {

@@ -82,13 +82,13 @@ for set in $SETS; do
     ;;
   glove)
     d=$work/glove
-    if [ ! -f "$d/glove-q5k.fvecs" ]; then
+    # (glove-keys.txt: the keys in row order, for recheck.py; a folder made before it gets
+    # the same .fvecs again, byte for byte)
+    if [ ! -f "$d/glove-q5k.fvecs" ] || [ ! -f "$d/glove-keys.txt" ]; then
       mkdir -p "$d"
       (cd "$repo" && go run ./bench/fvecs -metric cosine -keys "$d/glove-keys.txt" examples/glove/glove-10k.parquet embedding word "$d/glove-base.fvecs" "$d/glove-q1k.fvecs")
       for _ in 1 2 3 4 5; do cat "$d/glove-q1k.fvecs"; done >"$d/glove-q5k.fvecs"
     fi
-    # the keys in row order, for recheck.py (a folder made before -keys: the same files again, byte for byte)
-    [ -f "$d/glove-keys.txt" ] || (cd "$repo" && go run ./bench/fvecs -metric cosine -keys "$d/glove-keys.txt" examples/glove/glove-10k.parquet embedding word "$d/glove-base.fvecs" "$d/glove-q1k.fvecs")
     for e in lvq8 source; do index "$work/wh" glove-$e "$repo/examples/glove/glove-10k.parquet" embedding word cosine 100 $e; done
     bench "$work/wh" glove-lvq8 glove-lvq8 --queries "$d/glove-q5k.fvecs" \
       --nprobe 8,10,12,14,16,20,24,28,32,40 --refine 0,2,4
