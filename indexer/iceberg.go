@@ -15,10 +15,7 @@ import (
 // reference (its current snapshot, docs/iceberg.md) or a Parquet file or
 // folder (the parquet provider). It returns the canonical location.
 func openSource(ctx context.Context, loc string) (*source.Table, string, error) {
-	if icesource.IsRef(loc) {
-		return icesource.Open(ctx, loc, 0)
-	}
-	return source.OpenLocation(ctx, loc)
+	return icesource.OpenLocation(ctx, loc)
 }
 
 // tableDefinition is the source-table definition of an opened source: the
