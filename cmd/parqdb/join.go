@@ -55,8 +55,11 @@ rerun starts again. DEST must be new or empty.
 --shard I for I = 0 … N−1 (anywhere, in any order, retried freely), then
 parqdb join-commit PLAN. See docs/join.md.`,
 		Example: `  parqdb join words --queries-table examples/glove/glove-10k.parquet --query-key word --query-vector embedding -k 10 --self --output knn/
-  parqdb join words --queries-table s3://lake/products/ --query-key sku --query-vector emb -k 5 --min-similarity 0.9 --output s3://lake/dups/
-  parqdb join words --queries-table s3://lake/products/ --query-key sku --query-vector emb -k 10 --output s3://lake/knn/ --shards 8`,
+  parqdb join words --queries-table examples/glove/glove-10k.parquet --query-key word --query-vector embedding -k 5 --self --min-similarity 0.9 --output dups/
+  parqdb join words --queries-table examples/glove/glove-10k.parquet --query-key word --query-vector embedding -k 10 --output knn-sharded/ --shards 2
+  parqdb join-shard knn-sharded/_parqdb_join/plan.json --shard 0
+  parqdb join-shard knn-sharded/ --shard 1
+  parqdb join-commit knn-sharded/`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runJoin(cmd, g, args[0], &f) },
 	}
