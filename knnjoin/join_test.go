@@ -14,9 +14,9 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/testenv"
+	"github.com/parqdb/parqdb/internal/testfix"
 	"github.com/parqdb/parqdb/knnjoin"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
@@ -52,17 +52,8 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	wh, err := storage.NewLocal(filepath.Join(dir, "wh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.OpenSQLite(ctx, filepath.Join(dir, "wh", "catalog.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	if _, err := indexer.Create(ctx, indexer.Env{Warehouse: wh, Catalog: cat}, indexer.Options{
+	w := testfix.NewWarehouse(t, filepath.Join(t.TempDir(), "wh"))
+	if _, err := indexer.Create(ctx, indexer.Env{Warehouse: w.Bucket, Catalog: w.Catalog}, indexer.Options{
 		Name: "words", Source: glove, VectorField: "embedding", KeyFields: []string{"word"},
 		Metric: metadata.MetricCosine, NList: 64, Seed: 1,
 	}); err != nil {
@@ -72,7 +63,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{env: query.Env{Warehouse: wh, Catalog: cat}, rows: rows}
+	return &fixture{env: query.Env{Warehouse: w.Bucket, Catalog: w.Catalog}, rows: rows}
 }
 
 // expected returns, per query word, the rows search gives for the sample's

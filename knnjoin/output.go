@@ -60,7 +60,6 @@ type partWriter struct {
 	schema  *parquet.Schema
 
 	cur     storage.Writer
-	count   *countingWriter
 	pw      *parquet.GenericWriter[any]
 	curRows int64
 
@@ -71,17 +70,6 @@ type partWriter struct {
 
 func newPartWriter(ctx context.Context, b storage.Bucket, shard int, attempt string, schema *parquet.Schema) *partWriter {
 	return &partWriter{ctx: ctx, b: b, shard: shard, attempt: attempt, schema: schema}
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // writeBatch writes the rows of a searched batch: per query, its
@@ -138,8 +126,8 @@ func (w *partWriter) openPart() error {
 	if err != nil {
 		return fmt.Errorf("create %s: %w", key, err)
 	}
-	w.cur, w.count, w.curRows = sw, &countingWriter{w: sw}, 0
-	w.pw = parquet.NewGenericWriter[any](w.count, w.schema, parquet.Compression(&parquet.Snappy),
+	w.cur, w.curRows = sw, 0
+	w.pw = parquet.NewGenericWriter[any](sw, w.schema, parquet.Compression(&parquet.Snappy),
 		parquet.MaxRowsPerRowGroup(rowGroupRows), parquet.CreatedBy("parqdb", version.String(), "join"))
 	return nil
 }
@@ -152,7 +140,14 @@ func (w *partWriter) closePart() error {
 	if err := w.cur.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", key, err)
 	}
-	w.parts = append(w.parts, Part{Key: key, Size: w.count.n, Rows: w.curRows})
+	w.cur = nil
+	info, err := w.b.Stat(w.ctx, key)
+	if err != nil {
+		w.pw = nil
+		_ = w.b.Delete(context.WithoutCancel(w.ctx), key)
+		return fmt.Errorf("stat %s: %w", key, err)
+	}
+	w.parts = append(w.parts, Part{Key: key, Size: info.Size, Rows: w.curRows})
 	w.cur, w.pw = nil, nil
 	return nil
 }

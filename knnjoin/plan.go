@@ -1,10 +1,7 @@
 package knnjoin
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -28,8 +25,6 @@ const (
 	PlanKey = WorkPrefix + "plan.json"
 	// SuccessKey is the commit marker, written last by Commit.
 	SuccessKey = "_SUCCESS"
-	// MaxFileSize is the largest plan, manifest or _SUCCESS Parse accepts.
-	MaxFileSize = 256 << 20
 )
 
 // ShardManifestKey is shard i's manifest, written when the shard finished.
@@ -101,51 +96,14 @@ func (p *Plan) Validate() error {
 	case len(p.Shards) < 1 || len(p.Shards) > buildplan.MaxShards:
 		return bad("shards", "%d shards, want 1 … %d", len(p.Shards), buildplan.MaxShards)
 	}
-	files := map[string]int64{}
-	for i, f := range p.Files {
-		if i > 0 && p.Files[i-1].Key >= f.Key {
-			return bad(fmt.Sprintf("files[%d]", i), "key %q is not after %q", f.Key, p.Files[i-1].Key)
-		}
-		files[f.Key] = f.Rows
-	}
-	seen := map[string]int{}
-	for i, s := range p.Shards {
-		var rows int64
-		for j, k := range s.Files {
-			r, ok := files[k]
-			if !ok {
-				return bad(fmt.Sprintf("shards[%d].files[%d]", i, j), "%q is not a file of the plan", k)
-			}
-			if prev, dup := seen[k]; dup {
-				return bad(fmt.Sprintf("shards[%d].files[%d]", i, j), "%q is also in shard %d", k, prev)
-			}
-			seen[k] = i
-			rows += r
-		}
-		if rows != s.Rows {
-			return bad(fmt.Sprintf("shards[%d].rows", i), "%d, but its files hold %d", s.Rows, rows)
-		}
-	}
-	if len(seen) != len(files) {
-		return bad("shards", "%d of the %d files are assigned; every file must be", len(seen), len(files))
+	if _, err := buildplan.CheckAssignment("files", p.Files, p.Shards, true); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return nil
 }
 
 // ShardFiles returns shard i's files, in key order.
-func (p *Plan) ShardFiles(i int) []postings.SourceFile {
-	want := map[string]bool{}
-	for _, k := range p.Shards[i].Files {
-		want[k] = true
-	}
-	var out []postings.SourceFile
-	for _, f := range p.Files {
-		if want[f.Key] {
-			out = append(out, f)
-		}
-	}
-	return out
-}
+func (p *Plan) ShardFiles(i int) []postings.SourceFile { return p.Shards[i].FilesOf(p.Files) }
 
 // Part is one Parquet file of the output.
 type Part struct {
@@ -238,32 +196,12 @@ func ParseSuccess(name string, data []byte) (*Success, error) {
 	return &s, nil
 }
 
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", " ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func marshal(v any) ([]byte, error) { return buildplan.MarshalIndent(v) }
 
 // decodeStrict decodes data into v refusing unknown members and trailing
-// data.
+// data (ErrInvalid).
 func decodeStrict(name string, data []byte, v any) error {
-	if len(data) > MaxFileSize {
-		return fmt.Errorf("%s: %w: %d bytes, more than %d", name, ErrInvalid, len(data), MaxFileSize)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%s: %w: %v", name, ErrInvalid, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("%s: %w: data after the JSON object", name, ErrInvalid)
-	}
-	return nil
+	return buildplan.DecodeStrict(name, data, v, ErrInvalid)
 }
 
 // OutputLocation returns the canonical form of an output location: an
