@@ -49,7 +49,9 @@ type fixture struct {
 	rows []gloveRow
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureTB(t) }
+
+func newFixtureTB(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	w := testfix.NewWarehouse(t, filepath.Join(t.TempDir(), "wh"))

@@ -39,13 +39,19 @@ const (
 func outputSchema(qkeys, nkeys []source.KeyType) *parquet.Schema {
 	var fields []parquet.Field
 	for _, k := range qkeys {
-		fields = append(fields, pqnode.Field(QueryPrefix+k.Name, parquet.Required(k.Node)))
+		fields = append(fields, pqnode.Field(QueryPrefix+k.Name, keyNode(k)))
 	}
 	for _, k := range nkeys {
-		fields = append(fields, pqnode.Field(k.Name, parquet.Required(k.Node)))
+		fields = append(fields, pqnode.Field(k.Name, keyNode(k)))
 	}
 	fields = append(fields, pqnode.Field(DistanceColumn, parquet.Leaf(parquet.FloatType)), pqnode.Field(RankColumn, parquet.Int(32)))
 	return parquet.NewSchema("join", pqnode.Group(fields...))
+}
+
+// keyNode is a key field's node in the output: its source type, required,
+// Snappy-compressed as the other columns (not the source's codec).
+func keyNode(k source.KeyType) parquet.Node {
+	return parquet.Compressed(parquet.Required(k.Node), &parquet.Snappy)
 }
 
 // partWriter writes one shard attempt's rows as part files of at most
@@ -77,14 +83,21 @@ func newPartWriter(ctx context.Context, b storage.Bucket, shard int, attempt str
 func (w *partWriter) writeBatch(ctx context.Context, r *resolved, b *qbatch) error {
 	nk := len(r.ix.KeyTypes())
 	w.rows = w.rows[:0]
+	// The batch's rows share one array of values.
+	var cells []parquet.Value
 	for j := range b.vecs {
 		nq := len(b.keys[j])
+		width := nq + nk + 2
 		for rank, h := range r.plan.neighbours(b, j) {
 			vals, err := source.DecodeKey(r.ix.KeyTypes(), h.Key)
 			if err != nil {
 				return fmt.Errorf("query at %s + %d: neighbour key: %w", b.where, j, err)
 			}
-			row := make(parquet.Row, 0, nq+nk+2)
+			if len(cells)+width > cap(cells) {
+				cells = make([]parquet.Value, 0, max(64<<10, width))
+			}
+			row := parquet.Row(cells[len(cells) : len(cells) : len(cells)+width])
+			cells = cells[:len(cells)+width]
 			for c, v := range b.keys[j] {
 				row = append(row, v.ParquetValue().Level(0, 0, c))
 			}
