@@ -367,8 +367,8 @@ func checkOutput(ctx context.Context, b storage.Bucket, out string, replace bool
 			removePrefix(ctx, b, WorkPrefix)
 			return nil
 		}
-		return fmt.Errorf("%w: %s holds the plan of a sharded join (%s): run its shards and join-commit, or delete it",
-			ErrOutputExists, out, PlanLocation(out))
+		return fmt.Errorf("%w: %s holds the plan of another join in progress (%s): finish it (join-shard, join-commit) or delete %s/%s",
+			ErrOutputExists, out, PlanLocation(out), out, WorkPrefix)
 	}
 	if !errors.Is(err, storage.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", PlanLocation(out), err)
