@@ -9,6 +9,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/parqdb/parqdb/internal/icesource/icetest"
 	"github.com/parqdb/parqdb/knnjoin"
 )
 
@@ -183,5 +184,41 @@ func TestJoinCLIUsage(t *testing.T) {
 		if v := visibleFiles(t, out); len(v) > 0 {
 			t.Fatalf("files written: %v", v)
 		}
+	}
+}
+
+// TestJoinIcebergCLI joins an index with an Iceberg table as the query
+// table (read as index create reads it): every row gets k neighbours,
+// none of them itself.
+func TestJoinIcebergCLI(t *testing.T) {
+	l := icetest.NewLake(t, "lake", "sqlite", "local")
+	l.Create("items", icetest.DocsSchema(), nil)
+	l.AppendRows(icetest.IDs(0, 300))
+	wh := t.TempDir()
+	if out, code := runCLI(t, "--warehouse", wh, "index", "create", "docs", "--source", l.Ref(), "--vector-field", "embedding", "--key-fields", "id", "--nlist", "4"); code != 0 {
+		t.Fatalf("index create: exit %d\n%s", code, out)
+	}
+	dest := filepath.Join(t.TempDir(), "knn")
+	out, code := runCLI(t, "--warehouse", wh, "join", "docs", "--queries-table", l.Ref(), "--query-key", "id", "--query-vector", "embedding",
+		"-k", "3", "--self", "--nprobe", "4", "--output", dest, "-q")
+	if code != 0 || !strings.Contains(out, "queries  300") || !strings.Contains(out, "rows     900 in 1 file(s)") {
+		t.Fatalf("join: exit %d\n%s", code, out)
+	}
+	rows, err := parquet.ReadFile[struct {
+		Query int64 `parquet:"query_id"`
+		ID    int64 `parquet:"id"`
+	}](filepath.Join(dest, "part-000000-00000.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]int{}
+	for _, r := range rows {
+		if r.Query == r.ID {
+			t.Fatalf("query %d has itself as a neighbour", r.Query)
+		}
+		seen[r.Query]++
+	}
+	if len(seen) != 300 {
+		t.Fatalf("%d queries in the output, want 300", len(seen))
 	}
 }
