@@ -134,11 +134,11 @@ func runShard(ctx context.Context, r *resolved, i int, ro RunOptions) (*ShardRes
 }
 
 // openShardTable opens the query table and returns the view of shard i's
-// files (nil when the shard has none) after checking that they are as the
-// plan recorded them, and the whole table, which the caller closes.
+// files (nil when the shard has no rows) after checking that they are as
+// the plan recorded them, and the whole table, which the caller closes.
 func openShardTable(ctx context.Context, p *Plan, i int) (view, full *source.Table, err error) {
 	want := p.ShardFiles(i)
-	if len(want) == 0 {
+	if p.Shards[i].Rows == 0 {
 		return nil, nil, nil
 	}
 	t, canon, err := icesource.OpenLocation(ctx, p.Queries)
