@@ -27,13 +27,15 @@ const (
 	batchBudgetShare = 16
 )
 
-// batchQueries returns the queries per SearchBatch call: as many as fit in
-// the budget share (more queries per call share each list scan among
-// more of them), between minBatchQueries and maxBatchQueries.
-func batchQueries(dim, k int, limit int64) int {
+// batchQueries returns the queries per SearchBatch call for a shard of
+// rows queries: as many as fit in the budget share (more queries per call
+// share each list scan among more of them), between minBatchQueries and
+// maxBatchQueries, and no more than a quarter of the shard's, so that
+// reading, searching and writing overlap on a small shard too.
+func batchQueries(dim, k int, limit, rows int64) int {
 	perQuery := int64(4*dim + 64*k + 256)
-	n := limit / batchBudgetShare / 3 / perQuery
-	return int(max(minBatchQueries, min(maxBatchQueries, n)))
+	n := min(maxBatchQueries, limit/batchBudgetShare/3/perQuery, (rows+3)/4)
+	return int(max(minBatchQueries, n))
 }
 
 // searchOptions are the plan's search options.
@@ -100,7 +102,7 @@ func runShard(ctx context.Context, r *resolved, i int, ro RunOptions) (*ShardRes
 		prog.Start(StageJoin, p.Shards[i].Rows)
 		n := ro.BatchQueries
 		if n <= 0 {
-			n = batchQueries(r.ix.Dim(), opts.K, query.DefaultBudget.Limit())
+			n = batchQueries(r.ix.Dim(), opts.K, query.DefaultBudget.Limit(), p.Shards[i].Rows)
 		}
 		err = r.pipeline(ctx, view, l, opts, n, ro.Workers, w, prog)
 		if err == nil {
