@@ -150,7 +150,9 @@ func MarshalIndent(v any) ([]byte, error) {
 }
 
 // decodeStrict is DecodeStrict for this package's files.
-func decodeStrict(name string, data []byte, v any) error { return DecodeStrict(name, data, v, ErrInvalid) }
+func decodeStrict(name string, data []byte, v any) error {
+	return DecodeStrict(name, data, v, ErrInvalid)
+}
 
 // DecodeStrict decodes the JSON file name (data) into v refusing more
 // than MaxFileSize bytes, unknown members and trailing data, with an error
