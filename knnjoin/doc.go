@@ -17,7 +17,8 @@
 //	          removes the work prefix
 //
 // Nothing is visible in DEST (outside the '_'-prefixed work prefix, which
-// Parquet readers skip) before Commit, and DEST/_SUCCESS marks a complete
+// Parquet folder readers skip and DEST/*.parquet does not match) before
+// Commit, and DEST/_SUCCESS marks a complete
 // output: a cancelled or failed shard deletes its parts, a killed one
 // leaves only work-prefix files that the rerun or the commit removes. The
 // output's shape and the protocol are specified in docs/join.md.
