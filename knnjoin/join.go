@@ -119,6 +119,7 @@ type resolved struct {
 	ix    *query.Index
 	out   storage.Bucket
 	qkeys []source.KeyType // query key types (from the plan's check)
+	made  bool             // plan made the local output folder
 }
 
 // MakePlan checks o against the index and the query table, splits the
@@ -137,7 +138,8 @@ func MakePlan(ctx context.Context, env query.Env, o Options, shards int) (*PlanR
 
 // Join runs a whole join in this process: a plan of one shard, the shard,
 // the commit. A plan of one shard left by a killed Join at the same output
-// is replaced; on failure or cancellation nothing is left visible.
+// is replaced; on failure or cancellation nothing is left visible (and a
+// local output folder Join made is removed).
 func Join(ctx context.Context, env query.Env, o Options, ro RunOptions) (*CommitResult, *ShardResult, error) {
 	r, err := plan(ctx, env, o, 1, true)
 	if err != nil {
@@ -152,6 +154,9 @@ func Join(ctx context.Context, env query.Env, o Options, ro RunOptions) (*Commit
 		}
 	}
 	removePrefix(context.WithoutCancel(ctx), r.out, WorkPrefix)
+	if r.made {
+		_ = os.Remove(r.plan.Output) // only if empty
+	}
 	return nil, nil, err
 }
 
@@ -201,6 +206,12 @@ func plan(ctx context.Context, env query.Env, o Options, shards int, replace boo
 	if err := p.Validate(); err != nil {
 		ix.Close()
 		return nil, err
+	}
+	if !strings.HasPrefix(out, "s3://") {
+		// storage.Open makes a missing local folder: remember to remove it
+		// again if the join fails.
+		_, serr := os.Stat(out)
+		r.made = errors.Is(serr, os.ErrNotExist)
 	}
 	if r.out, err = storage.Open(ctx, out); err != nil {
 		ix.Close()
@@ -412,6 +423,12 @@ func ReadPlan(ctx context.Context, planLoc string) (*Plan, storage.Bucket, error
 	out, err := outputOfPlan(planLoc)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !strings.HasPrefix(out, "s3://") {
+		// storage.Open would make a missing folder.
+		if _, err := os.Stat(out); err != nil {
+			return nil, nil, fmt.Errorf("read plan %s: %w", PlanLocation(out), err)
+		}
 	}
 	b, err := storage.Open(ctx, out)
 	if err != nil {

@@ -393,8 +393,8 @@ func (c *cancelAt) Add(int64) {
 }
 
 // TestJoinCancelledLeavesNothing: a join cancelled mid-way returns the
-// cancellation, leaves the output folder without any file (visible or
-// not), and a rerun completes.
+// cancellation and removes the output folder it made (so a shard of it
+// finds no plan, and makes no folder either), and a rerun completes.
 func TestJoinCancelledLeavesNothing(t *testing.T) {
 	f := newFixture(t)
 	out := filepath.Join(t.TempDir(), "out")
@@ -404,8 +404,14 @@ func TestJoinCancelledLeavesNothing(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || p.adds == 0 {
 		t.Fatalf("cancelled join: %v after %d progress reports", err, p.adds)
 	}
-	if infos, _ := bucket(t, out).List(context.Background(), ""); len(infos) > 0 {
-		t.Fatalf("files left: %v", infos)
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the output folder the join made is left: %v", err)
+	}
+	if _, err := knnjoin.RunShard(context.Background(), f.env, out, 0, knnjoin.RunOptions{}); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a shard of a plan that does not exist: %v", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a shard of a missing plan made the folder: %v", err)
 	}
 	if _, _, err := knnjoin.Join(context.Background(), f.env, gloveOptions(out), knnjoin.RunOptions{}); err != nil {
 		t.Fatal(err)
