@@ -94,7 +94,7 @@ test-race: deps
 
 # test-race-core runs the race detector (cgo: gcc) over the packages with
 # concurrency, a part of make test-race that fits CI's time budget (.ci/run).
-RACE_PKGS = ./query/... ./server/... ./storage/... ./catalog/... ./filter/... ./internal/membudget/
+RACE_PKGS = ./query/... ./server/... ./storage/... ./catalog/... ./filter/... ./internal/membudget/ ./knnjoin/
 test-race-core: deps
 	$(GO) test -race -count=1 -timeout 25m $(RACE_PKGS)
 

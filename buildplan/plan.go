@@ -133,9 +133,12 @@ func IsPlanKey(key string) bool { return planKeyRE.MatchString(key) }
 
 // Marshal returns the plan's JSON form (indented, members in the order of
 // the struct, a final newline).
-func (p *Plan) Marshal() ([]byte, error) { return marshal(p) }
+func (p *Plan) Marshal() ([]byte, error) { return MarshalIndent(p) }
 
-func marshal(v any) ([]byte, error) {
+// MarshalIndent returns v's JSON form as plans and shard manifests are
+// written: indented by one space, no HTML escaping, a final newline. The
+// join's plan files (knnjoin) are written the same way.
+func MarshalIndent(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -146,19 +149,26 @@ func marshal(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// decodeStrict decodes data into v refusing unknown members, null where
-// a value is required is left to the validators, and trailing data.
+// decodeStrict is DecodeStrict for this package's files.
 func decodeStrict(name string, data []byte, v any) error {
+	return DecodeStrict(name, data, v, ErrInvalid)
+}
+
+// DecodeStrict decodes the JSON file name (data) into v refusing more
+// than MaxFileSize bytes, unknown members and trailing data, with an error
+// that names the file and wraps class; null where a value is required is
+// left to the validators.
+func DecodeStrict(name string, data []byte, v any, class error) error {
 	if len(data) > MaxFileSize {
-		return fmt.Errorf("%s: %w: %d bytes, more than %d", name, ErrInvalid, len(data), MaxFileSize)
+		return fmt.Errorf("%s: %w: %d bytes, more than %d", name, class, len(data), MaxFileSize)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%s: %w: %v", name, ErrInvalid, err)
+		return fmt.Errorf("%s: %w: %v", name, class, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("%s: %w: data after the JSON object", name, ErrInvalid)
+		return fmt.Errorf("%s: %w: data after the JSON object", name, class)
 	}
 	return nil
 }
@@ -233,43 +243,16 @@ func (p *Plan) Validate() error {
 	if len(p.Shards) < 1 || len(p.Shards) > MaxShards {
 		return bad("shards", "%d shards, want 1 … %d", len(p.Shards), MaxShards)
 	}
-	files := map[string]int64{}
 	var srcRows int64
-	for i, f := range p.Source.Files {
-		if i > 0 && p.Source.Files[i-1].Key >= f.Key {
-			return bad(fmt.Sprintf("source.files[%d]", i), "key %q is not after %q", f.Key, p.Source.Files[i-1].Key)
-		}
-		files[f.Key] = f.Rows
+	for _, f := range p.Source.Files {
 		srcRows += f.Rows
 	}
 	if srcRows != p.Rows {
 		return bad("rows", "%d, but the source files hold %d", p.Rows, srcRows)
 	}
-	seen := map[string]int{}
-	var assigned int64
-	for i, s := range p.Shards {
-		var rows int64
-		for j, k := range s.Files {
-			r, ok := files[k]
-			if !ok {
-				return bad(fmt.Sprintf("shards[%d].files[%d]", i, j), "%q is not a source file of the plan", k)
-			}
-			if prev, dup := seen[k]; dup {
-				return bad(fmt.Sprintf("shards[%d].files[%d]", i, j), "%q is also assigned to shard %d", k, prev)
-			}
-			if j > 0 && s.Files[j-1] >= k {
-				return bad(fmt.Sprintf("shards[%d].files[%d]", i, j), "%q is not after %q", k, s.Files[j-1])
-			}
-			seen[k] = i
-			rows += r
-		}
-		if rows != s.Rows {
-			return bad(fmt.Sprintf("shards[%d].rows", i), "%d, but its files hold %d", s.Rows, rows)
-		}
-		assigned += rows
-	}
-	if p.Operation != OpRefreshIncremental && len(seen) != len(files) {
-		return bad("shards", "%d of the %d source files are assigned; a full build assigns every file", len(seen), len(files))
+	assigned, err := CheckAssignment("source.files", p.Source.Files, p.Shards, p.Operation != OpRefreshIncremental)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if assigned < 1 {
 		return bad("shards", "no rows are assigned")
@@ -277,15 +260,63 @@ func (p *Plan) Validate() error {
 	return nil
 }
 
+// CheckAssignment checks shards against the files they split (member
+// names the files in errors): files in ascending key order, each shard's
+// files files of the list, ascending, in no other shard, its rows their
+// sum, and, with all, every file assigned. It returns the rows assigned;
+// an error names the member and is not wrapped (callers add their class).
+func CheckAssignment(member string, files []postings.SourceFile, shards []Shard, all bool) (int64, error) {
+	bad := func(member, format string, args ...any) error {
+		return fmt.Errorf("%s: %s", member, fmt.Sprintf(format, args...))
+	}
+	rowsOf := map[string]int64{}
+	for i, f := range files {
+		if i > 0 && files[i-1].Key >= f.Key {
+			return 0, bad(fmt.Sprintf("%s[%d]", member, i), "key %q is not after %q", f.Key, files[i-1].Key)
+		}
+		rowsOf[f.Key] = f.Rows
+	}
+	seen := map[string]int{}
+	var assigned int64
+	for i, s := range shards {
+		var rows int64
+		for j, k := range s.Files {
+			r, ok := rowsOf[k]
+			if !ok {
+				return 0, bad(fmt.Sprintf("shards[%d].files[%d]", i, j), "%q is not a file of the plan", k)
+			}
+			if prev, dup := seen[k]; dup {
+				return 0, bad(fmt.Sprintf("shards[%d].files[%d]", i, j), "%q is also assigned to shard %d", k, prev)
+			}
+			if j > 0 && s.Files[j-1] >= k {
+				return 0, bad(fmt.Sprintf("shards[%d].files[%d]", i, j), "%q is not after %q", k, s.Files[j-1])
+			}
+			seen[k] = i
+			rows += r
+		}
+		if rows != s.Rows {
+			return 0, bad(fmt.Sprintf("shards[%d].rows", i), "%d, but its files hold %d", s.Rows, rows)
+		}
+		assigned += rows
+	}
+	if all && len(seen) != len(rowsOf) {
+		return 0, bad("shards", "%d of the %d files are assigned; every file must be", len(seen), len(rowsOf))
+	}
+	return assigned, nil
+}
+
 // ShardFiles returns the source files of shard i, in key order, with the
 // size, version and rows the plan recorded.
-func (p *Plan) ShardFiles(i int) []postings.SourceFile {
+func (p *Plan) ShardFiles(i int) []postings.SourceFile { return p.Shards[i].FilesOf(p.Source.Files) }
+
+// FilesOf returns the files of all (in key order) that s holds.
+func (s Shard) FilesOf(all []postings.SourceFile) []postings.SourceFile {
 	want := map[string]bool{}
-	for _, k := range p.Shards[i].Files {
+	for _, k := range s.Files {
 		want[k] = true
 	}
 	var out []postings.SourceFile
-	for _, f := range p.Source.Files {
+	for _, f := range all {
 		if want[f.Key] {
 			out = append(out, f)
 		}
@@ -350,7 +381,7 @@ type ShardManifest struct {
 var attemptRE = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
 // Marshal returns the shard manifest's JSON form.
-func (s *ShardManifest) Marshal() ([]byte, error) { return marshal(s) }
+func (s *ShardManifest) Marshal() ([]byte, error) { return MarshalIndent(s) }
 
 // ParseShardManifest reads and validates the shard manifest stored at
 // loc against plan p (stored at planLoc) and shard number i.

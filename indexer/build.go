@@ -221,7 +221,7 @@ func (b *builder) cleanup() {
 // pass.
 func (b *builder) scanSource(ctx context.Context) error {
 	if b.table == nil {
-		t, canon, err := openSource(ctx, b.opts.Source)
+		t, canon, err := source.OpenAny(ctx, b.opts.Source)
 		if err != nil {
 			return err
 		}

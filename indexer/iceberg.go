@@ -10,20 +10,6 @@ import (
 	"github.com/parqdb/parqdb/postings"
 )
 
-// openSource opens a source given as a location: a linked provider's
-// table (an iceberg:// reference: its current snapshot, docs/iceberg.md)
-// or a Parquet file or folder (the parquet provider). It returns the canonical location.
-func openSource(ctx context.Context, loc string) (*source.Table, string, error) {
-	p, err := source.LookupLocation(loc)
-	if err != nil {
-		return nil, "", fmt.Errorf("source %s: %w", loc, err)
-	}
-	if p != nil {
-		return p.OpenLocation(ctx, loc)
-	}
-	return source.OpenLocation(ctx, loc)
-}
-
 // tableDefinition is the source-table definition of an opened source: the
 // provider's own for a provider table (with the catalog identifier of an
 // Iceberg table), else the parquet provider's location and identity.

@@ -97,7 +97,7 @@ func Refresh(ctx context.Context, env Env, name string, ro RefreshOptions) (*Ref
 		return nil, err
 	}
 	srcLoc := snap.SourceTable.Properties["location"]
-	t, canon, err := openSource(ctx, srcLoc)
+	t, canon, err := source.OpenAny(ctx, srcLoc)
 	if err != nil {
 		return nil, fmt.Errorf("index %q: %w", name, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/version"
+	"github.com/parqdb/parqdb/knnjoin"
 	"github.com/parqdb/parqdb/query"
 )
 
@@ -144,7 +145,7 @@ func exitCode(err error) int {
 // or vector.
 func isBadSetting(err error) bool {
 	return errors.Is(err, catalog.ErrUnknownCatalog) || errors.Is(err, catalog.ErrInvalidName) ||
-		errors.Is(err, indexer.ErrOptions) || errors.Is(err, query.ErrBadQuery)
+		errors.Is(err, indexer.ErrOptions) || errors.Is(err, query.ErrBadQuery) || errors.Is(err, knnjoin.ErrOptions)
 }
 
 // isCobraUsage recognises the usage errors cobra makes itself.

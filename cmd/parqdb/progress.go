@@ -45,6 +45,19 @@ const (
 var stageUnits = map[string]string{
 	"scan": "rows", "assign": "rows", "train": "iterations", "write": "buckets", "vectors": "rows",
 	"nprobe": "searches", // bench settings
+	"join":   "queries", "publish": "files",
+}
+
+// rateStages are the stages whose running line also shows the rate (units
+// per second) once etaAfter has passed: long stages of uniform units.
+var rateStages = map[string]bool{"join": true}
+
+// rate returns the stage's rate after el ("" when it shows none).
+func (s *stageState) rate(el time.Duration) string {
+	if !rateStages[s.name] || el < etaAfter || s.done == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f/s", float64(s.done)/el.Seconds())
 }
 
 // newProgress returns a progress reporter for long work on w: a
@@ -163,7 +176,7 @@ func (p *ttyProgress) draw(final bool, mark string) {
 		if s.total > 0 {
 			parts = append(parts, fmt.Sprintf("%3.0f%%", 100*float64(min(s.done, s.total))/float64(s.total)))
 		}
-		parts = append(parts, formatDuration(el))
+		parts = append(parts, formatDuration(el), s.rate(el))
 		if s.total > 0 && s.done > 0 && s.done < s.total && el >= etaAfter {
 			eta := time.Duration(float64(el) * float64(s.total-s.done) / float64(s.done))
 			parts = append(parts, "ETA "+formatDuration(eta))
@@ -311,10 +324,16 @@ func (l *logProgress) Add(n int64) {
 	l.cur.done += n
 	if time.Since(l.last) >= 10*time.Second {
 		l.last = time.Now()
+		el := time.Since(l.cur.start)
 		if l.cur.total > 0 {
-			fmt.Fprintf(l.w, "%s: %s (%.0f%%)\n", l.cur.name, l.cur.counts(), 100*float64(l.cur.done)/float64(l.cur.total))
+			line := fmt.Sprintf("%s (%.0f%%)", l.cur.counts(), 100*float64(l.cur.done)/float64(l.cur.total))
+			if rate := l.cur.rate(el); rate != "" {
+				eta := time.Duration(float64(el) * float64(l.cur.total-min(l.cur.done, l.cur.total)) / float64(l.cur.done))
+				line = joinNonEmpty(line, rate, "ETA "+formatDuration(eta))
+			}
+			fmt.Fprintf(l.w, "%s: %s\n", l.cur.name, line)
 		} else {
-			fmt.Fprintf(l.w, "%s: %s\n", l.cur.name, l.cur.counts())
+			fmt.Fprintf(l.w, "%s: %s\n", l.cur.name, joinNonEmpty(l.cur.counts(), l.cur.rate(el)))
 		}
 	}
 }

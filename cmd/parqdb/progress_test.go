@@ -66,6 +66,9 @@ func TestTTYProgressScreen(t *testing.T) {
 		{"ETA after 3 s", 100, []step{
 			start("scan", 1000), advance(4 * time.Second), add(500), redraw,
 		}, true, []string{"⠋ scan     500 / 1000 rows   50%  4s  ETA 4s"}},
+		{"a join shows its rate after 3 s", 100, []step{
+			start("join", 10000), advance(4 * time.Second), add(6000), redraw,
+		}, true, []string{"⠋ join     6000 / 10000 queries   60%  4s  1500/s  ETA 2.7s"}},
 		{"a stage ended without a start", 100, []step{
 			end("train", 3*time.Millisecond),
 		}, false, []string{"✓ train    3ms"}},

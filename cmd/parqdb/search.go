@@ -9,18 +9,16 @@ import (
 	"io"
 	"math"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress"
-	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/spf13/cobra"
 
 	"github.com/parqdb/parqdb/internal/membudget"
+	"github.com/parqdb/parqdb/internal/pqnode"
 	"github.com/parqdb/parqdb/internal/version"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
@@ -480,7 +478,7 @@ func writeParquet(w io.Writer, ix *query.Index, results []*query.Result) error {
 		cols = results[0].Columns[:len(results[0].Columns)-1]
 	}
 	src := ix.SourceSchema()
-	fields := []parquet.Field{resultField{"query", parquet.Int(64)}}
+	fields := []parquet.Field{pqnode.Field("query", parquet.Int(64))}
 	for _, c := range cols {
 		var f parquet.Field
 		for _, sf := range src.Fields() {
@@ -493,8 +491,8 @@ func writeParquet(w io.Writer, ix *query.Index, results []*query.Result) error {
 		}
 		fields = append(fields, f)
 	}
-	fields = append(fields, resultField{metadata.ReservedField, parquet.Leaf(parquet.FloatType)})
-	schema := parquet.NewSchema("results", resultGroup(fields))
+	fields = append(fields, pqnode.Field(metadata.ReservedField, parquet.Leaf(parquet.FloatType)))
+	schema := parquet.NewSchema("results", pqnode.Group(fields...))
 	pw := parquet.NewGenericWriter[map[string]any](w, schema, parquet.CreatedBy("parqdb", version.String()+" ", "search-results"))
 	for qi, r := range results {
 		for _, h := range r.Hits {
@@ -511,28 +509,3 @@ func writeParquet(w io.Writer, ix *query.Index, results []*query.Result) error {
 	}
 	return pw.Close()
 }
-
-// resultField names a node inside a group.
-type resultField struct {
-	name string
-	parquet.Node
-}
-
-func (f resultField) Name() string                      { return f.name }
-func (f resultField) Value(reflect.Value) reflect.Value { return reflect.Value{} }
-
-// resultGroup is a group whose fields keep the given order (parquet.Group
-// sorts by name).
-type resultGroup []parquet.Field
-
-func (g resultGroup) ID() int                     { return 0 }
-func (g resultGroup) String() string              { return "group" }
-func (g resultGroup) Type() parquet.Type          { return parquet.Group{}.Type() }
-func (g resultGroup) Optional() bool              { return false }
-func (g resultGroup) Repeated() bool              { return false }
-func (g resultGroup) Required() bool              { return true }
-func (g resultGroup) Leaf() bool                  { return false }
-func (g resultGroup) Fields() []parquet.Field     { return g }
-func (g resultGroup) Encoding() encoding.Encoding { return nil }
-func (g resultGroup) Compression() compress.Codec { return nil }
-func (g resultGroup) GoType() reflect.Type        { return reflect.TypeFor[map[string]any]() }

@@ -276,6 +276,49 @@ func TestBuildJobs(t *testing.T) {
 	}
 }
 
+// TestJoinJobs checks the batch kNN join's Jobs: the plan job writes a
+// plan of --shards N at the output, the Indexed Job has N completions,
+// retries a failed shard and passes its index as --shard with the output
+// as the plan's location, and the commit takes the same output.
+func TestJoinJobs(t *testing.T) {
+	o := load(t)
+	plan, shards, commit := o.jobs["parqdb-join-plan"], o.jobs["parqdb-join-shards"], o.jobs["parqdb-join-commit"]
+	if plan == nil || shards == nil || commit == nil {
+		t.Fatal("want jobs parqdb-join-plan, parqdb-join-shards, parqdb-join-commit")
+	}
+	pc, sc, cc := container(t, "join plan", plan.Spec.Template.Spec), container(t, "join shards", shards.Spec.Template.Spec), container(t, "join commit", commit.Spec.Template.Spec)
+	out := argAfter(pc.Args, "--output")
+	if pc.Args[0] != "join" || out == "" || argAfter(pc.Args, "--queries-table") == "" || argAfter(pc.Args, "--query-key") == "" ||
+		argAfter(pc.Args, "--query-vector") == "" {
+		t.Errorf("join plan args %q: want join INDEX --queries-table … --query-key … --query-vector … --output DEST --shards N", pc.Args)
+	}
+	n, err := strconv.Atoi(argAfter(pc.Args, "--shards"))
+	if err != nil {
+		t.Fatalf("join plan --shards: %v", err)
+	}
+	s := shards.Spec
+	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion {
+		t.Errorf("join shards completionMode %v, want Indexed", s.CompletionMode)
+	}
+	if s.Completions == nil || int(*s.Completions) != n || s.Parallelism == nil || *s.Parallelism < 1 {
+		t.Errorf("join shards completions %v parallelism %v, want completions = the plan's --shards %d", s.Completions, s.Parallelism, n)
+	}
+	if s.BackoffLimitPerIndex == nil || *s.BackoffLimitPerIndex < 1 {
+		t.Errorf("join shards: a failed shard must be retried (backoffLimitPerIndex)")
+	}
+	if !slices.Equal(sc.Args[:2], []string{"join-shard", out}) || argAfter(sc.Args, "--shard") != "$(JOB_COMPLETION_INDEX)" {
+		t.Errorf("join shards args %q: want join-shard %s --shard $(JOB_COMPLETION_INDEX)", sc.Args, out)
+	}
+	idx := envVar(sc, "JOB_COMPLETION_INDEX")
+	if idx == nil || idx.ValueFrom == nil || idx.ValueFrom.FieldRef == nil ||
+		idx.ValueFrom.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
+		t.Errorf("join shards: JOB_COMPLETION_INDEX must come from the pod's job-completion-index annotation: %+v", idx)
+	}
+	if !slices.Equal(cc.Args[:2], []string{"join-commit", out}) {
+		t.Errorf("join commit args %q: want join-commit %s", cc.Args, out)
+	}
+}
+
 func TestServeDeployment(t *testing.T) {
 	o := load(t)
 	d, svc := o.deployments["parqdb-serve"], o.services["parqdb"]

@@ -127,6 +127,22 @@ func LookupLocation(loc string) (Provider, error) {
 	return nil, nil
 }
 
+// OpenAny opens the source table at loc with the linked provider whose
+// scheme starts it (an iceberg:// table reference: its current snapshot),
+// else as Parquet (OpenLocation). It returns the table and the canonical
+// location; it is the one way the commands that take a source location
+// (index create, refresh, join) open it.
+func OpenAny(ctx context.Context, loc string) (*Table, string, error) {
+	p, err := LookupLocation(loc)
+	if err != nil {
+		return nil, "", fmt.Errorf("source %s: %w", loc, err)
+	}
+	if p != nil {
+		return p.OpenLocation(ctx, loc)
+	}
+	return OpenLocation(ctx, loc)
+}
+
 func notLinked(name, pkg string) error { return &notLinkedError{name, pkg} }
 
 // notLinkedError is ErrNotLinked for one provider, saying how to link it.

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"reflect"
 	"sort"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress"
-	"github.com/parquet-go/parquet-go/encoding"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/parqdb/parqdb/internal/pqnode"
 )
 
 // readWorkers bounds the row groups ReadRows and ReadVectors fetch at once.
@@ -133,7 +132,7 @@ func (t *Table) ReadRows(ctx context.Context, locs []RowLoc, columns []string) (
 			ls = appendLeaves(ls, c)
 		}
 		leaves[g.file] = ls
-		out.schemas[int32(g.file)] = parquet.NewSchema("row", &orderedGroup{fields: fields})
+		out.schemas[int32(g.file)] = parquet.NewSchema("row", pqnode.Group(fields...))
 	}
 	results := make([]map[int64]parquet.Row, len(groups))
 	eg, ectx := errgroup.WithContext(ctx)
@@ -685,18 +684,3 @@ func (t *Table) readVectorsSeq(ctx context.Context, l *Layout, g rgGroup, cc par
 	}
 	return nil
 }
-
-// orderedGroup is a group node whose fields keep their given order.
-type orderedGroup struct{ fields []parquet.Field }
-
-func (g *orderedGroup) ID() int                     { return 0 }
-func (g *orderedGroup) String() string              { return "row" }
-func (g *orderedGroup) Type() parquet.Type          { return parquet.Group{}.Type() }
-func (g *orderedGroup) Optional() bool              { return false }
-func (g *orderedGroup) Repeated() bool              { return false }
-func (g *orderedGroup) Required() bool              { return true }
-func (g *orderedGroup) Leaf() bool                  { return false }
-func (g *orderedGroup) Fields() []parquet.Field     { return g.fields }
-func (g *orderedGroup) Encoding() encoding.Encoding { return nil }
-func (g *orderedGroup) Compression() compress.Codec { return nil }
-func (g *orderedGroup) GoType() reflect.Type        { return reflect.TypeFor[map[string]any]() }
