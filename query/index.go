@@ -38,8 +38,8 @@ type Env struct {
 type OpenOptions struct {
 	// SnapshotID selects a retained snapshot; 0 selects the current one.
 	SnapshotID int64
-	// CacheBytes bounds the cache of decoded postings; 0 selects
-	// DefaultCacheBytes, a negative value disables caching.
+	// CacheBytes bounds the cache of decoded postings; 0 bounds it only
+	// by the process budget (Budget), a negative value disables caching.
 	CacheBytes int64
 	// VectorCacheBytes bounds the vector store: the exact source vectors,
 	// per list, that refine and the source encoding use; 0 bounds it only
@@ -71,9 +71,6 @@ func NewBudget(limit int64) *Budget { return membudget.New(limit) }
 // (the machine's, or the cgroup's limit when lower; 1 GiB where neither
 // can be read) until SetLimit changes it.
 var DefaultBudget = membudget.Default
-
-// DefaultCacheBytes is the default postings cache budget.
-const DefaultCacheBytes = 1 << 30
 
 // Index is an opened snapshot of an index, ready to search. It is safe for
 // concurrent use by many goroutines. Close releases its files.
@@ -214,7 +211,7 @@ func (ix *Index) open(ctx context.Context, opts OpenOptions) error {
 	}
 	budget := opts.CacheBytes
 	if budget == 0 {
-		budget = DefaultCacheBytes
+		budget = math.MaxInt64
 	}
 	ix.budget = opts.Budget
 	if ix.budget == nil {

@@ -7,11 +7,12 @@
 # wall and CPU seconds, queries per second, peak RSS, recall@10 over 200 sampled queries
 # (0, 5000, …) against their exact answer (bench/groundtruth), and whether join and search
 # wrote the same neighbours and distances (bench/joinrecall -same).
-# Usage: bench/join10m/run.sh W [NPROBE REFINE [FAISS_RUNS]]   (W ≈ 16 GB of disk; steps
+# Usage: bench/join10m/run.sh W [NPROBE REFINE [FAISS_RUNS]]   (W ≈ 16 GB of disk; FAISS_RUNS as
+# faiss_batch.py takes them, KIND:NPROBE[:REFINE[:QUERIES]],…; steps
 # whose output exists are skipped, so a rerun only re-measures)
-#   PEER=../shared/peers/faiss-1.15.0-avx512 bench/join10m/run.sh /tmp/j10m 64 2 flat:64,sq8:64,sq8:96
+#   PEER=../shared/peers/faiss-1.15.0-avx512 bench/join10m/run.sh /tmp/j10m 64 2 sq8:64:2,sq8:96,flat:64:0:100000
 set -eu
-W=$1 NPROBE=${2:-64} REFINE=${3:-2} RUNS=${4:-flat:64,sq8:64,sq8:96}
+W=$1 NPROBE=${2:-64} REFINE=${3:-2} RUNS=${4:-sq8:64:2,sq8:96,flat:64:0:100000}
 R=$(cd "$(dirname "$0")/../.." && pwd)
 PEER=${PEER:-$R/../shared/peers/faiss-1.15.0-avx512}
 mkdir -p "$W/bin"

@@ -76,3 +76,30 @@ func TestCacheSizeAndStats(t *testing.T) {
 		t.Fatalf("bad --cache-size: exit %d: %s", code, errs)
 	}
 }
+
+// TestJoinMemory: on join, --cache-size bounds the process: the caches
+// get 7/8 of it and the soft memory limit is the value itself, so that
+// the peak RSS of a join stays near it; a bad size names the flag.
+func TestJoinMemory(t *testing.T) {
+	defer membudget.Default.SetLimit(membudget.Default.Limit())
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	wh := gloveWarehouse(t)
+	args := []string{"--warehouse", wh, "join", "words", "--queries-table", gloveSample, "--query-key", "word",
+		"--query-vector", "embedding", "-k", "3", "--output", filepath.Join(t.TempDir(), "knn"), "-q"}
+	out, errs, code := runSplit(t, append(args, "--cache-size", "64MiB")...)
+	if code != exitOK || !strings.Contains(out, "queries  10000") {
+		t.Fatalf("join: exit %d: %s%s", code, out, errs)
+	}
+	if got, want := membudget.Default.Limit(), int64(56<<20); got != want {
+		t.Fatalf("cache budget %d after join --cache-size 64MiB, want %d (7/8 of it)", got, want)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if got, want := debug.SetMemoryLimit(-1), int64(64<<20); got != want {
+			t.Fatalf("soft memory limit %d after join --cache-size 64MiB, want %d", got, want)
+		}
+	}
+	_, errs, code = runSplit(t, append(args, "--cache-size", "lots")...)
+	if code != exitUsage || !strings.Contains(errs, "--cache-size") || !strings.Contains(errs, `"lots"`) {
+		t.Fatalf("bad --cache-size: exit %d: %s", code, errs)
+	}
+}

@@ -91,7 +91,7 @@ parqdb join-commit PLAN. See docs/join.md.`,
 	intRange(fl, "shards", 1, buildplan.MaxShards, "the whole join in this process")
 	intRange(fl, "workers", 1, maxWorkers, "all cores")
 	intRange(fl, "batch-queries", 1, 1<<20, "sized from the memory budget")
-	addCacheSizeFlag(fl, &f.cacheSize)
+	fl.StringVar(&f.cacheSize, "cache-size", "", joinMemoryHelp)
 	return cmd
 }
 
@@ -117,7 +117,7 @@ func runJoin(cmd *cobra.Command, g *globals, index string, f *joinFlags) error {
 	if _, err := parseWhere(f.o.Where); err != nil {
 		return err
 	}
-	if err := applyCacheSize(f.cacheSize); err != nil {
+	if err := applyJoinMemory(f.cacheSize); err != nil {
 		return err
 	}
 	return runLongEnv(cmd, g, f.quiet, func(ctx context.Context, e *env, p progressReporter) error {
@@ -194,7 +194,7 @@ accepted). In a Kubernetes Indexed Job, pass --shard $(JOB_COMPLETION_INDEX)
 			if !cmd.Flags().Changed("shard") {
 				return usagef("--shard is required (0 … shards−1)")
 			}
-			if err := applyCacheSize(cacheSize); err != nil {
+			if err := applyJoinMemory(cacheSize); err != nil {
 				return err
 			}
 			return runLongEnv(cmd, g, quiet, func(ctx context.Context, e *env, p progressReporter) error {
@@ -223,7 +223,7 @@ accepted). In a Kubernetes Indexed Job, pass --shard $(JOB_COMPLETION_INDEX)
 	intRange(fl, "shard", 0, buildplan.MaxShards-1, "")
 	intRange(fl, "workers", 1, maxWorkers, "all cores")
 	intRange(fl, "batch-queries", 1, 1<<20, "sized from the memory budget")
-	addCacheSizeFlag(fl, &cacheSize)
+	fl.StringVar(&cacheSize, "cache-size", "", joinMemoryHelp)
 	return cmd
 }
 

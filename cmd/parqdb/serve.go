@@ -102,7 +102,7 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 	fl.IntVar(&f.maxConcurrent, "max-concurrent", runtime.GOMAXPROCS(0), "search requests (HTTP and SQL) running at once")
 	fl.IntVar(&f.maxQueue, "max-queue", -1, "search requests waiting for a running slot; beyond, 503 overloaded with Retry-After (-1: 4 × --max-concurrent; 0: no queue)")
 	fl.IntVar(&f.maxRows, "max-rows", serving.DefaultMaxRows, "most rows one answer may hold (k × query vectors)")
-	fl.Int64Var(&f.cacheBytes, "cache-bytes", 0, "postings cache bound per open snapshot, within --cache-size (0: default 1 GiB)")
+	fl.Int64Var(&f.cacheBytes, "cache-bytes", 0, "postings cache bound per open snapshot, within --cache-size (0: --cache-size alone)")
 	fl.Int64Var(&f.vectorBytes, "vector-cache-bytes", 0, "exact-vector store bound per open snapshot, within --cache-size (0: --cache-size alone)")
 	addCacheSizeFlag(fl, &f.cacheSize)
 	fl.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
@@ -120,7 +120,7 @@ SIGINT or SIGTERM shuts down gracefully. See docs/serve.md.`,
 	intRange(fl, "max-concurrent", 1, 1<<16, "GOMAXPROCS")
 	intRange(fl, "max-queue", -1, 1<<20, "4 × --max-concurrent; -1 also selects that, 0 is no queue")
 	intRange(fl, "max-rows", 1, query.MaxK*query.MaxBatch, "")
-	intRange(fl, "cache-bytes", -1, math.MaxInt64, "1 GiB; -1 disables the cache")
+	intRange(fl, "cache-bytes", -1, math.MaxInt64, "the --cache-size budget; -1 disables the cache")
 	intRange(fl, "vector-cache-bytes", -1, math.MaxInt64, "the --cache-size budget; -1 disables the store")
 	return cmd
 }
