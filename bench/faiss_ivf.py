@@ -71,6 +71,9 @@ def make_fixed(cents, kind, quantizer="hnsw"):
     return idx, q
 
 
+_kept = []
+
+
 def build(base, nlist, kind, centroids=None, train_sample=100000, quantizer="hnsw", list_ids=None):
     if centroids is not None:
         m = fvecs_map(base)
@@ -100,7 +103,7 @@ def build(base, nlist, kind, centroids=None, train_sample=100000, quantizer="hns
         print(f"faiss build {kind} n={n} d={m.shape[1] - 1} nlist={nlist} fixed centroids, {quantizer} quantizer, {how} threads={faiss.omp_get_max_threads()} "
               f"train={t1-t0:.3f}s add={t2-t1:.3f}s (cpu {c1-c0:.1f}s, {c2-c1:.1f}s) maxrss={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}MB",
               file=sys.stderr, flush=True)
-        idx._keep = _q
+        _kept.append(_q)  # the quantizer lives as long as the index (FAISS 1.15 refuses new attributes)
         return idx, m
     x = fvecs(base)
     idx, _q = make(x.shape[1], nlist, kind)

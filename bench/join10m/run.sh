@@ -35,7 +35,7 @@ if [ ! -f "$W/gt200.ivecs" ]; then
 fi
 T="/usr/bin/time -f %e\t%U\t%S\t%M -o $W/time"
 show() { # NAME: wall, CPU, q/s, peak RSS of the last timed command
-	awk -v n="$1" -F'\t' '{ printf "%s: %.1f s wall, %.1f s CPU, %.0f queries/s, %.0f queries/CPU-s, peak RSS %.2f GB\n", n, $1, $2 + $3, 1e6 / $1, 1e6 / ($2 + $3), $4 / 1048576 }' "$W/time"
+	awk -v n="$1" -F'\t' '{ printf "%s: %.1f s wall, %.1f s CPU, %.0f queries/s, %.0f queries/CPU-s, peak RSS %.2f GiB\n", n, $1, $2 + $3, 1e6 / $1, 1e6 / ($2 + $3), $4 / 1048576 }' "$W/time"
 }
 export PARQDB_WAREHOUSE=$WH
 rm -rf "$W/join" "$W/search.parquet"
