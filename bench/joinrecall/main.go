@@ -16,7 +16,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,6 +26,8 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/parqdb/parqdb/internal/ivecs"
 )
 
 func main() {
@@ -63,7 +64,7 @@ func run() error {
 	}
 	fmt.Printf("%s: %d queries, %d rows\n", flag.Arg(0), len(hits), nrows)
 	if *gtPath != "" {
-		gt, err := readIvecs(*gtPath)
+		gt, err := ivecs.Read(*gtPath)
 		if err != nil {
 			return err
 		}
@@ -223,25 +224,4 @@ func readFile(path, qcol, kcol string, out map[int64][]hit) error {
 		rows.Close()
 	}
 	return nil
-}
-
-func readIvecs(path string) ([][]int32, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var out [][]int32
-	for len(b) >= 4 {
-		d := int(binary.LittleEndian.Uint32(b))
-		if len(b) < 4+4*d {
-			return nil, fmt.Errorf("%s: truncated", path)
-		}
-		row := make([]int32, d)
-		for i := range row {
-			row[i] = int32(binary.LittleEndian.Uint32(b[4+4*i:]))
-		}
-		out = append(out, row)
-		b = b[4+4*d:]
-	}
-	return out, nil
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -18,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parqdb/parqdb/filter"
+	"github.com/parqdb/parqdb/internal/ivecs"
 	"github.com/parqdb/parqdb/query"
 )
 
@@ -427,7 +426,7 @@ func coldExactVectorsWarning(ctx context.Context, w io.Writer, cold *query.Index
 func benchTruth(ctx context.Context, ix *query.Index, qs [][]float32, f benchFlags, where *filter.Predicate) ([][]string, error) {
 	out := make([][]string, len(qs))
 	if f.groundTruth != "" {
-		ids, err := readIvecs(f.groundTruth)
+		ids, err := ivecs.Read(f.groundTruth)
 		if err != nil {
 			return nil, err
 		}
@@ -737,34 +736,4 @@ func writeBenchTable(w io.Writer, rows []benchRow, f benchFlags) {
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
-}
-
-// readIvecs reads the .ivecs format: per row an int32 count then that many
-// int32 values, little-endian.
-func readIvecs(path string) ([][]int32, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var out [][]int32
-	for off := 0; off < len(data); {
-		if len(data)-off < 4 {
-			return nil, fmt.Errorf("%s: truncated at byte %d", path, off)
-		}
-		n := int(int32(binary.LittleEndian.Uint32(data[off:])))
-		off += 4
-		if n < 0 || len(data)-off < 4*n {
-			return nil, fmt.Errorf("%s: row %d: bad count %d or truncated", path, len(out), n)
-		}
-		row := make([]int32, n)
-		for i := range row {
-			row[i] = int32(binary.LittleEndian.Uint32(data[off+4*i:]))
-		}
-		off += 4 * n
-		out = append(out, row)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no rows", path)
-	}
-	return out, nil
 }

@@ -23,6 +23,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/recorder"
+
+	"github.com/parqdb/parqdb/internal/ivecs"
 )
 
 // One pass per timed measurement in this package's in-process bench runs
@@ -365,7 +367,7 @@ func TestBenchGroundTruthFile(t *testing.T) {
 	}
 	gt := filepath.Join(dir, "gt.ivecs")
 	os.WriteFile(gt, b, 0o644)
-	got, err := readIvecs(gt)
+	got, err := ivecs.Read(gt)
 	if err != nil || len(got) != 2 || got[1][2] != 5 {
 		t.Fatalf("readIvecs: %v %v", got, err)
 	}

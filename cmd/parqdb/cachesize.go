@@ -24,6 +24,16 @@ func addCacheSizeFlag(fl *pflag.FlagSet, s *string) {
 // keep the default), then the soft memory limit that follows from it
 // (limitSearchMemory).
 func applyCacheSize(s string) error {
+	if err := setBudget(s); err != nil {
+		return err
+	}
+	limitSearchMemory(membudget.Default.Limit())
+	return nil
+}
+
+// setBudget sets the process budget from a --cache-size value (empty: keep
+// the default).
+func setBudget(s string) error {
 	if s != "" {
 		n, err := membudget.ParseSize(s)
 		if err != nil {
@@ -31,7 +41,6 @@ func applyCacheSize(s string) error {
 		}
 		membudget.Default.SetLimit(n)
 	}
-	limitSearchMemory(membudget.Default.Limit())
 	return nil
 }
 
@@ -44,19 +53,16 @@ var joinMemoryHelp = fmt.Sprintf("memory for the whole join process: its caches 
 // quarter of RAM) bounds the process, not only its caches. The caches get
 // all but 1/joinHeapShare of it; the batches in flight (knnjoin sizes
 // three of them to 1/16 of the caches' budget), the decoders' garbage and
-// the Go runtime the rest; and the soft memory limit is the value itself (unless GOMEMLIMIT
-// is set), so that the collector keeps the peak RSS near it: 5.9 GiB for
-// the 10M × 96 join of docs/benchmarks.md with the default 6 GiB, where
-// budget + ¼ + 1 GiB let it reach 8.5 GB for 3 % less CPU.
+// the Go runtime the rest; and the soft memory limit is the value itself
+// (unless GOMEMLIMIT is set), so that the collector keeps the peak RSS
+// near it: 5.9 GiB for the 10M × 96 join of docs/benchmarks.md with the
+// default 6 GiB, where budget + ¼ + 1 GiB let it reach 8.5 GB for 3 %
+// less CPU.
 func applyJoinMemory(s string) error {
-	total := membudget.Default.Limit()
-	if s != "" {
-		n, err := membudget.ParseSize(s)
-		if err != nil {
-			return usagef("--cache-size: %v", err)
-		}
-		total = n
+	if err := setBudget(s); err != nil {
+		return err
 	}
+	total := membudget.Default.Limit()
 	membudget.Default.SetLimit(total - total/joinHeapShare)
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(total)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/parqdb/parqdb/internal/ivecs"
 	"github.com/parqdb/parqdb/internal/version"
 	"github.com/parqdb/parqdb/query"
 )
@@ -308,7 +309,7 @@ func FuzzQueryFiles(f *testing.F) {
 				t.Fatal(err)
 			}
 			if ext == ".ivecs" {
-				rows, err := readIvecs(p)
+				rows, err := ivecs.Read(p)
 				if err == nil && len(rows) == 0 {
 					t.Fatal("readIvecs: no rows and no error")
 				}
