@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """FAISS 1.15 peer for bench/frontier/run.sh: every index kind of ../shared/peers/README.md, each
 swept over its search parameters, in both modes a user meets (one search call for the whole
-query batch; one call per query), with T OpenMP threads. One JSON line per setting on stdout.
+query batch; one call per query), with T OpenMP threads (single queries with T > 1: T Python
+threads calling at once, each on one OpenMP thread). One JSON line per setting on stdout.
 
     faiss_peer.py BASE.fvecs QUERIES.fvecs --nlist N --metric l2|cosine [--gt GT.ivecs] [-k 10]
         [--threads 1] [--kinds flat,panorama,sq8,pqfs,rabitqfs,hnsw] [--modes batch,single]
@@ -16,7 +17,7 @@ numbers) or, without it, FAISS's exact brute force. Cosine: vectors L2-normalise
 product (Panorama, l2 only in FAISS, runs L2 on the normalised vectors: the same ranking).
 bytes_per_row is the serialised index (codes, ids, quantizer, the RFlat copy) over the rows.
 """
-import argparse, json, statistics, sys, time
+import argparse, json, statistics, sys, threading, time
 import numpy as np
 import faiss
 
@@ -134,13 +135,30 @@ def main():
 
                     def run():
                         out["I"] = ix.search(qs, a.k)[1]
-                else:
+                elif a.threads == 1:
                     out = {"I": np.empty((len(qs), a.k), dtype=np.int64)}
 
                     def run():
                         I = out["I"]
                         for i in range(len(qs)):
                             I[i] = ix.search(qs[i:i + 1], a.k)[1][0]
+                else:
+                    # single queries from T callers at once (FAISS releases the GIL while it
+                    # searches), each on one OpenMP thread: one query has no batch to split
+                    out = {"I": np.empty((len(qs), a.k), dtype=np.int64)}
+
+                    def caller(w):
+                        faiss.omp_set_num_threads(1)  # this thread's OpenMP setting
+                        I = out["I"]
+                        for i in range(w, len(qs), a.threads):
+                            I[i] = ix.search(qs[i:i + 1], a.k)[1][0]
+
+                    def run():
+                        ts = [threading.Thread(target=caller, args=(w,)) for w in range(a.threads)]
+                        for t in ts:
+                            t.start()
+                        for t in ts:
+                            t.join()
                 run()  # warm-up
                 wall, cpu, npass = passes(run, a.min_time, cpu_clock)
                 r = recall(out["I"], gt, a.k)

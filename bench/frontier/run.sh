@@ -4,7 +4,8 @@
 # IVF-Flat Panorama, IVF-SQ8, IVF-PQ{d/2}x4fs + RFlat, IVF-RaBitQ FastScan + RFlat, HNSW32), the
 # same nlist, on each data set, in both modes a user meets (the whole query batch per call:
 # `SearchBatch` / one FAISS `search`; one query per call: `Search` / one FAISS call per query),
-# with 1 and 2 threads; summary.py then picks each engine's fastest setting at recall@10 ≥ 0.95
+# with 1 and 2 threads (single queries with 2: two callers at once, `Search` from two goroutines /
+# two Python threads each calling FAISS on one OpenMP thread); summary.py then picks each engine's fastest setting at recall@10 ≥ 0.95
 # and ≥ 0.99 and prints the ratios against issue 29's goals, and recheck.py searches the chosen
 # one-thread settings again with `parqdb search` and counts their recall against numpy's exact
 # answer (appended to summary.md).
@@ -37,11 +38,9 @@ faiss() { # SET ARGS…: faiss_peer.py for each thread count
   local set=$1
   shift
   for t in $THREADS; do
-    local modes=batch
-    [ "$t" = 1 ] && modes=batch,single
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS="$t" \
       PYTHONPATH="$PEER" FAISS_OPT_LEVEL=$L "$py" "$repo/bench/frontier/faiss_peer.py" \
-      --threads "$t" --modes $modes "$@" >"$out/$set-faiss-t$t.jsonl"
+      --threads "$t" --modes batch,single "$@" >"$out/$set-faiss-t$t.jsonl"
   done
 }
 bench() { # WAREHOUSE INDEX OUTNAME ARGS…: parqdb bench for each thread count

@@ -7,7 +7,8 @@ ratios of issue 29's goals: best ParqDB ÷ best FAISS (goal ≥ 1.0×, stretch 1
     summary.py RESULTS_DIR
 
 Figures: with one thread, queries per CPU-second (ParqDB qps_1t_cpu for single queries,
-qps_nt_cpu for the batch; FAISS qps_cpu); with two, queries per wall-clock second.
+qps_nt_cpu for the batch; FAISS qps_cpu); with two, queries per wall-clock second (single
+queries: ParqDB qps_nt_single, that many callers of Search at once; FAISS as many Python threads).
 """
 import glob, json, os, re, sys
 
@@ -30,7 +31,11 @@ def parqdb_rows(path, threads, mode):
     for r in lines(path):
         if r.get("recall_target"):
             continue
-        if mode == "single":
+        if mode == "single" and threads > 1:
+            q = r.get("qps_nt_single")
+            if not q:
+                continue
+        elif mode == "single":
             q = r.get("qps_1t_cpu") or r["qps_1t"]
         elif threads == 1:
             q = r.get("qps_nt_cpu") or r["qps_nt"]

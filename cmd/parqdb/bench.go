@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/internal/ivecs"
@@ -53,7 +54,9 @@ hint line follows when the warm passes read such rows and the index has no
 vectors file). qps_1t_cpu divides by the CPU time of the one-thread pass
 instead of wall time (Linux), which stays meaningful on a shared, busy
 machine; qps_nt_cpu divides by the process CPU time of the --threads pass
-(SearchBatch: with --threads 1, the batch mode on one core).
+(SearchBatch: with --threads 1, the batch mode on one core). With --threads
+above 1, JSON's qps_nt_single is the wall-clock rate of single queries from
+that many callers at once (Search, one query per call).
 
 Every setting runs a warm-up pass first: QPS is for a warm index. Each
 timed pass over the queries is then repeated until --min-time (1s) has
@@ -129,7 +132,8 @@ type benchRow struct {
 	QPS1       float64 `json:"qps_1t"`
 	QPSCPU     float64 `json:"qps_1t_cpu,omitempty"` // queries per CPU-second of the one-thread pass
 	QPSN       float64 `json:"qps_nt"`
-	QPSNCPU    float64 `json:"qps_nt_cpu,omitempty"` // queries per process CPU-second of the --threads pass (SearchBatch)
+	QPSNCPU    float64 `json:"qps_nt_cpu,omitempty"`    // queries per process CPU-second of the --threads pass (SearchBatch)
+	QPSNSingle float64 `json:"qps_nt_single,omitempty"` // queries per second (wall) of --threads callers of Search at once (threads > 1)
 	Threads    int     `json:"threads"`
 	QPSJoin    float64 `json:"qps_join,omitempty"`
 	QPSKeysCPU float64 `json:"qps_keys_cpu,omitempty"` // queries per process CPU-second of a pass returning the key columns
@@ -326,7 +330,10 @@ func benchIndex(ctx context.Context, cmd *cobra.Command, g *globals, name string
 		if !coldWarned && cold != nil {
 			coldWarned = coldExactVectorsWarning(ctx, stderr, cold, f.coldQueries, opts)
 		}
-		passes := 3
+		passes := 3 // warm-up, one thread, --threads
+		if f.threads > 1 {
+			passes++ // --threads callers
+		}
 		if f.join {
 			passes += 3
 		}
@@ -614,6 +621,26 @@ func benchSetting(ctx context.Context, ix, cold *query.Index, qs [][]float32, tr
 		return r, err
 	}
 	r.QPSN, r.QPSNCPU, r.PassesN = perSecond(n, all.wall), perSecond(n, all.cpu), all.passes
+	if f.threads > 1 {
+		callers, err := timer.run(ctx, p, int64(n), func() (time.Duration, error) {
+			g, gctx := errgroup.WithContext(ctx)
+			for w := range f.threads {
+				g.Go(func() error {
+					for i := w; i < n; i += f.threads {
+						if _, err := ix.Search(gctx, qs[i], opts); err != nil {
+							return fmt.Errorf("query %d: %w", i, err)
+						}
+					}
+					return nil
+				})
+			}
+			return 0, g.Wait()
+		})
+		if err != nil {
+			return r, err
+		}
+		r.QPSNSingle = perSecond(n, callers.wall)
+	}
 	if f.join {
 		jopts := opts
 		jopts.NoRows, jopts.Columns = false, f.columns

@@ -112,7 +112,7 @@ func TestBenchMinTime(t *testing.T) {
 	}
 	// Five warm queries take far less than 30 ms on any machine this
 	// runs on: more than one pass each.
-	if r.Passes1 < 2 || r.PassesN < 2 || r.QPS1 <= 0 || r.QPSN <= 0 {
+	if r.Passes1 < 2 || r.PassesN < 2 || r.QPS1 <= 0 || r.QPSN <= 0 || r.QPSNSingle <= 0 {
 		t.Fatalf("--min-time 30ms: %+v, want repeated passes", r)
 	}
 	out, _, code = runSplit(t, "--warehouse", wh, "bench", "words", "--queries", qf, "-k", "5", "--nprobe", "2",

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -281,76 +283,117 @@ func (e *Engine) bind(ctx context.Context, byKey bool, args []any) (duckdb.RowTa
 // search runs r under the engine's time limit and admission, and reports
 // it to OnSearch.
 func (e *Engine) search(ctx context.Context, r request) (*query.Result, error) {
+	var res *query.Result
+	err := e.withIndex(ctx, r, 1, func(ctx context.Context, ix *query.Index, opts query.Options) error {
+		q := r.vec
+		switch {
+		case r.byKey:
+			// A one-field key is the whole text (a key may hold commas);
+			// composite keys are comma-separated.
+			parts := []string{r.text}
+			if len(ix.Snapshot().SourceKeyFields) > 1 {
+				parts = strings.Split(r.text, ",")
+			}
+			vals, err := ix.ParseKey(parts)
+			if err != nil {
+				return err
+			}
+			if q, err = ix.VectorOf(ctx, vals); err != nil {
+				return err
+			}
+		case q != nil:
+			if err := checkVector(q, ix); err != nil {
+				return err
+			}
+		default:
+			var err error
+			if q, err = parseVector(r.text, ix); err != nil {
+				return err
+			}
+		}
+		var err error
+		if res, err = ix.Search(ctx, q, opts); err != nil {
+			return err
+		}
+		e.searched(r.index, res)
+		return nil
+	})
+	return res, err
+}
+
+// searchBatch searches qs, all with r's index and options, as one batch
+// (Index.SearchBatch on every core: list-major where the index is large
+// enough) under one admission slot and the time limit of len(qs) searches
+// run GOMAXPROCS at a time, and reports each to OnSearch. The results are
+// those of searching each vector alone.
+func (e *Engine) searchBatch(ctx context.Context, r request, qs [][]float32) ([]*query.Result, error) {
+	var out []*query.Result
+	err := e.withIndex(ctx, r, len(qs), func(ctx context.Context, ix *query.Index, opts query.Options) error {
+		for _, q := range qs {
+			if err := checkVector(q, ix); err != nil {
+				return err
+			}
+		}
+		var err error
+		if out, err = ix.SearchBatch(ctx, qs, opts, runtime.GOMAXPROCS(0)); err != nil {
+			return err
+		}
+		for _, res := range out {
+			e.searched(r.index, res)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// withIndex runs f on r's index (a pool lease) with r's options, recall
+// resolved and columns checked, under one admission slot and the time
+// limit of n searches run GOMAXPROCS at a time.
+func (e *Engine) withIndex(ctx context.Context, r request, n int, f func(context.Context, *query.Index, query.Options) error) error {
 	index, opts := r.index, r.opts
 	timeout := e.opts.Limits.Timeout
 	if timeout == 0 {
 		timeout = serving.DefaultLimits.Timeout
+	}
+	if p := runtime.GOMAXPROCS(0); n > p {
+		timeout *= time.Duration((n + p - 1) / p)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if e.opts.Admitter != nil {
 		release, err := e.opts.Admitter.Admit(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer release()
 	}
 	lease, err := e.pool.Acquire(ctx, index, r.snapshot)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer lease.Release()
 	ix := lease.Index()
 	if opts, err = e.opts.Limits.ResolveRecall(ctx, ix, opts); err != nil {
-		return nil, err
+		return err
 	}
 	if opts.Columns != nil {
 		have := ix.Columns()
 		for _, c := range opts.Columns {
-			found := false
-			for _, h := range have {
-				found = found || h == c
-			}
-			if !found {
-				return nil, &serving.Error{Status: http.StatusBadRequest, Code: serving.CodeUnknownColumn,
+			if !slices.Contains(have, c) {
+				return &serving.Error{Status: http.StatusBadRequest, Code: serving.CodeUnknownColumn,
 					Message: fmt.Sprintf("column %q is not in the source of index %q (columns: %s)", c, index, strings.Join(have, ", "))}
 			}
 		}
 	}
-	q := r.vec
-	switch {
-	case r.byKey:
-		// A one-field key is the whole text (a key may hold commas);
-		// composite keys are comma-separated.
-		parts := []string{r.text}
-		if len(ix.Snapshot().SourceKeyFields) > 1 {
-			parts = strings.Split(r.text, ",")
-		}
-		vals, err := ix.ParseKey(parts)
-		if err != nil {
-			return nil, err
-		}
-		if q, err = ix.VectorOf(ctx, vals); err != nil {
-			return nil, err
-		}
-	case q != nil:
-		if err := checkVector(q, ix); err != nil {
-			return nil, err
-		}
-	default:
-		if q, err = parseVector(r.text, ix); err != nil {
-			return nil, err
-		}
-	}
-	res, err := ix.Search(ctx, q, opts)
-	if err != nil {
-		return nil, err
-	}
+	return f(ctx, ix, opts)
+}
+
+// searched detaches res from the index's buffers and reports it.
+func (e *Engine) searched(index string, res *query.Result) {
 	serving.CloneResult(res)
 	if e.opts.OnSearch != nil {
 		e.opts.OnSearch(index, len(res.Hits))
 	}
-	return res, nil
 }
 
 // parseVector parses a JSON array of numbers for ix.

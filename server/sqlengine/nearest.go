@@ -8,6 +8,8 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"golang.org/x/sync/errgroup"
@@ -81,10 +83,13 @@ func (f nearestFunc) Executor() duckdb.ScalarFuncExecutor {
 	}}
 }
 
-// nearestChunk searches for the rows of one chunk (up to 2,048) at once,
-// GOMAXPROCS at a time (each search still takes its own admission slot):
-// DuckDB often calls a scalar function from one thread, as when a query
-// reads one Parquet row group.
+// nearestChunk searches for the rows of one chunk (up to 2,048) at once.
+// Vector rows with the same index and options (the usual statement: one
+// constant index, k and options, a vector per row) are searched as one
+// batch (searchBatch: list-major on every core); key rows are searched
+// GOMAXPROCS at a time, each with its own admission slot. DuckDB often
+// calls a scalar function from one thread, as when a query reads one
+// Parquet row group.
 func (e *Engine) nearestChunk(ctx context.Context, chunk *duckdb.ChunkIteratorState, byKey bool) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -101,16 +106,13 @@ func (e *Engine) nearestChunk(ctx context.Context, chunk *duckdb.ChunkIteratorSt
 		rows = append(rows, vals)
 	}
 	out := make([]any, len(rows))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, vals := range rows {
-		g.Go(func() error {
-			var err error
-			out[i], err = e.nearestRow(gctx, vals, byKey)
-			return err
-		})
+	var err error
+	if byKey {
+		err = e.nearestKeys(ctx, rows, out)
+	} else {
+		err = e.nearestVectors(ctx, rows, out)
 	}
-	if err := g.Wait(); err != nil {
+	if err != nil {
 		return err
 	}
 	i := 0
@@ -126,11 +128,103 @@ func (e *Engine) nearestChunk(ctx context.Context, chunk *duckdb.ChunkIteratorSt
 	return nil
 }
 
-// nearestRow searches for one row.
-func (e *Engine) nearestRow(ctx context.Context, values []driver.Value, byKey bool) (any, error) {
-	if ctx == nil {
-		ctx = context.Background()
+// nearestKeys searches near each row's key into out, GOMAXPROCS at a time.
+func (e *Engine) nearestKeys(ctx context.Context, rows [][]driver.Value, out []any) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, vals := range rows {
+		g.Go(func() error {
+			r, err := nearestRequest(e, vals, true)
+			if err != nil {
+				return record(gctx, err)
+			}
+			if r == nil { // a NULL key: NULL
+				return nil
+			}
+			res, err := e.search(gctx, *r)
+			if err != nil {
+				return record(gctx, err)
+			}
+			out[i], err = hitList(res)
+			return err
+		})
 	}
+	return g.Wait()
+}
+
+// nearestVectors searches near each row's vector into out: the rows are
+// grouped by their other arguments, and each group is one batch.
+func (e *Engine) nearestVectors(ctx context.Context, rows [][]driver.Value, out []any) error {
+	type group struct {
+		r    request
+		rows []int
+		qs   [][]float32
+	}
+	var groups []*group
+	byArgs := map[string]*group{}
+	for i, vals := range rows {
+		g := byArgs[optionsKey(vals)]
+		if g == nil {
+			r, err := nearestRequest(e, vals, false)
+			if err != nil {
+				return record(ctx, err)
+			}
+			if r == nil { // a NULL vector: NULL
+				continue
+			}
+			g = &group{r: *r}
+			g.r.vec = nil
+			byArgs[optionsKey(vals)] = g
+			groups = append(groups, g)
+		}
+		q, err := queryVector(vals[1])
+		if err != nil {
+			return record(ctx, err)
+		}
+		if q == nil {
+			continue
+		}
+		g.rows = append(g.rows, i)
+		g.qs = append(g.qs, q)
+	}
+	for _, g := range groups {
+		res, err := e.searchBatch(ctx, g.r, g.qs)
+		if err != nil {
+			return record(ctx, err)
+		}
+		for j, i := range g.rows {
+			if out[i], err = hitList(res[j]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// optionsKey identifies a row's arguments other than the query vector
+// (index, k, options), distinctly for distinct values.
+func optionsKey(vals []driver.Value) string {
+	var b strings.Builder
+	for i, v := range vals {
+		if i == 1 {
+			continue
+		}
+		switch v := v.(type) {
+		case nil:
+			b.WriteString("null")
+		case string:
+			b.WriteString(strconv.Quote(v))
+		default:
+			fmt.Fprintf(&b, "%T(%v)", v, v)
+		}
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// nearestRequest parses one row's arguments; nil when its query (vector
+// or key) is NULL.
+func nearestRequest(e *Engine, values []driver.Value, byKey bool) (*request, error) {
 	fn := "ivf_nearest"
 	if byKey {
 		fn = "ivf_nearest_key"
@@ -141,30 +235,39 @@ func (e *Engine) nearestRow(ctx context.Context, values []driver.Value, byKey bo
 	}
 	r, err := e.parseArgs(fn, args)
 	if err != nil {
-		return nil, record(ctx, err)
+		return nil, err
 	}
 	switch q := args[1].(type) {
 	case nil:
 		return nil, nil
 	case string:
 		r.byKey, r.text = true, q
+	default:
+		if r.vec, err = queryVector(q); err != nil {
+			return nil, err
+		}
+	}
+	return &r, nil
+}
+
+// queryVector reads ivf_nearest's query vector argument: nil for NULL.
+func queryVector(v driver.Value) ([]float32, error) {
+	switch q := v.(type) {
+	case nil:
+		return nil, nil
 	case []any:
-		r.vec = make([]float32, len(q))
+		vec := make([]float32, len(q))
 		for i, x := range q {
 			f, ok := x.(float32)
 			if !ok {
-				return nil, record(ctx, badArg("%s: query_vector[%d] is NULL", fn, i))
+				return nil, badArg("ivf_nearest: query_vector[%d] is NULL", i)
 			}
-			r.vec[i] = f
+			vec[i] = f
 		}
+		return vec, nil
 	default:
-		return nil, record(ctx, badArg("%s: want a list of numbers or a key, not %T", fn, q))
+		return nil, badArg("ivf_nearest: want a list of numbers or a key, not %T", q)
 	}
-	res, err := e.search(ctx, r)
-	if err != nil {
-		return nil, record(ctx, err)
-	}
-	return hitList(res)
 }
 
 // hitList is res as ivf_nearest's list of structs.

@@ -15,59 +15,84 @@ import (
 // TestNearestPerRow: one statement searches once per row of a 1,000-row
 // table (ivf_nearest over the source view) and returns, for every row,
 // what a single search with that row's vector and the same options
-// returns: the same rows in the same order, the same distances.
+// returns: the same rows in the same order, the same distances. The rows
+// of a chunk are searched as batches of rows with equal options: the
+// second statement gives rows different k and nprobe, and NULL vectors.
 func TestNearestPerRow(t *testing.T) {
 	e, ix := newEngineWith(t, sqlengine.Options{})
 	ctx := context.Background()
-	rr, err := e.Query(ctx, `SELECT q.word, q.embedding, ivf_nearest('words', q.embedding, 5, nprobe := 12, columns := ['word', 'rank']) AS nn
-		FROM (SELECT word, embedding FROM words ORDER BY rank LIMIT 1000) q`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rr.Release()
-	n := 0
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		for r := 0; r < int(rec.NumRows()); r++ {
-			var vec []float32
-			var nn []struct {
-				Distance float32         `json:"_distance"`
-				Row      json.RawMessage `json:"_row"`
-			}
-			for c, dst := range []any{nil, &vec, &nn} {
-				if dst == nil {
-					continue
-				}
-				b, _ := json.Marshal(rec.Column(c).GetOneForMarshal(r))
-				if err := json.Unmarshal(b, dst); err != nil {
-					t.Fatalf("row %d column %d: %v: %s", n, c, err, b)
-				}
-			}
-			want, err := ix.Search(ctx, vec, query.Options{K: 5, NProbe: 12, Columns: []string{"word", "rank"}})
+	for _, tc := range []struct {
+		name, stmt string
+		opts       func(rank int64) (k, nprobe int, null bool)
+	}{
+		{"same options", `SELECT q.rank, q.embedding, ivf_nearest('words', q.embedding, 5, nprobe := 12, columns := ['word', 'rank']) AS nn
+		FROM (SELECT rank, embedding FROM words ORDER BY rank LIMIT 1000) q`,
+			func(int64) (int, int, bool) { return 5, 12, false }},
+		{"options per row", `SELECT q.rank, q.embedding, ivf_nearest('words', CASE WHEN q.rank % 7 = 0 THEN NULL ELSE q.embedding END,
+			3 + q.rank % 3, nprobe := 8 + 4 * (q.rank % 2), columns := ['word', 'rank']) AS nn
+		FROM (SELECT rank, embedding FROM words ORDER BY rank LIMIT 1000) q`,
+			func(r int64) (int, int, bool) { return 3 + int(r%3), 8 + 4*int(r%2), r%7 == 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rr, err := e.Query(ctx, tc.stmt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(nn) != len(want.Hits) {
-				t.Fatalf("row %d: %d hits, want %d", n, len(nn), len(want.Hits))
-			}
-			for i, jr := range want.JSONRows() {
-				wrow, _ := jr.MarshalJSON()
-				var grow string // the JSON type travels as text
-				if err := json.Unmarshal(nn[i].Row, &grow); err != nil {
-					grow = string(nn[i].Row)
+			defer rr.Release()
+			n, nulls := 0, 0
+			for rr.Next() {
+				rec := rr.RecordBatch()
+				for r := 0; r < int(rec.NumRows()); r++ {
+					var rank int64
+					var vec []float32
+					var nn []struct {
+						Distance float32         `json:"_distance"`
+						Row      json.RawMessage `json:"_row"`
+					}
+					for c, dst := range []any{&rank, &vec, &nn} {
+						b, _ := json.Marshal(rec.Column(c).GetOneForMarshal(r))
+						if err := json.Unmarshal(b, dst); err != nil {
+							t.Fatalf("row %d column %d: %v: %s", n, c, err, b)
+						}
+					}
+					n++
+					k, nprobe, null := tc.opts(rank)
+					if null {
+						if nn != nil {
+							t.Fatalf("rank %d: a NULL vector gave %d hits, want NULL", rank, len(nn))
+						}
+						nulls++
+						continue
+					}
+					want, err := ix.Search(ctx, vec, query.Options{K: k, NProbe: nprobe, Columns: []string{"word", "rank"}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(nn) != len(want.Hits) {
+						t.Fatalf("rank %d: %d hits, want %d", rank, len(nn), len(want.Hits))
+					}
+					for i, jr := range want.JSONRows() {
+						wrow, _ := jr.MarshalJSON()
+						var grow string // the JSON type travels as text
+						if err := json.Unmarshal(nn[i].Row, &grow); err != nil {
+							grow = string(nn[i].Row)
+						}
+						if nn[i].Distance != jr.Distance || grow != string(wrow) {
+							t.Fatalf("rank %d hit %d: %v %s, want %v %s", rank, i, nn[i].Distance, grow, jr.Distance, wrow)
+						}
+					}
 				}
-				if nn[i].Distance != jr.Distance || grow != string(wrow) {
-					t.Fatalf("row %d hit %d: %v %s, want %v %s", n, i, nn[i].Distance, grow, jr.Distance, wrow)
-				}
 			}
-			n++
-		}
-	}
-	if err := rr.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n != 1000 {
-		t.Fatalf("%d rows, want 1000", n)
+			if err := rr.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if n != 1000 {
+				t.Fatalf("%d rows, want 1000", n)
+			}
+			if _, _, null := tc.opts(0); null && nulls == 0 {
+				t.Fatal("no NULL vectors among the rows")
+			}
+		})
 	}
 }
 
