@@ -29,7 +29,7 @@ func newEngine(t *testing.T) (*sqlengine.Engine, *query.Index) {
 	return newEngineWith(t, sqlengine.Options{})
 }
 
-func newEngineWith(t *testing.T, opts sqlengine.Options) (*sqlengine.Engine, *query.Index) {
+func newEngineWith(t testing.TB, opts sqlengine.Options) (*sqlengine.Engine, *query.Index) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -5,6 +5,7 @@ package sqlengine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -172,4 +173,30 @@ func TestSearchKeyWithComma(t *testing.T) {
 	if len(got) != 1 || got[0]["word"] != `","` {
 		t.Fatalf("got %v, want the row of \",\"", got)
 	}
+}
+
+// BenchmarkNearest: one statement searching once for each of the 10,000
+// rows of the source view (5 nearest, the word column), the SQL form of
+// a self-join.
+func BenchmarkNearest(b *testing.B) {
+	e, _ := newEngineWith(b, sqlengine.Options{})
+	ctx := context.Background()
+	for b.Loop() {
+		rr, err := e.Query(ctx, `SELECT count(*) FROM (SELECT unnest(ivf_nearest('words', embedding, 5, columns := ['word'])) FROM words)`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var n any
+		for rr.Next() {
+			n = rr.RecordBatch().Column(0).GetOneForMarshal(0)
+		}
+		if err := rr.Err(); err != nil {
+			b.Fatal(err)
+		}
+		rr.Release()
+		if fmt.Sprint(n) != "50000" {
+			b.Fatalf("%v hits, want 5 for each of 10,000 rows", n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e4, "ns/query")
 }
