@@ -411,7 +411,7 @@ func TestPTYInterrupt(t *testing.T) {
 		"refresh":  func(f ptyFixture) []string { return []string{"index", "refresh", "v", "--retrain"} },
 		"optimize": func(f ptyFixture) []string { return []string{"index", "optimize", "v", "--force"} },
 		"bench": func(f ptyFixture) []string {
-			return []string{"bench", "v", "--queries", f.queries, "--nprobe", "1,4", "--refine", "0,4", "--cold-queries", "5"}
+			return []string{"bench", "v", "--queries", f.queries, "--nprobe", "1,4", "--refine", "0,4", "--cold-queries", "5", "--threads", "2"}
 		},
 	}
 	for _, tc := range []struct {
@@ -509,9 +509,10 @@ func TestPTYFinishedStages(t *testing.T) {
 		{"optimize", func(f ptyFixture) []string { return []string{"index", "optimize", "v", "--force"} },
 			[]string{"write", "commit"}, map[string]string{"write": "buckets"}},
 		{"bench", func(f ptyFixture) []string {
-			return []string{"bench", "v", "--queries", f.queries, "--nprobe", "1,4", "--refine", "0,4", "--cold-queries", "5"}
+			return []string{"bench", "v", "--queries", f.queries, "--nprobe", "1,4", "--refine", "0,4", "--cold-queries", "5", "--threads", "2"}
 		}, []string{"truth", "nprobe 1 refine 0", "nprobe 4 refine 0", "nprobe 1 refine 4", "nprobe 4 refine 4"},
-			map[string]string{"nprobe 1 refine 0": "605 / 605 searches", "nprobe 4 refine 4": "605 / 605 searches"}},
+			// 200 queries × 4 passes (warm-up, one thread, the batch, two callers) + 5 cold
+			map[string]string{"nprobe 1 refine 0": "805 / 805 searches", "nprobe 4 refine 4": "805 / 805 searches"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newPTYFixture(t)
