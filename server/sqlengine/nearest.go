@@ -163,7 +163,8 @@ func (e *Engine) nearestVectors(ctx context.Context, rows [][]driver.Value, out 
 	var groups []*group
 	byArgs := map[string]*group{}
 	for i, vals := range rows {
-		g := byArgs[optionsKey(vals)]
+		key := optionsKey(vals)
+		g := byArgs[key]
 		if g == nil {
 			r, err := nearestRequest(e, vals, false)
 			if err != nil {
@@ -174,7 +175,7 @@ func (e *Engine) nearestVectors(ctx context.Context, rows [][]driver.Value, out 
 			}
 			g = &group{r: *r}
 			g.r.vec = nil
-			byArgs[optionsKey(vals)] = g
+			byArgs[key] = g
 			groups = append(groups, g)
 		}
 		q, err := queryVector(vals[1])
