@@ -36,13 +36,15 @@ build-sql:
 	$(GO) build -ldflags "$(LDFLAGS)" -tags "$(DUCKDB_TAGS)$(if $(TAGS),$(comma)$(TAGS))" -o bin/parqdb-sql ./cmd/parqdb
 
 # python-lib builds the C API (cmd/libparqdb) as the shared library the
-# Python package loads, into python/parqdb/ (for the tests and PYTHONPATH
-# use from the checkout); python also builds the wheel into python/dist/
-# (pip wheel with Debian's setuptools, no PyPI). docs/python.md.
+# Python package loads, and the package's C extension (parqdb/_core.c),
+# into python/parqdb/ (for the tests and PYTHONPATH use from the checkout);
+# python also builds the wheel into python/dist/ (pip wheel with Debian's
+# setuptools, no PyPI). docs/python.md.
 PYTHON ?= /usr/bin/python3
 python-lib:
 	$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o python/parqdb/libparqdb.so ./cmd/libparqdb
 	rm -f python/parqdb/libparqdb.h
+	cd python && $(PYTHON) setup.py -q build_ext --inplace
 
 python: python-lib
 	$(PYTHON) -m pip wheel --no-build-isolation --no-deps -w python/dist ./python

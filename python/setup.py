@@ -1,16 +1,19 @@
-"""Builds the Go shared library into the package (see pyproject.toml).
+"""Builds the Go shared library and the C extension into the package (see
+pyproject.toml).
 
 The library is cmd/libparqdb of the enclosing ParqDB checkout, built with
 `go build -buildmode=c-shared`; Go downloads nothing but modules (from the
-Go module proxy, or none when they are in the module cache).
+Go module proxy, or none when they are in the module cache). The extension
+parqdb._core (parqdb/_core.c: the per-call path of a search) needs the
+Python and numpy headers (Debian's python3-dev and python3-numpy).
 """
 
 import os
 import subprocess
 
-from setuptools import setup
+import numpy
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
-from setuptools.dist import Distribution
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 REPO = os.path.dirname(HERE)
@@ -34,11 +37,11 @@ class BuildPy(build_py):
         build_library(os.path.abspath(os.path.join(self.build_lib, "parqdb", "libparqdb.so")))
 
 
-class BinaryDistribution(Distribution):
-    """A wheel for this platform: the package holds a shared library."""
+core = Extension(
+    "parqdb._core",
+    sources=["parqdb/_core.c"],
+    include_dirs=[numpy.get_include()],
+    extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
+)
 
-    def has_ext_modules(self) -> bool:
-        return True
-
-
-setup(cmdclass={"build_py": BuildPy}, distclass=BinaryDistribution)
+setup(cmdclass={"build_py": BuildPy}, ext_modules=[core])

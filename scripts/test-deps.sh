@@ -2,7 +2,7 @@
 # Installs what ParqDB's tests and lint need and is missing, so that
 # `make test` and `make lint` work on a fresh Debian machine with Go:
 # PostgreSQL, strace, chromium and Python's numpy, pandas, pytest, tqdm,
-# cffi, pip, venv, setuptools and wheel (Debian packages, with apt-get, as
+# cffi, pip, venv, setuptools, wheel and headers (Debian packages, with apt-get, as
 # root or through sudo; strace for the outside-open guard test, chromium for
 # the web console's browser test, server/console_browser_test.go, the
 # Python packages for python/: make python, make test-python),
@@ -35,12 +35,14 @@ if ! command -v chromium >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 if ! /usr/bin/python3 -c 'import numpy, pandas, pytest, tqdm, setuptools, wheel' >/dev/null 2>&1 ||
-  ! /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
-  # The Python package's tests (make test-python) and wheel (make python).
+  ! /usr/bin/python3 -m pip --version >/dev/null 2>&1 ||
+  [ ! -e "$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then
+  # The Python package's tests (make test-python) and wheel (make python);
+  # python3-dev: the headers its C extension (python/parqdb/_core.c) needs.
   echo "test-deps: installing Python packages (Debian packages)" >&2
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-numpy python3-pandas python3-pytest \
-    python3-cffi python3-tqdm python3-pip python3-venv python3-setuptools python3-wheel >/dev/null
+    python3-cffi python3-tqdm python3-pip python3-venv python3-setuptools python3-wheel python3-dev >/dev/null
 fi
 if [ ! -x "$TOOLS/bin/versitygw" ]; then
   echo "test-deps: building versitygw v1.8.0 (a few minutes, once)" >&2

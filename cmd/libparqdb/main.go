@@ -223,28 +223,51 @@ func checkColumns(ix *query.Index, cols []string) error {
 // not finite, and under cosine an all-zero vector) and returns them as
 // one slice per query, aliasing q.
 func queryViews(ix *query.Index, q *C.float, n, d int) ([][]float32, error) {
-	if d != ix.Dim() {
-		return nil, &serving.Error{Status: http.StatusBadRequest, Code: serving.CodeWrongDimension,
-			Message: fmt.Sprintf("query vectors have %d values; index %q has dimension %d", d, ix.Name(), ix.Dim())}
+	if err := checkDim(ix, d); err != nil {
+		return nil, err
 	}
 	flat := unsafe.Slice((*float32)(unsafe.Pointer(q)), n*d)
 	cosine := ix.Snapshot().Metric == metadata.MetricCosine
 	qs := make([][]float32, n)
 	for i := range qs {
-		v := flat[i*d : (i+1)*d : (i+1)*d]
-		zero := true
-		for j, x := range v {
-			if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
-				return nil, invalidVector(n, i, "[%d] = %g is not a finite float32", j, x)
-			}
-			zero = zero && x == 0
+		qs[i] = flat[i*d : (i+1)*d : (i+1)*d]
+		if err := checkVector(qs[i], cosine, n, i); err != nil {
+			return nil, err
 		}
-		if zero && cosine {
-			return nil, invalidVector(n, i, " is all zeros: it has no direction under the cosine metric")
-		}
-		qs[i] = v
 	}
 	return qs, nil
+}
+
+// queryView is queryViews for one vector, without allocating.
+func queryView(ix *query.Index, q *C.float, d int) ([]float32, error) {
+	if err := checkDim(ix, d); err != nil {
+		return nil, err
+	}
+	v := unsafe.Slice((*float32)(unsafe.Pointer(q)), d)
+	return v, checkVector(v, ix.Snapshot().Metric == metadata.MetricCosine, 1, 0)
+}
+
+func checkDim(ix *query.Index, d int) error {
+	if d != ix.Dim() {
+		return &serving.Error{Status: http.StatusBadRequest, Code: serving.CodeWrongDimension,
+			Message: fmt.Sprintf("query vectors have %d values; index %q has dimension %d", d, ix.Name(), ix.Dim())}
+	}
+	return nil
+}
+
+// checkVector checks query i of n (invalid_vector).
+func checkVector(v []float32, cosine bool, n, i int) error {
+	zero := true
+	for j, x := range v {
+		if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
+			return invalidVector(n, i, "[%d] = %g is not a finite float32", j, x)
+		}
+		zero = zero && x == 0
+	}
+	if zero && cosine {
+		return invalidVector(n, i, " is all zeros: it has no direction under the cosine metric")
+	}
+	return nil
 }
 
 func invalidVector(n, i int, format string, args ...any) error {
@@ -309,11 +332,11 @@ func parqdb_search1(ixH C.int64_t, q *C.float, dim, optH C.int64_t, dist *C.floa
 	if err != nil {
 		return -C.int64_t(newHandle(err))
 	}
-	qs, err := queryViews(ix.ix, q, 1, int(dim))
+	v, err := queryView(ix.ix, q, int(dim))
 	if err != nil {
 		return -C.int64_t(newHandle(err))
 	}
-	r, err := ix.ix.Search(ctx, qs[0], p.opts)
+	r, err := ix.ix.Search(ctx, v, p.opts)
 	if err != nil {
 		return -C.int64_t(newHandle(err))
 	}

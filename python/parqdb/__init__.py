@@ -9,7 +9,8 @@ and Iceberg tables from Python, with numpy and pandas.
     >>> ix.search_key("king", k=5).to_pandas()
 
 The Go library runs in this process (libparqdb, a C shared library loaded
-with ctypes); there is no server. See docs/python.md.
+with ctypes, and parqdb._core, a C extension for the per-call path of a
+search); there is no server. See docs/python.md.
 """
 
 from ._api import Connection, Index, Results, connect

@@ -7,12 +7,12 @@ import json
 import os
 import time
 import weakref
-from ctypes import addressof, byref, c_char, c_int64, c_void_p
+from ctypes import byref, c_int64, c_void_p
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _lib
+from . import _core, _lib
 
 if TYPE_CHECKING:
     import pandas
@@ -193,16 +193,6 @@ def _release_all(handles: Dict[Any, int]) -> None:
 _F32 = np.dtype(np.float32)
 
 
-def _addr(a: np.ndarray) -> int:
-    """The address of a's first element: through the buffer protocol when a
-    is writable (a third of the cost of ``a.ctypes.data``, which builds a
-    helper object per call), else ``a.ctypes.data``."""
-    try:
-        return addressof(c_char.from_buffer(a))
-    except (TypeError, ValueError):  # read-only or empty
-        return a.ctypes.data
-
-
 _MAX_OPTIONS = 256  # the option sets an Index keeps parsed
 # Batches of at least this many queries run on a worker thread that Ctrl-C
 # cancels (smaller ones take milliseconds: the thread would cost more).
@@ -277,21 +267,18 @@ class Index(_Handle):
         ``columns`` selects the source columns returned (None: all);
         ``workers`` bounds the threads of a batch (None: all cores).
         """
-        opt = self._optids.get((k, nprobe, refine, where, recall, None if columns is None else tuple(columns),
-                                workers, False))
-        if opt is None:
-            opt = self._opts(k, nprobe, refine, where, recall, columns, workers)
+        # one float32 vector under options used before: all in C
+        r = _core.search(self, q, k, nprobe, refine, where, recall, columns, workers)
+        if r is not None:
+            return r
+        opt = self._opts(k, nprobe, refine, where, recall, columns, workers)
         if type(q) is np.ndarray and q.dtype is _F32 and q.flags.c_contiguous:
             arr = q  # read in place
         else:
             with np.errstate(over="ignore"):  # an overflow becomes inf: invalid_vector
                 arr = np.ascontiguousarray(q, dtype=np.float32)
         if arr.ndim == 1:
-            buf = np.empty(k + 1, _F32)
-            h = _lib.lib.parqdb_search1(self._h, _addr(arr), arr.shape[0], opt, _addr(buf))
-            if h < 0:
-                _lib.raise_error_handle(h)
-            return Results(self, h, buf, None, columns)
+            return _core.search_vector(self, self._h, arr, opt, int(k), columns)
         if arr.ndim != 2:
             raise BadQuery(f"q must be a vector or a 2-D batch of vectors, not {arr.ndim}-D", "invalid_argument")
         if arr.shape[0] == 0:
@@ -420,29 +407,24 @@ def _key_json(x: Any) -> Any:
     return x
 
 
-class Results:
+class Results(_core.ResultsCore):
     """The answer of one search: ``distances`` and ``keys`` as numpy arrays
     (shape (hits,) for one query; (queries, k) for a batch, padded with NaN
     and None), rows as :meth:`to_list` or :meth:`to_pandas`. The rows stay
     in the library until the Results is closed or collected."""
 
-    __slots__ = ("_ix", "_h", "_buf", "_counts", "_columns", "_rows", "__weakref__")
+    # The fields are ResultsCore's (parqdb/_core.c), set by
+    # Results(ix, handle, buf, counts, columns): for one query buf holds k
+    # distances, then the number of hits; for a batch buf is (queries, k)
+    # and counts the hits per query. Collecting a Results releases its handle.
+    __slots__ = ("__weakref__",)
 
-    def __init__(self, ix: Index, handle: int, buf: np.ndarray, counts: Optional[np.ndarray],
-                 columns: Optional[Sequence[str]]) -> None:
-        # one query: buf holds k distances, then the number of hits;
-        # a batch: buf is (queries, k) and counts the hits per query
-        self._ix = ix
-        self._h = handle
-        self._buf = buf
-        self._counts = counts
-        self._columns = None if columns is None else list(columns)
-        self._rows: Optional[List[List[Dict[str, Any]]]] = None
-
-    def __del__(self) -> None:
-        h, self._h = self._h, 0
-        if h and _lib is not None and _lib.release_later is not None:
-            _lib.release_later(h)
+    _ix: Index
+    _h: int
+    _buf: np.ndarray
+    _counts: Optional[np.ndarray]
+    _columns: Optional[List[str]]
+    _rows: Optional[List[List[Dict[str, Any]]]]
 
     def close(self) -> None:
         """Releases the rows the library holds for these results (idempotent)."""
@@ -585,3 +567,8 @@ class _ProgressBars:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+# The C path of single-vector searches calls the library loaded above.
+_core.bind(ctypes.cast(_lib.lib.parqdb_search1, c_void_p).value,
+           ctypes.cast(_lib.lib.parqdb_release_many, c_void_p).value, Results, _lib.raise_error_handle)

@@ -1,7 +1,8 @@
 """Loading libparqdb (the C API of cmd/libparqdb) and calling it.
 
-ctypes releases the GIL for every foreign call, so searches and builds
-from several Python threads run in parallel in Go.
+ctypes releases the GIL for every foreign call, and so does _core (the
+single-vector search, in C), so searches and builds from several Python
+threads run in parallel in Go.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import threading
 from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int32, c_int64, c_void_p
 from typing import Any, Callable, Optional
 
+from . import _core
 from .errors import error_for
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -117,33 +119,10 @@ def release(handle: int) -> None:
         lib.parqdb_release(handle)
 
 
-# Handles of collected Results, released together (release_later): one
-# foreign call per _BATCH results instead of one each.
-_pending: list = []
-_pending_lock = threading.Lock()
-_BATCH = 256
-
-
-def release_later(handle: int) -> None:
-    """Releases handle with the next batch (Results.__del__)."""
-    _pending.append(handle)
-    if len(_pending) >= _BATCH:
-        flush_releases()
-
-
-def flush_releases() -> None:
-    global _pending
-    with _pending_lock:
-        hs, _pending = _pending, []
-    if hs and lib is not None:
-        arr = (c_int64 * len(hs))(*hs)
-        lib.parqdb_release_many(arr, len(hs))
-
-
 def open_handles() -> int:
     """Returns the number of Go objects the process holds (for leak checks),
     after releasing those of collected results."""
-    flush_releases()
+    _core.flush()
     return int(lib.parqdb_handles())
 
 

@@ -1,0 +1,369 @@
+/*
+ * parqdb._core: the per-call path of the Python package, in C.
+ *
+ * A single-vector search from Python costs the Go Search plus what the
+ * call itself adds; through ctypes that was 3-4 us a call (argument
+ * conversion, two buffer addresses, a numpy allocation, a Python
+ * Results and its __del__). This module holds what runs once per call:
+ *
+ *   ResultsCore  the storage of parqdb.Results (the index, the library's
+ *                result handle, the distance buffer, the hit counts, the
+ *                selected columns, the decoded rows); collecting the
+ *                answer to one query hands its handle to a batch released
+ *                by one library call, collecting a batch's releases it.
+ *   search       the common case of Index.search (one float32 vector,
+ *                options parsed before) from its arguments: the options'
+ *                handle looked up, parqdb_search1 called with the GIL
+ *                released, a Results made; search_vector the same from an
+ *                options handle.
+ *
+ * bind() receives the addresses of the library's parqdb_search1 and
+ * parqdb_release_many (from the ctypes-loaded libparqdb), the Results
+ * class and the function that raises an error handle's exception. The
+ * library is not linked: this module and libparqdb are loaded apart.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include <stdint.h>
+
+typedef int64_t (*search1_fn)(int64_t ix, float *q, int64_t dim, int64_t opt, float *dist);
+typedef void (*release_many_fn)(int64_t *hs, int64_t n);
+
+static search1_fn search1_p;
+static release_many_fn release_many_p;
+static PyTypeObject *results_type; /* parqdb.Results, a subclass of ResultsCore */
+static PyObject *raise_error_handle; /* _lib.raise_error_handle */
+
+/* The handles of collected results, released together (the GIL guards them). */
+#define PENDING 32
+static int64_t pending[PENDING];
+static Py_ssize_t npending;
+
+static void flush_pending(void) {
+    if (npending > 0 && release_many_p != NULL) {
+        Py_ssize_t n = npending;
+        npending = 0;
+        release_many_p(pending, n);
+    }
+}
+
+static void release_later(int64_t h) {
+    if (npending == PENDING)
+        flush_pending();
+    pending[npending++] = h;
+}
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *ix;      /* the Index */
+    long long h;       /* the library's result handle; 0 once released */
+    PyObject *buf;     /* one query: k distances then the hit count; a batch: (queries, k) */
+    PyObject *counts;  /* None for one query; the hits per query of a batch */
+    PyObject *columns; /* None or the list of selected columns */
+    PyObject *rows;    /* None or the rows decoded from the library */
+} ResultsCore;
+
+static int core_init(ResultsCore *self, PyObject *args, PyObject *kw) {
+    PyObject *ix, *buf, *counts, *columns;
+    long long h;
+    static char *names[] = {"ix", "handle", "buf", "counts", "columns", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OLOOO:Results", names, &ix, &h, &buf, &counts, &columns))
+        return -1;
+    if (columns != Py_None) {
+        columns = PySequence_List(columns);
+        if (columns == NULL)
+            return -1;
+    } else {
+        Py_INCREF(columns);
+    }
+    Py_INCREF(ix);
+    Py_INCREF(buf);
+    Py_INCREF(counts);
+    Py_INCREF(Py_None);
+    Py_XSETREF(self->ix, ix);
+    Py_XSETREF(self->buf, buf);
+    Py_XSETREF(self->counts, counts);
+    Py_XSETREF(self->columns, columns);
+    Py_XSETREF(self->rows, Py_None);
+    self->h = h;
+    return 0;
+}
+
+static int core_traverse(ResultsCore *self, visitproc visit, void *arg) {
+    Py_VISIT(self->ix);
+    Py_VISIT(self->buf);
+    Py_VISIT(self->counts);
+    Py_VISIT(self->columns);
+    Py_VISIT(self->rows);
+    return 0;
+}
+
+static int core_clear(ResultsCore *self) {
+    Py_CLEAR(self->ix);
+    Py_CLEAR(self->buf);
+    Py_CLEAR(self->counts);
+    Py_CLEAR(self->columns);
+    Py_CLEAR(self->rows);
+    return 0;
+}
+
+static void core_dealloc(ResultsCore *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    if (self->h > 0) {
+        int64_t h = self->h;
+        self->h = 0;
+        if (self->counts == NULL || self->counts == Py_None)
+            release_later(h);
+        else if (release_many_p != NULL)
+            release_many_p(&h, 1); /* a batch's rows: freed now, not after 255 more */
+    }
+    core_clear(self);
+    /* a Python subclass's dealloc (subtype_dealloc) drops its reference to the type */
+    tp->tp_free((PyObject *)self);
+}
+
+static PyMemberDef core_members[] = {
+    {"_ix", T_OBJECT, offsetof(ResultsCore, ix), READONLY, NULL},
+    {"_h", T_LONGLONG, offsetof(ResultsCore, h), 0, NULL},
+    {"_buf", T_OBJECT, offsetof(ResultsCore, buf), 0, NULL},
+    {"_counts", T_OBJECT, offsetof(ResultsCore, counts), 0, NULL},
+    {"_columns", T_OBJECT, offsetof(ResultsCore, columns), READONLY, NULL},
+    {"_rows", T_OBJECT, offsetof(ResultsCore, rows), 0, NULL},
+    {NULL},
+};
+
+static PyTypeObject ResultsCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "parqdb._core.ResultsCore",
+    .tp_doc = PyDoc_STR("The storage of parqdb.Results."),
+    .tp_basicsize = sizeof(ResultsCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)core_init,
+    .tp_dealloc = (destructor)core_dealloc,
+    .tp_traverse = (traverseproc)core_traverse,
+    .tp_clear = (inquiry)core_clear,
+    .tp_members = core_members,
+};
+
+static PyObject *bind(PyObject *mod, PyObject *args) {
+    PyObject *search1, *release_many, *rtype, *raiser;
+    if (!PyArg_ParseTuple(args, "OOOO:bind", &search1, &release_many, &rtype, &raiser))
+        return NULL;
+    if (!PyType_Check(rtype) || !PyType_IsSubtype((PyTypeObject *)rtype, &ResultsCoreType)) {
+        PyErr_SetString(PyExc_TypeError, "bind: the results class must subclass ResultsCore");
+        return NULL;
+    }
+    void *s = PyLong_AsVoidPtr(search1), *r = PyLong_AsVoidPtr(release_many);
+    if (PyErr_Occurred())
+        return NULL;
+    if (s == NULL || r == NULL) {
+        PyErr_SetString(PyExc_ValueError, "bind: a library function address is 0");
+        return NULL;
+    }
+    search1_p = (search1_fn)s;
+    release_many_p = (release_many_fn)r;
+    Py_INCREF(rtype);
+    Py_XSETREF(results_type, (PyTypeObject *)rtype);
+    Py_INCREF(raiser);
+    Py_XSETREF(raise_error_handle, raiser);
+    Py_RETURN_NONE;
+}
+
+/* vector_search searches the library for q (a 1-D C-contiguous float32
+ * array) under the options of handle opt, whose k is k, and returns a
+ * Results of ix holding the selected columns. */
+static PyObject *vector_search(PyObject *ix, int64_t ixh, PyArrayObject *q, int64_t opt, long k, PyObject *columns) {
+    if (search1_p == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "parqdb._core is not bound to the library");
+        return NULL;
+    }
+    if (k < 1 || k > (1L << 30)) {
+        PyErr_SetString(PyExc_ValueError, "k out of range");
+        return NULL;
+    }
+    npy_intp dims[1] = {k + 1};
+    PyObject *buf = PyArray_SimpleNew(1, dims, NPY_FLOAT32);
+    if (buf == NULL)
+        return NULL;
+    float *qp = (float *)PyArray_DATA(q);
+    int64_t dim = PyArray_DIM(q, 0);
+    float *dist = (float *)PyArray_DATA((PyArrayObject *)buf);
+    int64_t h;
+    Py_BEGIN_ALLOW_THREADS
+    h = search1_p(ixh, qp, dim, opt, dist);
+    Py_END_ALLOW_THREADS
+    if (h < 0) {
+        Py_DECREF(buf);
+        PyObject *hv = PyLong_FromLongLong(h);
+        if (hv != NULL) {
+            PyObject *r = PyObject_CallOneArg(raise_error_handle, hv);
+            Py_DECREF(hv);
+            Py_XDECREF(r);
+        }
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "parqdb: a failed search raised nothing");
+        return NULL;
+    }
+    if (columns != Py_None) {
+        columns = PySequence_List(columns);
+        if (columns == NULL) {
+            Py_DECREF(buf);
+            release_later(h);
+            return NULL;
+        }
+    } else {
+        Py_INCREF(columns);
+    }
+    ResultsCore *r = (ResultsCore *)results_type->tp_alloc(results_type, 0);
+    if (r == NULL) {
+        Py_DECREF(buf);
+        Py_DECREF(columns);
+        release_later(h);
+        return NULL;
+    }
+    Py_INCREF(ix);
+    Py_INCREF(Py_None);
+    Py_INCREF(Py_None);
+    r->ix = ix;
+    r->h = h;
+    r->buf = buf;
+    r->counts = Py_None;
+    r->columns = columns;
+    r->rows = Py_None;
+    return (PyObject *)r;
+}
+
+static int is_query(PyObject *q) {
+    return PyArray_Check(q) && PyArray_NDIM((PyArrayObject *)q) == 1 &&
+           PyArray_TYPE((PyArrayObject *)q) == NPY_FLOAT32 && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)q);
+}
+
+/* search_vector(ix, ix_handle, q, opt, k, columns) -> Results: q a 1-D
+ * C-contiguous float32 array, opt the handle of parsed options whose k is k. */
+static PyObject *search_vector(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "search_vector takes 6 arguments");
+        return NULL;
+    }
+    int64_t ixh = PyLong_AsLongLong(args[1]);
+    int64_t opt = PyLong_AsLongLong(args[3]);
+    long k = PyLong_AsLong(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (!is_query(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "search_vector: the query must be a 1-D C-contiguous float32 array");
+        return NULL;
+    }
+    return vector_search(args[0], ixh, (PyArrayObject *)args[2], opt, k, args[5]);
+}
+
+static PyObject *str_optids, *str_h;
+
+/* search(ix, q, k, nprobe, refine, where, recall, columns, workers): the
+ * common case of Index.search in C — q a 1-D C-contiguous float32 array,
+ * k an int, options already parsed (in ix._optids under the key
+ * Index.search uses) — or None when the call is not that case and
+ * Index.search must take its Python path. */
+static PyObject *search(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "search takes 9 arguments");
+        return NULL;
+    }
+    PyObject *ix = args[0], *q = args[1], *k = args[2], *columns = args[7];
+    if (!is_query(q) || !PyLong_CheckExact(k))
+        Py_RETURN_NONE;
+    PyObject *cols = Py_None;
+    if (columns != Py_None) {
+        if (!PyList_CheckExact(columns) && !PyTuple_CheckExact(columns))
+            Py_RETURN_NONE;
+        cols = PySequence_Tuple(columns);
+        if (cols == NULL)
+            return NULL;
+    } else {
+        Py_INCREF(cols);
+    }
+    /* (k, nprobe, refine, where, recall, columns, workers, exact) */
+    PyObject *key = PyTuple_New(8);
+    if (key == NULL) {
+        Py_DECREF(cols);
+        return NULL;
+    }
+    for (int i = 0; i < 5; i++) {
+        Py_INCREF(args[2 + i]);
+        PyTuple_SET_ITEM(key, i, args[2 + i]);
+    }
+    PyTuple_SET_ITEM(key, 5, cols);
+    Py_INCREF(args[8]);
+    PyTuple_SET_ITEM(key, 6, args[8]);
+    Py_INCREF(Py_False);
+    PyTuple_SET_ITEM(key, 7, Py_False);
+    PyObject *optids = PyObject_GetAttr(ix, str_optids);
+    if (optids == NULL) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    PyObject *opt = PyDict_Check(optids) ? PyDict_GetItemWithError(optids, key) : NULL; /* borrowed */
+    Py_DECREF(key);
+    if (opt == NULL) {
+        Py_DECREF(optids);
+        if (PyErr_Occurred())
+            return NULL;
+        Py_RETURN_NONE; /* not parsed yet */
+    }
+    int64_t opth = PyLong_AsLongLong(opt);
+    Py_DECREF(optids);
+    PyObject *hobj = PyObject_GetAttr(ix, str_h);
+    if (hobj == NULL)
+        return NULL;
+    int64_t ixh = PyLong_AsLongLong(hobj);
+    Py_DECREF(hobj);
+    long kv = PyLong_AsLong(k);
+    if (PyErr_Occurred())
+        return NULL;
+    return vector_search(ix, ixh, (PyArrayObject *)q, opth, kv, columns);
+}
+
+static PyObject *flush(PyObject *mod, PyObject *unused) {
+    flush_pending();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"bind", bind, METH_VARARGS,
+     PyDoc_STR("bind(search1_addr, release_many_addr, results_class, raise_error_handle)")},
+    {"search", (PyCFunction)(void (*)(void))search, METH_FASTCALL,
+     PyDoc_STR("search(ix, q, k, nprobe, refine, where, recall, columns, workers) -> Results or None")},
+    {"search_vector", (PyCFunction)(void (*)(void))search_vector, METH_FASTCALL,
+     PyDoc_STR("search_vector(ix, ix_handle, q, opt, k, columns) -> Results")},
+    {"flush", flush, METH_NOARGS, PyDoc_STR("Releases the handles of collected results now.")},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "parqdb._core", PyDoc_STR("The per-call path of parqdb, in C."), -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    import_array();
+    str_optids = PyUnicode_InternFromString("_optids");
+    str_h = PyUnicode_InternFromString("_h");
+    if (str_optids == NULL || str_h == NULL)
+        return NULL;
+    if (PyType_Ready(&ResultsCoreType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&ResultsCoreType);
+    if (PyModule_AddObject(m, "ResultsCore", (PyObject *)&ResultsCoreType) < 0) {
+        Py_DECREF(&ResultsCoreType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,132 @@
+"""The C path of a single-vector search (parqdb/_core.c): the same answers
+as the Python path and as a batch, errors raised as from the library,
+hostile arguments refused without a crash, and every Results' handle
+released however it is dropped."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import parqdb
+from parqdb import _core
+
+
+@pytest.fixture(scope="module")
+def ix(glove_wh):
+    db = parqdb.connect(glove_wh, catalog="")
+    with db.index("words") as ix:
+        yield ix
+    db.close()
+
+
+def test_single_equals_batch_row(ix, queries):
+    """Each query alone (the C path, options parsed by the first) answers
+    what its row of the batch answers."""
+    batch = ix.search(queries, k=6, nprobe=10, columns=["word"])
+    for i, q in enumerate(queries):
+        r = ix.search(q, k=6, nprobe=10, columns=["word"])
+        assert r.single and r.distances.dtype == np.float32
+        assert np.array_equal(r.distances, batch.distances[i])
+        assert list(r.keys) == list(batch.keys[i])
+        assert r.to_list() == batch.to_list()[i]
+
+
+@pytest.mark.parametrize("convert", [
+    lambda q: q.astype(np.float64),            # converted
+    lambda q: list(map(float, q)),              # a list
+    lambda q: np.repeat(q, 2)[::2],             # strided: copied
+    lambda q: q.reshape(1, -1)[0],              # a view of a 2-D array
+])
+def test_inputs_the_c_path_does_not_take(ix, queries, convert):
+    want = ix.search(queries[3], k=5, columns=("word",))
+    got = ix.search(convert(queries[3]), k=5, columns=("word",))
+    assert np.allclose(got.distances, want.distances, rtol=0, atol=1e-6)
+    assert list(got.keys) == list(want.keys)
+
+
+def test_arguments_that_equal_the_cached_ones(ix, queries):
+    """k given as a numpy integer or columns as a tuple find the options a
+    plain int and a list registered, and answer alike."""
+    want = ix.search(queries[7], k=4, columns=["word"]).to_list()
+    assert ix.search(queries[7], k=np.int64(4), columns=["word"]).to_list() == want
+    assert ix.search(queries[7], k=4, columns=("word",)).to_list() == want
+
+
+@pytest.mark.parametrize("q, cls, text", [
+    (np.full(50, np.nan, dtype=np.float32), parqdb.InvalidVector, "vector[0] = NaN"),
+    (np.ones(49, dtype=np.float32), parqdb.WrongDimension, "has dimension 50"),
+    (np.zeros(50, dtype=np.float32), parqdb.InvalidVector, "all zeros"),
+])
+def test_errors_from_the_c_path(ix, q, cls, text):
+    ix.search(np.ones(50, dtype=np.float32), k=3)  # the options are parsed: the next calls run in C
+    handles = parqdb.open_handles()
+    for _ in range(2):
+        with pytest.raises(cls) as e:
+            ix.search(q, k=3)
+        assert text in e.value.message
+    assert parqdb.open_handles() == handles  # the error handles are released too
+
+
+@pytest.mark.parametrize("args", [
+    (None, None, None, None, None, None),
+    ("ix", 1, [1.0] * 50, 1, 10, None),
+    ("ix", 1, np.ones(50), 1, 10, None),                  # float64
+    ("ix", 1, np.ones((2, 50), dtype=np.float32), 1, 10, None),
+    ("ix", 1, np.ones(50, dtype=np.float32), "1", 10, None),
+])
+def test_search_vector_refuses_bad_arguments(args):
+    with pytest.raises(TypeError):
+        _core.search_vector(*args)
+
+
+def test_search_vector_bad_k(ix):
+    opt = ix._opts(10, None, 0, None, None, None, None)
+    for k in (0, -1, 2**40):
+        with pytest.raises((ValueError, OverflowError)):
+            _core.search_vector(ix, ix._h, np.ones(50, dtype=np.float32), opt, k, None)
+
+
+def test_search_wrong_arity():
+    with pytest.raises(TypeError):
+        _core.search(1, 2, 3)
+    with pytest.raises(TypeError):
+        _core.search_vector()
+
+
+def test_results_constructor_checks_its_arguments():
+    with pytest.raises(TypeError):
+        parqdb.Results()
+    with pytest.raises(TypeError):
+        parqdb.Results(None, "not a handle", None, None, None)
+
+
+def test_results_released_however_dropped(ix, queries):
+    ix.search(queries[0])  # options parsed
+    gc.collect()
+    handles = parqdb.open_handles()
+    kept = [ix.search(q) for q in queries]  # one query each
+    kept += [ix.search(queries[:10]) for _ in range(5)]  # batches
+    assert parqdb.open_handles() == handles + 105
+    refs = [weakref.ref(r) for r in kept]
+    kept[0].close()
+    kept[0].close()  # idempotent
+    with pytest.raises(parqdb.BadQuery):
+        kept[0].to_list()
+    # a Results in a reference cycle is freed by the collector
+    kept[1]._rows = [[{"self": kept[1]}]]
+    del kept
+    gc.collect()
+    assert all(r() is None for r in refs)
+    assert parqdb.open_handles() == handles
+
+
+def test_results_fields(ix, queries):
+    r = ix.search(queries[2], k=3, columns=["word"])
+    assert r._ix is ix and r._h > 0 and r._counts is None and r._columns == ["word"]
+    assert r._buf.shape == (4,) and int(r._buf[-1]) == len(r) == 3
+    with pytest.raises(AttributeError):
+        r.anything = 1  # no __dict__: the fields are fixed
