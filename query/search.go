@@ -222,8 +222,10 @@ type scratch struct {
 	// Index.blocked).
 	u8q vecmath.U8Query
 
-	// scoreSourceCodes: a run's rows to score exactly, their vectors and
+	// scoreSourceCodes: the query's bound terms (prepareQuery, on a
+	// source index), a run's rows to score exactly, their vectors and
 	// distances
+	srcB    srcBound
 	srcRows []int32
 	srcVecs [][]float32
 	srcOut  [srcRun]float32
@@ -410,6 +412,9 @@ func (ix *Index) prepareQuery(s *scratch, q []float32) error {
 	s.sumq, s.norm2 = sumq, norm2
 	if ix.blocked {
 		s.u8q.Set(s.q)
+	}
+	if ix.schema.Encoding == metadata.EncodingSource {
+		s.srcB = ix.newSrcBound(s, ix.snap.Metric == metadata.MetricCosine)
 	}
 	return nil
 }

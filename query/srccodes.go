@@ -114,7 +114,7 @@ func (b *srcBound) reach(thr float32) float64 {
 func (ix *Index) scoreSourceCodes(s *scratch, l *list, v []float32, c *srcCodes, half bool, st *Stats) {
 	n := l.len()
 	w := ix.vstore.w
-	b := ix.newSrcBound(s, half)
+	b := &s.srcB // the query's (prepareQuery)
 	c.dots(s)
 	st.Candidates += int64(n)
 	t := &s.top
@@ -131,24 +131,32 @@ func (ix *Index) scoreSourceCodes(s *scratch, l *list, v []float32, c *srcCodes,
 		return float32(lb.mul * (u*u + lb.slack*(lb.norm2+c.maxBase) + lb.qerr*float64(c.maxScale)) * (1 + 1e-6))
 	}
 	if t.len() == 0 && n > t.k && !noFirstListBound.Load() {
-		// The first list: bound the admission by the k-th of the rows'
-		// upper bounds (k rows are at least that near), so that only
-		// rows that may beat it are read.
+		// The first list: bound the admission by the largest upper bound
+		// of the k rows (or more, on ties) nearest by code distance — k
+		// rows are at least that near — so that only rows that may beat
+		// it are read. (The k-th of all n rows' upper bounds is at most
+		// as large, but needs a square root per row.)
 		b.terms.Dists(s.dists, offs, scs, base, -1, nil)
-		s.kd = slices.Grow(s.kd[:0], n)[:n]
+		s.kd = append(s.kd[:0], s.dists...)
+		kth := kthFloat(s.kd, t.k)
+		var ub float64
 		for i, d := range s.dists {
-			a := float64(d) / lb.mul
-			u := math.Sqrt(a+errOf(i)) + float64(c.errs[i])
-			s.kd[i] = float32(lb.mul * u * u * (1 + b.eps32) * (1 + 1e-6))
-		}
-		t.lower(kthFloat(s.kd, t.k))
-		ct := codeThr(b.reach(t.nearBound()))
-		s.admit = s.admit[:0]
-		for i, d := range s.dists {
-			if d <= ct {
-				s.admit = append(s.admit, int32(i))
+			if d <= kth {
+				u := math.Sqrt(float64(d)/lb.mul+errOf(i)) + float64(c.errs[i])
+				ub = max(ub, u*u)
 			}
 		}
+		t.lower(float32(lb.mul * ub * (1 + b.eps32) * (1 + 1e-6)))
+		ct := codeThr(b.reach(t.nearBound()))
+		s.admit = slices.Grow(s.admit[:0], n)[:n]
+		m := 0
+		for i, d := range s.dists {
+			s.admit[m] = int32(i)
+			if d <= ct {
+				m++
+			}
+		}
+		s.admit = s.admit[:m]
 	} else {
 		s.admit = b.terms.Dists(s.dists, offs, scs, base, codeThr(b.reach(t.nearBound())), s.admit[:0])
 	}
