@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import parqdb
+
 REPO = Path(__file__).resolve().parents[2]
 GLOVE = REPO / "examples" / "glove" / "glove-10k.parquet"
 QUERIES = REPO / "examples" / "glove" / "queries-100.fvecs"
@@ -86,3 +88,12 @@ def services(tmp_path_factory):
         yield env
     finally:
         subprocess.run([str(REPO / "scripts" / "services.sh"), "stop", str(d)], capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def ix(glove_wh):
+    """Index words of glove_wh, open for a test module."""
+    db = parqdb.connect(glove_wh, catalog="")
+    with db.index("words") as ix:
+        yield ix
+    db.close()

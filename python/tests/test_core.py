@@ -15,14 +15,6 @@ import parqdb
 from parqdb import _core
 
 
-@pytest.fixture(scope="module")
-def ix(glove_wh):
-    db = parqdb.connect(glove_wh, catalog="")
-    with db.index("words") as ix:
-        yield ix
-    db.close()
-
-
 def test_single_equals_batch_row(ix, queries):
     """Each query alone (the C path, options parsed by the first) answers
     what its row of the batch answers."""

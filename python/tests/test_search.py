@@ -7,17 +7,8 @@ import threading
 import numpy as np
 import pytest
 
-import parqdb
 
 from conftest import cli_json, QUERIES
-
-
-@pytest.fixture(scope="module")
-def ix(glove_wh):
-    db = parqdb.connect(glove_wh, catalog="")
-    with db.index("words") as ix:
-        yield ix
-    db.close()
 
 
 def same(got, want):
