@@ -7,7 +7,6 @@ import threading
 import numpy as np
 import pytest
 
-
 from conftest import cli_json, QUERIES
 
 
