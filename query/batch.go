@@ -11,8 +11,8 @@ import (
 
 // SearchBatch runs Search for every query on up to workers goroutines
 // (0: one per core) and returns the results in query order, equal to
-// Search's for each query. An error names the query by its 0-based
-// position in qs.
+// Search's for each query. An error of one query is a *BatchError naming
+// it by its 0-based position in qs.
 //
 // Without a filter, on LVQ8 and source indexes whose codes or vectors
 // outgrow the caches (listMajor), it scans list-major: the queries are
@@ -42,7 +42,7 @@ func (ix *Index) SearchBatch(ctx context.Context, qs [][]float32, opts Options, 
 	// error in them is the first query's, as Search would report it.
 	opts, err := ix.resolve(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("query 0: %w", ix.staleOr(ctx, err))
+		return nil, &BatchError{Query: 0, Err: ix.staleOr(ctx, err)}
 	}
 	err = forEachRun(ctx, len(qs), workers, batchChunk(len(qs), workers), func(ctx context.Context, lo, hi int) error {
 		return ix.searchChunk(ctx, qs[lo:hi], opts, out[lo:hi], lo)
@@ -52,6 +52,17 @@ func (ix *Index) SearchBatch(ctx context.Context, qs [][]float32, opts Options, 
 	}
 	return out, nil
 }
+
+// BatchError is the error of one query of a batch (SearchBatch): Query
+// is its 0-based position in the batch.
+type BatchError struct {
+	Query int
+	Err   error
+}
+
+func (e *BatchError) Error() string { return fmt.Sprintf("query %d: %v", e.Query, e.Err) }
+
+func (e *BatchError) Unwrap() error { return e.Err }
 
 // forceListMajor: 0 lets listMajor decide, 1 forces the list-major scan,
 // 2 the per-query one (tests and benchmarks compare them).
@@ -122,11 +133,11 @@ func (ix *Index) searchChunk(ctx context.Context, qs [][]float32, opts Options, 
 		s := scratchPool.Get().(*scratch)
 		ss[j] = s
 		if err := ix.prepareQuery(s, q); err != nil {
-			return fmt.Errorf("query %d: %w", first+j, err)
+			return &BatchError{Query: first + j, Err: err}
 		}
 		ix.route(s, opts.NProbe, &sts[j])
 		if err := ix.readLists(ctx, s, &sts[j]); err != nil {
-			return fmt.Errorf("query %d: %w", first+j, ix.staleOr(ctx, err))
+			return &BatchError{Query: first + j, Err: ix.staleOr(ctx, err)}
 		}
 		ix.scoreBegin(s, keep, refineK)
 	}
@@ -153,7 +164,7 @@ func (ix *Index) searchChunk(ctx context.Context, qs [][]float32, opts Options, 
 			return nil
 		}
 		if err := ix.scoreSourceList(ctx, ss[j], l, half, &hits[j], &sts[j]); err != nil {
-			return fmt.Errorf("query %d: %w", first+j, ix.staleOr(ctx, err))
+			return &BatchError{Query: first + j, Err: ix.staleOr(ctx, err)}
 		}
 		return nil
 	}
@@ -203,7 +214,7 @@ func (ix *Index) searchChunk(ctx context.Context, qs [][]float32, opts Options, 
 		}
 		r, err := ix.finish(ctx, s, opts, sts[j])
 		if err != nil {
-			return fmt.Errorf("query %d: %w", first+j, ix.staleOr(ctx, err))
+			return &BatchError{Query: first + j, Err: ix.staleOr(ctx, err)}
 		}
 		out[j] = r
 	}

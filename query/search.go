@@ -1201,7 +1201,7 @@ func KernelImpl() string { return vecmath.Impl() }
 // forEachQuery runs fn for the queries 0…n-1 on up to workers goroutines
 // (0: one per core), each worker taking the next queryRun queries at a
 // time. The first error stops the queries not yet started and is returned
-// as "query i: …"; fn gets a context that is cancelled then.
+// as a *BatchError ("query i: …"); fn gets a context that is cancelled then.
 func forEachQuery(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
 	return forEachRun(ctx, n, workers, queryRun, func(ctx context.Context, lo, hi int) error {
 		for i := lo; i < hi; i++ {
@@ -1209,7 +1209,7 @@ func forEachQuery(ctx context.Context, n, workers int, fn func(ctx context.Conte
 				return err
 			}
 			if err := fn(ctx, i); err != nil {
-				return fmt.Errorf("query %d: %w", i, err)
+				return &BatchError{Query: i, Err: err}
 			}
 		}
 		return nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -216,6 +217,16 @@ func TestSearchEqualsQuery(t *testing.T) {
 	for i := range q2 {
 		q2[i] = float32(i%7) - 3
 	}
+	// the largest batch (serving.DefaultLimits.MaxBatch): a piece a slot
+	many := make([][]float32, serving.DefaultLimits.MaxBatch)
+	manyBody := make([][]float64, len(many))
+	for i := range many {
+		many[i] = make([]float32, f.dim)
+		for j := range many[i] {
+			many[i][j] = f.king[j] + float32((i*7+j*3)%11-5)/16
+		}
+		manyBody[i] = vec64(many[i])
+	}
 	for _, tc := range []struct {
 		name string
 		body map[string]any
@@ -227,6 +238,8 @@ func TestSearchEqualsQuery(t *testing.T) {
 			query.Options{K: 7, NProbe: 20, Refine: 3, Columns: []string{"rank", "word"}}, [][]float32{q2}},
 		{"batch", map[string]any{"vectors": [][]float64{vec64(f.king), vec64(q2)}, "k": 3, "columns": []string{"word"}},
 			query.Options{K: 3, NProbe: 8, Columns: []string{"word"}}, [][]float32{f.king, q2}},
+		{"batch of pieces", map[string]any{"vectors": manyBody, "k": 3, "nprobe": 5, "columns": []string{"word"}},
+			query.Options{K: 3, NProbe: 5, Columns: []string{"word"}}, many},
 		{"key", map[string]any{"key": "king", "k": 5, "columns": []string{"word"}}, query.Options{K: 5, NProbe: 8, Columns: []string{"word"}}, [][]float32{f.king}},
 		{"key array", map[string]any{"key": []string{"king"}, "k": 5, "keys_only": true}, query.Options{K: 5, NProbe: 8, KeysOnly: true}, [][]float32{f.king}},
 	} {
@@ -253,6 +266,44 @@ func TestSearchEqualsQuery(t *testing.T) {
 				t.Fatalf("near-key search does not start with the key's row")
 			}
 		})
+	}
+}
+
+// TestBatchErrorNamesQuery: an error of one query of a batch names its
+// position in the whole batch, past the pieces the batch is searched in.
+func TestBatchErrorNamesQuery(t *testing.T) {
+	env := newLocalEnv(t)
+	buildGlove(t, env, "words", "lvq8")
+	ctx := context.Background()
+	ix, err := query.Open(ctx, env, "words", query.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	qs := make([][]float32, 700)
+	for i := range qs {
+		qs[i] = make([]float32, ix.Dim())
+		qs[i][i%ix.Dim()] = 1
+	}
+	qs[517][3] = float32(math.NaN())
+	a := serving.NewAdmitter(serving.LoadLimits{})
+	_, err = a.SearchBatch(ctx, ix, qs, query.Options{K: 3, NProbe: 4})
+	var be *query.BatchError
+	if !errors.As(err, &be) || be.Query != 517 || !strings.HasPrefix(err.Error(), "query 517: ") || !errors.Is(err, query.ErrBadQuery) {
+		t.Fatalf("error %v (%T), want query 517's bad query", err, err)
+	}
+	rs, err := a.SearchBatch(ctx, ix, qs[:517], query.Options{K: 3, NProbe: 4})
+	if err != nil || len(rs) != 517 {
+		t.Fatalf("%d results, %v", len(rs), err)
+	}
+	for i, r := range rs {
+		want, err := ix.Search(ctx, qs[i], query.Options{K: 3, NProbe: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(r.Hits) != fmt.Sprint(want.Hits) {
+			t.Fatalf("query %d: %v, want %v", i, r.Hits, want.Hits)
+		}
 	}
 }
 

@@ -199,10 +199,15 @@ func WithTimeLimit(ctx context.Context, start time.Time, d time.Duration) (conte
 	return context.WithDeadline(context.WithValue(ctx, timeLimitKey{}, d), start.Add(d))
 }
 
-// SearchBatch searches every query vector of one request, in order, on
-// the shared query slots: however many requests run, at most GOMAXPROCS
-// query vectors are searched at once. It stops at the first error or when
-// ctx ends.
+// SearchBatch searches every query vector of one request on the shared
+// query slots, and returns the results in order, each equal to a single
+// search's. A batch runs in pieces of consecutive queries (batchPieces),
+// each one Index.SearchBatch on one slot — list-major on a large index,
+// so that a piece reads each list it probes once — and the pieces run on
+// as many slots as are free: however many requests run, at most
+// GOMAXPROCS searches run at once, and other requests' queries take turns
+// with a batch's pieces. It stops at the first error (naming the query by
+// its position in qs) or when ctx ends.
 func (a *Admitter) SearchBatch(ctx context.Context, ix *query.Index, qs [][]float32, opts query.Options) ([]*query.Result, error) {
 	out := make([]*query.Result, len(qs))
 	if len(qs) == 1 { // the common case: no goroutine, no derived context
@@ -215,16 +220,18 @@ func (a *Admitter) SearchBatch(ctx context.Context, ix *query.Index, qs [][]floa
 			return nil, err
 		}
 		if out[0], err = ix.Search(ctx, qs[0], opts); err != nil {
-			return nil, fmt.Errorf("query 0: %w", err)
+			return nil, &query.BatchError{Query: 0, Err: err}
 		}
 		return out, ctx.Err()
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(cap(a.workers))
-	for i, q := range qs {
+	piece := batchPiece(len(qs), cap(a.workers))
+	for lo := 0; lo < len(qs); lo += piece {
 		if gctx.Err() != nil {
 			break
 		}
+		hi := min(lo+piece, len(qs))
 		g.Go(func() error {
 			done, err := a.worker(gctx)
 			if err != nil {
@@ -234,11 +241,13 @@ func (a *Admitter) SearchBatch(ctx context.Context, ix *query.Index, qs [][]floa
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			r, err := ix.Search(gctx, q, opts)
-			if err != nil {
-				return fmt.Errorf("query %d: %w", i, err)
+			rs, err := ix.SearchBatch(gctx, qs[lo:hi], opts, 1)
+			if be, ok := err.(*query.BatchError); ok {
+				return &query.BatchError{Query: lo + be.Query, Err: be.Err}
+			} else if err != nil {
+				return err
 			}
-			out[i] = r
+			copy(out[lo:hi], rs)
 			return nil
 		})
 	}
@@ -249,4 +258,16 @@ func (a *Admitter) SearchBatch(ctx context.Context, ix *query.Index, qs [][]floa
 		return nil, err
 	}
 	return out, nil
+}
+
+// maxBatchPiece bounds the queries of a batch one slot searches at a time
+// (Admitter.SearchBatch): more share more lists, fewer let other requests
+// take their turn sooner.
+const maxBatchPiece = 256
+
+// batchPiece returns the queries per piece for n queries on slots slots:
+// every slot gets a piece (a batch uses every core of an idle server), up
+// to maxBatchPiece.
+func batchPiece(n, slots int) int {
+	return max(1, min(maxBatchPiece, (n+slots-1)/slots))
 }
