@@ -194,3 +194,42 @@ func trimBest(best []ordDist, keep int) ([]ordDist, float32) {
 	best = best[:min(keep, len(best))]
 	return best, best[len(best)-1].d
 }
+
+// DistancesTo returns the exact _distance from q to each source row of
+// ords (ordinals, as KeyAt takes them), in float64 rounded once to
+// float32 as Search's exact distances are: for checking a ground truth
+// given as row numbers against the queries it is said to answer. The
+// vectors come from the vector store when it holds them, else from the
+// source.
+func (ix *Index) DistancesTo(ctx context.Context, q []float32, ords []int64) ([]float32, error) {
+	rows := ix.table.NumRows()
+	for _, o := range ords {
+		if o < 0 || o >= rows {
+			return nil, fmt.Errorf("%w: row %d is outside the source's %d rows", ErrBadQuery, o, rows)
+		}
+	}
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	if err := ix.prepareQuery(s, q); err != nil {
+		return nil, err
+	}
+	w := ix.vstore.w
+	vs := make([]float32, len(ords)*w)
+	if err := ix.gatherVectors(ctx, ords, vs, nil); err != nil {
+		return nil, err
+	}
+	views := make([][]float32, len(ords))
+	for i := range views {
+		views[i] = vs[i*w : i*w+ix.Dim()]
+	}
+	d64 := make([]float64, len(ords))
+	vecmath.L2SqF64Views(s.q, views, d64)
+	out := make([]float32, len(ords))
+	for i, d := range d64 {
+		if ix.snap.Metric == metadata.MetricCosine {
+			d *= 0.5
+		}
+		out[i] = float32(d)
+	}
+	return out, nil
+}

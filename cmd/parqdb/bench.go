@@ -18,6 +18,7 @@ import (
 
 	"github.com/parqdb/parqdb/filter"
 	"github.com/parqdb/parqdb/internal/ivecs"
+	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 )
 
@@ -72,7 +73,9 @@ before it runs (index create --vectors-file avoids it).
 
 The exact answer is computed by brute force over the source vectors unless
 --ground-truth gives it as an .ivecs file of source row numbers (0-based, in
-source file and row order, k or more per query). Timed searches skip the join
+source file and row order, k or more per query); a file in which, on most of
+16 sampled queries, a search finds a row more than 1% nearer than the row it
+names nearest is refused (the ground truth of other queries, or another metric). Timed searches skip the join
 (the result keys only, as FAISS returns ids); --join adds, per setting, a joined warm-up
 pass, a pass returning the key columns and a joined pass (with --columns), timed by
 the process's CPU clock (qps_keys_cpu, qps_join_cpu; qps_join is the joined
@@ -444,6 +447,11 @@ func benchTruth(ctx context.Context, ix *query.Index, qs [][]float32, f benchFla
 			if len(ids[i]) < f.k {
 				return nil, fmt.Errorf("%s: row %d has %d neighbours, k is %d", f.groundTruth, i, len(ids[i]), f.k)
 			}
+		}
+		if err := checkTruth(ctx, ix, qs, ids, f.groundTruth); err != nil {
+			return nil, err
+		}
+		for i := range qs {
 			for _, id := range ids[i][:f.k] {
 				key, err := ix.KeyAt(ctx, int64(id))
 				if err != nil {
@@ -470,6 +478,50 @@ func benchTruth(ctx context.Context, ix *query.Index, qs [][]float32, f benchFla
 		}
 	}
 	return out, nil
+}
+
+// truthSample is how many queries checkTruth checks.
+const truthSample = 16
+
+// checkTruth checks a --ground-truth file against the queries it is to
+// answer: on up to truthSample queries spread over the file, a search (k 1,
+// exact distances) must not find a row more than 1 % nearer than the row
+// the file names nearest. A file of other queries (or of another metric)
+// fails on nearly every query, an exact one on none: ties and rounding are
+// far inside the margin. It fails when more than half fail.
+func checkTruth(ctx context.Context, ix *query.Index, qs [][]float32, ids [][]int32, path string) error {
+	n := min(len(qs), truthSample)
+	opts := query.Options{K: 1, NProbe: min(8, ix.NList()), NoRows: true}
+	if ix.Snapshot().Parameters["posting_encoding"] != metadata.EncodingSource {
+		opts.Refine = 2 // the hit's distance exact
+	}
+	bad, example := 0, ""
+	for j := range n {
+		i := j * len(qs) / n
+		if len(ids[i]) == 0 {
+			continue
+		}
+		d, err := ix.DistancesTo(ctx, qs[i], []int64{int64(ids[i][0])})
+		if err != nil {
+			return fmt.Errorf("%s: row %d: %w", path, i, err)
+		}
+		r, err := ix.Search(ctx, qs[i], opts)
+		if err != nil {
+			return fmt.Errorf("checking %s: query %d: %w", path, i, err)
+		}
+		if len(r.Hits) > 0 && float64(r.Hits[0].Distance) < 0.99*float64(d[0]) {
+			bad++
+			if example == "" {
+				example = fmt.Sprintf("query %d: the file's nearest, source row %d, is at _distance %.6g; a search finds a row at %.6g",
+					i, ids[i][0], d[0], r.Hits[0].Distance)
+			}
+		}
+	}
+	if 2*bad > n {
+		return fmt.Errorf("%s is not the ground truth of these queries: on %d of the %d checked, a search finds a row nearer than the one it names nearest (%s); is it for other queries, another order of them, or another metric?",
+			path, bad, n, example)
+	}
+	return nil
 }
 
 // benchMinTime is --min-time's default. The package's tests set it to 0

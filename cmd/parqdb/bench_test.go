@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/text"
@@ -353,26 +354,48 @@ func TestBenchRecallAndPlot(t *testing.T) {
 	}
 }
 
+// TestBenchGroundTruthFile: --ground-truth as .ivecs row numbers; a file
+// with too few neighbours, or one that is not the ground truth of the
+// queries (here: the rows of another query order), is refused by name.
 func TestBenchGroundTruthFile(t *testing.T) {
 	wh := gloveWarehouse(t)
 	dir := t.TempDir()
-	qf := filepath.Join(dir, "q.fvecs")
-	writeFvecs(t, qf, gloveQueries(2))
-	var b []byte
-	for _, row := range [][]int32{{0, 1, 2}, {3, 4, 5}} {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(row)))
-		for _, x := range row {
-			b = binary.LittleEndian.AppendUint32(b, uint32(x))
-		}
+	// the queries are rows 0 and 3 of the sample: each is its own nearest
+	rows, err := parquet.ReadFile[struct {
+		Embedding []float32 `parquet:"embedding,list"`
+	}](gloveSample)
+	if err != nil {
+		t.Fatal(err)
 	}
-	gt := filepath.Join(dir, "gt.ivecs")
-	os.WriteFile(gt, b, 0o644)
+	qf := filepath.Join(dir, "q.fvecs")
+	writeFvecs(t, qf, [][]float32{rows[0].Embedding, rows[3].Embedding})
+	writeIvecs := func(name string, nbrs [][]int32) string {
+		var b []byte
+		for _, row := range nbrs {
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(row)))
+			for _, x := range row {
+				b = binary.LittleEndian.AppendUint32(b, uint32(x))
+			}
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	gt := writeIvecs("gt.ivecs", [][]int32{{0, 1, 2}, {3, 4, 5}})
 	got, err := ivecs.Read(gt)
 	if err != nil || len(got) != 2 || got[1][2] != 5 {
 		t.Fatalf("readIvecs: %v %v", got, err)
 	}
+	swapped := writeIvecs("swapped.ivecs", [][]int32{{3, 4, 5}, {0, 1, 2}})
+	_, errs, code := runSplit(t, "--warehouse", wh, "bench", "words", "--queries", qf, "--ground-truth", swapped, "-k", "3", "--nprobe", "2")
+	if code != exitProblem || !strings.Contains(errs, swapped+" is not the ground truth of these queries: on 2 of the 2 checked") ||
+		!strings.Contains(errs, "source row 3") {
+		t.Fatalf("swapped ground truth: exit %d: %s", code, errs)
+	}
 	// k larger than the ground truth rows: refused.
-	_, errs, code := runSplit(t, "--warehouse", wh, "bench", "words", "--queries", qf, "--ground-truth", gt, "-k", "10", "--nprobe", "2")
+	_, errs, code = runSplit(t, "--warehouse", wh, "bench", "words", "--queries", qf, "--ground-truth", gt, "-k", "10", "--nprobe", "2")
 	if code != exitProblem || !strings.Contains(errs, "has 3 neighbours") {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
