@@ -199,7 +199,7 @@ _MAX_OPTIONS = 256  # the option sets an Index keeps parsed
 _CANCELLABLE_BATCH = 4096
 
 
-class Index(_Handle):
+class Index(_Handle, _core.IndexCore):
     """An opened index snapshot (from :meth:`Connection.index`). Searches
     release the GIL, so several threads search it at once."""
 
@@ -245,32 +245,10 @@ class Index(_Handle):
             _lib.release(h)
         return old
 
-    def search(
-        self,
-        q: Any,
-        k: int = 10,
-        nprobe: Optional[int] = None,
-        refine: int = 0,
-        where: Optional[str] = None,
-        recall: Optional[float] = None,
-        columns: Optional[Sequence[str]] = None,
-        workers: Optional[int] = None,
-    ) -> Results:
-        """Finds the ``k`` nearest source rows to ``q``: a 1-D vector, or a
-        2-D batch with one query per row (float32 or float64; a float32
-        C-contiguous array is read in place, without a copy).
-
-        ``nprobe`` lists are scanned (None: 8); ``refine`` re-scores the best
-        refine·k candidates with exact vectors; ``recall`` (0, 1] picks
-        nprobe and refine from the index's calibration instead; ``where`` is
-        an SQL-like predicate on source columns (docs/search.md);
-        ``columns`` selects the source columns returned (None: all);
-        ``workers`` bounds the threads of a batch (None: all cores).
-        """
-        # one float32 vector under options used before: all in C
-        r = _core.search(self, q, k, nprobe, refine, where, recall, columns, workers)
-        if r is not None:
-            return r
+    # search is IndexCore's (parqdb/_core.c): one float32 vector under
+    # options used before runs there, every other call here.
+    def _search(self, q: Any, k: int, nprobe: Optional[int], refine: int, where: Optional[str],
+                recall: Optional[float], columns: Optional[Sequence[str]], workers: Optional[int]) -> Results:
         opt = self._opts(k, nprobe, refine, where, recall, columns, workers)
         if type(q) is np.ndarray and q.dtype is _F32 and q.flags.c_contiguous:
             arr = q  # read in place
@@ -283,9 +261,9 @@ class Index(_Handle):
             raise BadQuery(f"q must be a vector or a 2-D batch of vectors, not {arr.ndim}-D", "invalid_argument")
         if arr.shape[0] == 0:
             raise BadQuery("the batch holds no query vectors", "invalid_argument")
-        return self._search(arr, opt, k, columns)
+        return self._search_batch(arr, opt, k, columns)
 
-    def _search(self, arr: np.ndarray, opt: int, k: int, columns: Optional[Sequence[str]]) -> Results:
+    def _search_batch(self, arr: np.ndarray, opt: int, k: int, columns: Optional[Sequence[str]]) -> Results:
         n, d = arr.shape
         dist = np.empty((n, k), dtype=np.float32)
         counts = np.empty(n, dtype=np.int32)
@@ -332,10 +310,10 @@ class Index(_Handle):
         arr = np.ascontiguousarray(q, dtype=np.float32)
         opt = self._opts(k, None, 0, where, None, None, None, exact=True)
         if arr.ndim == 1:
-            r = self._search(arr.reshape(1, -1), opt, k, None)
+            r = self._search_batch(arr.reshape(1, -1), opt, k, None)
             r._buf, r._counts = np.append(r._buf[0], np.float32(r._counts[0])), None
             return r
-        return self._search(arr, opt, k, None)
+        return self._search_batch(arr, opt, k, None)
 
     def describe(self) -> Dict[str, Any]:
         """The index's current snapshot, metadata location and source columns
@@ -418,13 +396,6 @@ class Results(_core.ResultsCore):
     # distances, then the number of hits; for a batch buf is (queries, k)
     # and counts the hits per query. Collecting a Results releases its handle.
     __slots__ = ("__weakref__",)
-
-    _ix: Index
-    _h: int
-    _buf: np.ndarray
-    _counts: Optional[np.ndarray]
-    _columns: Optional[List[str]]
-    _rows: Optional[List[List[Dict[str, Any]]]]
 
     def close(self) -> None:
         """Releases the rows the library holds for these results (idempotent)."""

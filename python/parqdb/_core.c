@@ -11,11 +11,12 @@
  *                selected columns, the decoded rows); collecting the
  *                answer to one query hands its handle to a batch released
  *                by one library call, collecting a batch's releases it.
- *   search       the common case of Index.search (one float32 vector,
- *                options parsed before) from its arguments: the options'
- *                handle looked up, parqdb_search1 called with the GIL
- *                released, a Results made; search_vector the same from an
- *                options handle.
+ *   IndexCore    the base of parqdb.Index holding its search method: the
+ *                common case (one float32 vector, options parsed before)
+ *                runs here — the options' handle looked up, parqdb_search1
+ *                called with the GIL released, a Results made — and every
+ *                other goes to Index._search; search_vector is the same
+ *                search from an options handle.
  *
  * bind() receives the addresses of the library's parqdb_search1 and
  * parqdb_release_many (from the ctypes-loaded libparqdb), the Results
@@ -262,19 +263,15 @@ static PyObject *search_vector(PyObject *mod, PyObject *const *args, Py_ssize_t 
     return vector_search(args[0], ixh, (PyArrayObject *)args[2], opt, k, args[5]);
 }
 
-static PyObject *str_optids, *str_h;
+static PyObject *str_optids, *str_h, *str_search;
 
-/* search(ix, q, k, nprobe, refine, where, recall, columns, workers): the
- * common case of Index.search in C — q a 1-D C-contiguous float32 array,
- * k an int, options already parsed (in ix._optids under the key
- * Index.search uses) — or None when the call is not that case and
- * Index.search must take its Python path. */
-static PyObject *search(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 9) {
-        PyErr_SetString(PyExc_TypeError, "search takes 9 arguments");
-        return NULL;
-    }
-    PyObject *ix = args[0], *q = args[1], *k = args[2], *columns = args[7];
+/* fast_search(v): the common case of Index.search in C for its arguments
+ * v = (self, q, k, nprobe, refine, where, recall, columns, workers) — q a
+ * 1-D C-contiguous float32 array, k an int, options already parsed (in
+ * self._optids under the key Index._opts uses) — or None (a new
+ * reference) when the call is not that case. */
+static PyObject *fast_search(PyObject *const *v) {
+    PyObject *ix = v[0], *q = v[1], *k = v[2], *columns = v[7];
     if (!is_query(q) || !PyLong_CheckExact(k))
         Py_RETURN_NONE;
     PyObject *cols = Py_None;
@@ -294,12 +291,12 @@ static PyObject *search(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
         return NULL;
     }
     for (int i = 0; i < 5; i++) {
-        Py_INCREF(args[2 + i]);
-        PyTuple_SET_ITEM(key, i, args[2 + i]);
+        Py_INCREF(v[2 + i]);
+        PyTuple_SET_ITEM(key, i, v[2 + i]);
     }
     PyTuple_SET_ITEM(key, 5, cols);
-    Py_INCREF(args[8]);
-    PyTuple_SET_ITEM(key, 6, args[8]);
+    Py_INCREF(v[8]);
+    PyTuple_SET_ITEM(key, 6, v[8]);
     Py_INCREF(Py_False);
     PyTuple_SET_ITEM(key, 7, Py_False);
     PyObject *optids = PyObject_GetAttr(ix, str_optids);
@@ -328,6 +325,89 @@ static PyObject *search(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
     return vector_search(ix, ixh, (PyArrayObject *)q, opth, kv, columns);
 }
 
+/* The parameters of Index.search, in order, and their defaults (set in
+ * PyInit__core; NULL: required). */
+#define NPARAMS 8
+static const char *param_names[NPARAMS] = {"q", "k", "nprobe", "refine", "where", "recall", "columns", "workers"};
+static PyObject *params[NPARAMS];
+static PyObject *defaults[NPARAMS];
+
+/* IndexCore.search(self, q, k=10, ...): fast_search, else self._search
+ * with every argument, positionally. */
+static PyObject *index_search(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *v[1 + NPARAMS] = {self};
+    if (nargs > NPARAMS) {
+        PyErr_Format(PyExc_TypeError, "search() takes at most %d arguments (%zd given)", NPARAMS, nargs);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        v[1 + i] = args[i];
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t j = 0; j < nkw; j++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, j);
+        int p = -1;
+        for (int i = 0; i < NPARAMS && p < 0; i++)
+            if (name == params[i])
+                p = i;
+        for (int i = 0; i < NPARAMS && p < 0; i++) {
+            int eq = PyObject_RichCompareBool(name, params[i], Py_EQ);
+            if (eq < 0)
+                return NULL;
+            if (eq)
+                p = i;
+        }
+        if (p < 0) {
+            PyErr_Format(PyExc_TypeError, "search() got an unexpected keyword argument '%U'", name);
+            return NULL;
+        }
+        if (v[1 + p] != NULL) {
+            PyErr_Format(PyExc_TypeError, "search() got multiple values for argument '%U'", name);
+            return NULL;
+        }
+        v[1 + p] = args[nargs + j];
+    }
+    for (int i = 0; i < NPARAMS; i++) {
+        if (v[1 + i] != NULL)
+            continue;
+        if (defaults[i] == NULL) {
+            PyErr_Format(PyExc_TypeError, "search() missing required argument '%s'", param_names[i]);
+            return NULL;
+        }
+        v[1 + i] = defaults[i];
+    }
+    PyObject *r = fast_search(v);
+    if (r != Py_None)
+        return r; /* a Results, or NULL and an exception */
+    Py_DECREF(r);
+    return PyObject_VectorcallMethod(str_search, v, 1 + NPARAMS, NULL);
+}
+
+static PyMethodDef index_methods[] = {
+    {"search", (PyCFunction)(void (*)(void))index_search, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("search($self, /, q, k=10, nprobe=None, refine=0, where=None, recall=None, columns=None, workers=None)\n--\n\n"
+               "Finds the ``k`` nearest source rows to ``q``: a 1-D vector, or a\n"
+               "2-D batch with one query per row (float32 or float64; a float32\n"
+               "C-contiguous array is read in place, without a copy); returns a\n"
+               "Results.\n\n"
+               "``nprobe`` lists are scanned (None: 8); ``refine`` re-scores the best\n"
+               "refine*k candidates with exact vectors; ``recall`` (0, 1] picks\n"
+               "nprobe and refine from the index's calibration instead; ``where`` is\n"
+               "an SQL-like predicate on source columns (docs/search.md);\n"
+               "``columns`` selects the source columns returned (None: all);\n"
+               "``workers`` bounds the threads of a batch (None: all cores).")},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject IndexCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "parqdb._core.IndexCore",
+    .tp_doc = PyDoc_STR("The per-call path of parqdb.Index: its search method."),
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_new = PyType_GenericNew,
+    .tp_methods = index_methods,
+};
+
 static PyObject *flush(PyObject *mod, PyObject *unused) {
     flush_pending();
     Py_RETURN_NONE;
@@ -336,8 +416,6 @@ static PyObject *flush(PyObject *mod, PyObject *unused) {
 static PyMethodDef methods[] = {
     {"bind", bind, METH_VARARGS,
      PyDoc_STR("bind(search1_addr, release_many_addr, results_class, raise_error_handle)")},
-    {"search", (PyCFunction)(void (*)(void))search, METH_FASTCALL,
-     PyDoc_STR("search(ix, q, k, nprobe, refine, where, recall, columns, workers) -> Results or None")},
     {"search_vector", (PyCFunction)(void (*)(void))search_vector, METH_FASTCALL,
      PyDoc_STR("search_vector(ix, ix_handle, q, opt, k, columns) -> Results")},
     {"flush", flush, METH_NOARGS, PyDoc_STR("Releases the handles of collected results now.")},
@@ -352,9 +430,18 @@ PyMODINIT_FUNC PyInit__core(void) {
     import_array();
     str_optids = PyUnicode_InternFromString("_optids");
     str_h = PyUnicode_InternFromString("_h");
-    if (str_optids == NULL || str_h == NULL)
+    str_search = PyUnicode_InternFromString("_search");
+    if (str_optids == NULL || str_h == NULL || str_search == NULL)
         return NULL;
-    if (PyType_Ready(&ResultsCoreType) < 0)
+    for (int i = 0; i < NPARAMS; i++)
+        if ((params[i] = PyUnicode_InternFromString(param_names[i])) == NULL)
+            return NULL;
+    defaults[1] = PyLong_FromLong(10); /* k */
+    defaults[3] = PyLong_FromLong(0);  /* refine */
+    if (defaults[1] == NULL || defaults[3] == NULL)
+        return NULL;
+    defaults[2] = defaults[4] = defaults[5] = defaults[6] = defaults[7] = Py_None;
+    if (PyType_Ready(&ResultsCoreType) < 0 || PyType_Ready(&IndexCoreType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
@@ -362,6 +449,12 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&ResultsCoreType);
     if (PyModule_AddObject(m, "ResultsCore", (PyObject *)&ResultsCoreType) < 0) {
         Py_DECREF(&ResultsCoreType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&IndexCoreType);
+    if (PyModule_AddObject(m, "IndexCore", (PyObject *)&IndexCoreType) < 0) {
+        Py_DECREF(&IndexCoreType);
         Py_DECREF(m);
         return NULL;
     }

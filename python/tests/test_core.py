@@ -6,6 +6,7 @@ released however it is dropped."""
 from __future__ import annotations
 
 import gc
+import inspect
 import weakref
 
 import numpy as np
@@ -82,9 +83,31 @@ def test_search_vector_bad_k(ix):
             _core.search_vector(ix, ix._h, np.ones(50, dtype=np.float32), opt, k, None)
 
 
-def test_search_wrong_arity():
-    with pytest.raises(TypeError):
-        _core.search(1, 2, 3)
+@pytest.mark.parametrize("call, text", [
+    (lambda ix, q: ix.search(), "missing required argument 'q'"),
+    (lambda ix, q: ix.search(q, kk=3), "unexpected keyword argument 'kk'"),
+    (lambda ix, q: ix.search(q, 3, k=3), "multiple values for argument 'k'"),
+    (lambda ix, q: ix.search(q=q, q2=q), "unexpected keyword argument 'q2'"),
+    (lambda ix, q: ix.search(q, 1, 2, 3, 4, 5, 6, 7, 8), "at most 8 arguments"),
+])
+def test_search_arguments(ix, queries, call, text):
+    with pytest.raises(TypeError, match=text):
+        call(ix, queries[0])
+
+
+def test_search_by_position_and_keyword(ix, queries):
+    """Every parameter by position or by name, in any order, answers alike."""
+    q = queries[9]
+    want = ix.search(q, k=4, nprobe=12, columns=["word"]).to_list()
+    assert ix.search(q, 4, 12, 0, None, None, ["word"], None).to_list() == want
+    assert ix.search(columns=["word"], nprobe=12, k=4, q=q).to_list() == want
+    assert ix.search(q, 4, columns=["word"], nprobe=12).to_list() == want
+    sig = inspect.signature(parqdb.Index.search)
+    assert list(sig.parameters) == ["self", "q", "k", "nprobe", "refine", "where", "recall", "columns", "workers"]
+    assert sig.parameters["k"].default == 10 and "nearest source rows" in parqdb.Index.search.__doc__
+
+
+def test_search_vector_wrong_arity():
     with pytest.raises(TypeError):
         _core.search_vector()
 
