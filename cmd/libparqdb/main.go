@@ -257,14 +257,15 @@ func checkDim(ix *query.Index, d int) error {
 
 // checkVector checks query i of n (invalid_vector).
 func checkVector(v []float32, cosine bool, n, i int) error {
-	zero := true
+	var nonzero uint32 // the bits of every value but their signs, or-ed
 	for j, x := range v {
-		if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
+		b := math.Float32bits(x)
+		if b&0x7f800000 == 0x7f800000 { // the exponent of ±Inf and NaN
 			return invalidVector(n, i, "[%d] = %g is not a finite float32", j, x)
 		}
-		zero = zero && x == 0
+		nonzero |= b &^ (1 << 31)
 	}
-	if zero && cosine {
+	if nonzero == 0 && cosine {
 		return invalidVector(n, i, " is all zeros: it has no direction under the cosine metric")
 	}
 	return nil

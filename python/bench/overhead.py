@@ -15,8 +15,8 @@ rounds of
 alternating Python and Go so that a busy machine slows both alike. It
 prints per-query microseconds and queries per second by wall clock and by
 process CPU time (user + system, all threads: time.process_time and
-getrusage), the median of the rounds, and the Python/Go ratios; docs/python.md
-has a run. Options: k 10, nprobe 8 (--nprobe), the key column only (columns=["word"],
+getrusage), the median of the rounds, the Python/Go ratio of those medians
+and the median of the rounds' own ratios (paired); docs/python.md has runs. Options: k 10, nprobe 8 (--nprobe), the key column only (columns=["word"],
 as a caller that joins by key) or every column (--all-columns).
 """
 
@@ -97,8 +97,11 @@ def main() -> None:
             for clock, i in (("wall", 0), ("cpu", 1)):
                 p = statistics.median(x[i] for x in py) / n
                 g = statistics.median(x[i] for x in go) / n
+                # paired: the median of each round's Python/Go ratio (the two
+                # sides of a round ran back to back, on the same machine load)
+                paired = statistics.median(x[i] / y[i] for x, y in zip(py, go))
                 res[clock] = {"python_us": p * 1e6, "go_us": g * 1e6, "python_qps": 1 / p, "go_qps": 1 / g,
-                              "ratio": p / g}
+                              "ratio": p / g, "paired": paired}
             out[mode] = res
         ix.close()
         db.close()
@@ -106,12 +109,12 @@ def main() -> None:
         print(json.dumps(out))
         return
     print(f"GloVe sample, k 10, nprobe {a.nprobe}, columns: {out['columns']}; median of {a.rounds} rounds")
-    print(f"{'':8} {'clock':5} {'python µs/q':>12} {'go µs/q':>9} {'python q/s':>11} {'go q/s':>9} {'python/go':>10}")
+    print(f"{'':8} {'clock':5} {'python µs/q':>12} {'go µs/q':>9} {'python q/s':>11} {'go q/s':>9} {'python/go':>10} {'paired':>7}")
     for mode in ("single", "batch"):
         for clock in ("wall", "cpu"):
             r = out[mode][clock]
             print(f"{mode:8} {clock:5} {r['python_us']:12.2f} {r['go_us']:9.2f} {r['python_qps']:11.0f} "
-                  f"{r['go_qps']:9.0f} {r['ratio']:10.3f}")
+                  f"{r['go_qps']:9.0f} {r['ratio']:10.3f} {r['paired']:7.3f}")
 
 
 if __name__ == "__main__":
