@@ -324,14 +324,18 @@ func parqdb_search(ixH, taskH C.int64_t, q *C.float, n, dim, optH C.int64_t,
 // parqdb_search1 is parqdb_search for one query vector with the fewest
 // arguments (the per-call cost matters for one query): it writes the
 // distances to dist[0:k] (NaN past the hits) and the number of hits to
-// dist[k], and returns the result handle, or minus an error handle whose
-// JSON parqdb_error returns.
+// dist[k] — distLen, the floats at dist, must be k+1 — and
+// returns the result handle, or minus an error handle whose JSON
+// parqdb_error returns.
 //
 //export parqdb_search1
-func parqdb_search1(ixH C.int64_t, q *C.float, dim, optH C.int64_t, dist *C.float) C.int64_t {
+func parqdb_search1(ixH C.int64_t, q *C.float, dim, optH C.int64_t, dist *C.float, distLen C.int64_t) C.int64_t {
 	ctx, ix, p, err := searchArgs(ixH, optH, 0)
 	if err != nil {
 		return -C.int64_t(newHandle(err))
+	}
+	if int64(distLen) != int64(p.opts.K)+1 {
+		return -C.int64_t(newHandle(fmt.Errorf("%w: a buffer of %d distances for k = %d (k+1 needed)", query.ErrBadQuery, distLen, p.opts.K)))
 	}
 	v, err := queryView(ix.ix, q, int(dim))
 	if err != nil {

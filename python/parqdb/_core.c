@@ -30,7 +30,7 @@
 #include <numpy/arrayobject.h>
 #include <stdint.h>
 
-typedef int64_t (*search1_fn)(int64_t ix, float *q, int64_t dim, int64_t opt, float *dist);
+typedef int64_t (*search1_fn)(int64_t ix, float *q, int64_t dim, int64_t opt, float *dist, int64_t dist_len);
 typedef void (*release_many_fn)(int64_t *hs, int64_t n);
 
 static search1_fn search1_p;
@@ -176,7 +176,8 @@ static PyObject *bind(PyObject *mod, PyObject *args) {
 }
 
 /* vector_search searches the library for q (a 1-D C-contiguous float32
- * array) under the options of handle opt, whose k is k, and returns a
+ * array) under the options of handle opt, whose k must be k (the library
+ * refuses another: the distances buffer holds k+1), and returns a
  * Results of ix holding the selected columns. */
 static PyObject *vector_search(PyObject *ix, int64_t ixh, PyArrayObject *q, int64_t opt, long k, PyObject *columns) {
     if (search1_p == NULL) {
@@ -196,7 +197,7 @@ static PyObject *vector_search(PyObject *ix, int64_t ixh, PyArrayObject *q, int6
     float *dist = (float *)PyArray_DATA((PyArrayObject *)buf);
     int64_t h;
     Py_BEGIN_ALLOW_THREADS
-    h = search1_p(ixh, qp, dim, opt, dist);
+    h = search1_p(ixh, qp, dim, opt, dist, (int64_t)k + 1);
     Py_END_ALLOW_THREADS
     if (h < 0) {
         Py_DECREF(buf);

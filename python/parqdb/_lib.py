@@ -51,7 +51,7 @@ def _load() -> ctypes.CDLL:
         c_void_p, c_void_p, POINTER(c_int64), POINTER(c_void_p),
     ]
     lib.parqdb_search.restype = c_int
-    lib.parqdb_search1.argtypes = [c_int64, c_void_p, c_int64, c_int64, c_void_p]
+    lib.parqdb_search1.argtypes = [c_int64, c_void_p, c_int64, c_int64, c_void_p, c_int64]
     lib.parqdb_search1.restype = c_int64
     lib.parqdb_error.argtypes = [c_int64]
     lib.parqdb_error.restype = c_void_p

@@ -81,6 +81,11 @@ def test_search_vector_bad_k(ix):
     for k in (0, -1, 2**40):
         with pytest.raises((ValueError, OverflowError)):
             _core.search_vector(ix, ix._h, np.ones(50, dtype=np.float32), opt, k, None)
+    # another k than the options' sizes the buffer wrong: the library refuses it
+    for k in (3, 11):
+        with pytest.raises(parqdb.BadQuery, match=f"a buffer of {k + 1} distances for k = 10"):
+            _core.search_vector(ix, ix._h, np.ones(50, dtype=np.float32), opt, k, None)
+    assert len(_core.search_vector(ix, ix._h, np.ones(50, dtype=np.float32), opt, 10, None).distances) == 10
 
 
 @pytest.mark.parametrize("call, text", [
