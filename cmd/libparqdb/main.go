@@ -287,15 +287,19 @@ type result struct {
 // parqdb_search searches index ixH (under task taskH, 0: none) with the n
 // query vectors of dim float32 each at q (row-major; read during the call
 // only) and the options of handle optH (parqdb_options). It writes the
-// distances of query i to dist[i*k : i*k+k] (NaN past its hits) and its
-// number of hits to counts[i], stores a result handle in *res and returns
-// 0; on error it returns 1 and the error JSON in *errOut.
+// distances of query i to dist[i*k : i*k+k] (NaN past its hits) — distK,
+// the k the caller sized dist for, must be the options' — and its number
+// of hits to counts[i], stores a result handle in *res and returns 0; on
+// error it returns 1 and the error JSON in *errOut.
 //
 //export parqdb_search
 func parqdb_search(ixH, taskH C.int64_t, q *C.float, n, dim, optH C.int64_t,
-	dist *C.float, counts *C.int32_t, res *C.int64_t, errOut **C.char) C.int {
+	dist *C.float, distK C.int64_t, counts *C.int32_t, res *C.int64_t, errOut **C.char) C.int {
 	ctx, ix, p, err := searchArgs(ixH, optH, taskH)
 	if err != nil {
+		return setError(errOut, err)
+	}
+	if err := checkBufferK(p, distK); err != nil {
 		return setError(errOut, err)
 	}
 	qs, err := queryViews(ix.ix, q, int(n), int(dim))
@@ -334,8 +338,8 @@ func parqdb_search1(ixH C.int64_t, q *C.float, dim, optH C.int64_t, dist *C.floa
 	if err != nil {
 		return -C.int64_t(newHandle(err))
 	}
-	if int64(distLen) != int64(p.opts.K)+1 {
-		return -C.int64_t(newHandle(fmt.Errorf("%w: a buffer of %d distances for k = %d (k+1 needed)", query.ErrBadQuery, distLen, p.opts.K)))
+	if err := checkBufferK(p, distLen-1); err != nil {
+		return -C.int64_t(newHandle(err))
 	}
 	v, err := queryView(ix.ix, q, int(dim))
 	if err != nil {
@@ -350,6 +354,16 @@ func parqdb_search1(ixH C.int64_t, q *C.float, dim, optH C.int64_t, dist *C.floa
 	fillOne(r, ds[:k])
 	ds[k] = float32(len(r.Hits))
 	return C.int64_t(newHandle(&result{[]*query.Result{r}}))
+}
+
+// checkBufferK reports an invalid_argument error unless k, the hits per
+// query the caller's distance buffer holds, is the k of options p (the
+// library writes that many).
+func checkBufferK(p *parsedOptions, k C.int64_t) error {
+	if int64(k) != int64(p.opts.K) {
+		return fmt.Errorf("%w: a distance buffer for k = %d, and options of k = %d", query.ErrBadQuery, k, p.opts.K)
+	}
+	return nil
 }
 
 // parqdb_error returns the JSON of error handle h (from parqdb_search1)
@@ -392,9 +406,12 @@ func searchArgs(ixH, optH, taskH C.int64_t) (context.Context, *index, *parsedOpt
 //
 //export parqdb_search_key
 func parqdb_search_key(ixH, taskH C.int64_t, key *C.char, optH C.int64_t,
-	dist *C.float, counts *C.int32_t, res *C.int64_t, errOut **C.char) C.int {
+	dist *C.float, distK C.int64_t, counts *C.int32_t, res *C.int64_t, errOut **C.char) C.int {
 	ctx, ix, p, err := searchArgs(ixH, optH, taskH)
 	if err != nil {
+		return setError(errOut, err)
+	}
+	if err := checkBufferK(p, distK); err != nil {
 		return setError(errOut, err)
 	}
 	texts, err := query.KeyTextsJSON([]byte(C.GoString(key)))

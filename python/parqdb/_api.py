@@ -270,7 +270,7 @@ class Index(_Handle, _core.IndexCore):
 
         def run(task: int) -> int:
             res, err = c_int64(), c_void_p()
-            if _lib.lib.parqdb_search(self._h, task, arr.ctypes.data, n, d, opt, dist.ctypes.data,
+            if _lib.lib.parqdb_search(self._h, task, arr.ctypes.data, n, d, opt, dist.ctypes.data, int(k),
                                       counts.ctypes.data, byref(res), byref(err)) != 0:
                 _lib.raise_error(err)
             return res.value
@@ -299,7 +299,7 @@ class Index(_Handle, _core.IndexCore):
         dist = np.empty((1, k), dtype=np.float32)
         counts = np.empty(1, dtype=np.int32)
         res, err = c_int64(), c_void_p()
-        if _lib.lib.parqdb_search_key(self._h, 0, kj.encode(), opt, dist.ctypes.data, counts.ctypes.data,
+        if _lib.lib.parqdb_search_key(self._h, 0, kj.encode(), opt, dist.ctypes.data, int(k), counts.ctypes.data,
                                       byref(res), byref(err)) != 0:
             _lib.raise_error(err)
         return Results(self, res.value, np.append(dist[0], np.float32(counts[0])), None, columns)

@@ -48,7 +48,7 @@ def _load() -> ctypes.CDLL:
     lib.parqdb_options.restype = c_int64
     lib.parqdb_search.argtypes = [
         c_int64, c_int64, c_void_p, c_int64, c_int64, c_int64,
-        c_void_p, c_void_p, POINTER(c_int64), POINTER(c_void_p),
+        c_void_p, c_int64, c_void_p, POINTER(c_int64), POINTER(c_void_p),
     ]
     lib.parqdb_search.restype = c_int
     lib.parqdb_search1.argtypes = [c_int64, c_void_p, c_int64, c_int64, c_void_p, c_int64]
@@ -56,7 +56,7 @@ def _load() -> ctypes.CDLL:
     lib.parqdb_error.argtypes = [c_int64]
     lib.parqdb_error.restype = c_void_p
     lib.parqdb_search_key.argtypes = [
-        c_int64, c_int64, c_char_p, c_int64, c_void_p, c_void_p, POINTER(c_int64), POINTER(c_void_p),
+        c_int64, c_int64, c_char_p, c_int64, c_void_p, c_int64, c_void_p, POINTER(c_int64), POINTER(c_void_p),
     ]
     lib.parqdb_search_key.restype = c_int
     lib.parqdb_result_rows.argtypes = [c_int64, POINTER(c_void_p)]

@@ -5,6 +5,7 @@ released however it is dropped."""
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import inspect
 import weakref
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 import parqdb
-from parqdb import _core
+from parqdb import _core, _lib
 
 
 def test_single_equals_batch_row(ix, queries):
@@ -83,9 +84,20 @@ def test_search_vector_bad_k(ix):
             _core.search_vector(ix, ix._h, np.ones(50, dtype=np.float32), opt, k, None)
     # another k than the options' sizes the buffer wrong: the library refuses it
     for k in (3, 11):
-        with pytest.raises(parqdb.BadQuery, match=f"a buffer of {k + 1} distances for k = 10"):
+        with pytest.raises(parqdb.BadQuery, match=f"a distance buffer for k = {k}, and options of k = 10"):
             _core.search_vector(ix, ix._h, np.ones(50, dtype=np.float32), opt, k, None)
     assert len(_core.search_vector(ix, ix._h, np.ones(50, dtype=np.float32), opt, 10, None).distances) == 10
+    # the same check guards the batch and key calls of the C API
+    dist, counts, res, err = np.empty((2, 3), np.float32), np.empty(2, np.int32), ctypes.c_int64(), ctypes.c_void_p()
+    qs = np.ones((2, 50), dtype=np.float32)
+    assert _lib.lib.parqdb_search(ix._h, 0, qs.ctypes.data, 2, 50, opt, dist.ctypes.data, 3, counts.ctypes.data,
+                                  ctypes.byref(res), ctypes.byref(err)) == 1
+    with pytest.raises(parqdb.BadQuery, match="a distance buffer for k = 3, and options of k = 10"):
+        _lib.raise_error(err)
+    assert _lib.lib.parqdb_search_key(ix._h, 0, b'"king"', opt, dist.ctypes.data, 3, counts.ctypes.data,
+                                      ctypes.byref(res), ctypes.byref(err)) == 1
+    with pytest.raises(parqdb.BadQuery, match="a distance buffer for k = 3"):
+        _lib.raise_error(err)
 
 
 @pytest.mark.parametrize("call, text", [
