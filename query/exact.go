@@ -176,10 +176,7 @@ func (ix *Index) exact(s *scratch, vecs []float32, keyOf func(int64) []byte, k i
 			break
 		}
 		d := vecmath.L2SqF64(s.q, vecs[b.ord*int64(dim):(b.ord+1)*int64(dim)])
-		if half {
-			d *= 0.5
-		}
-		hits = append(hits, Hit{Key: keyOf(b.ord), Distance: float32(d)})
+		hits = append(hits, Hit{Key: keyOf(b.ord), Distance: exactDistance(d, half)})
 	}
 	slices.SortFunc(hits, func(a, b Hit) int {
 		return cmp.Or(cmp.Compare(a.Distance, b.Distance), bytes.Compare(a.Key, b.Key))
@@ -218,18 +215,10 @@ func (ix *Index) DistancesTo(ctx context.Context, q []float32, ords []int64) ([]
 	if err := ix.gatherVectors(ctx, ords, vs, nil); err != nil {
 		return nil, err
 	}
-	views := make([][]float32, len(ords))
-	for i := range views {
-		views[i] = vs[i*w : i*w+ix.Dim()]
-	}
-	d64 := make([]float64, len(ords))
-	vecmath.L2SqF64Views(s.q, views, d64)
+	half := ix.snap.Metric == metadata.MetricCosine
 	out := make([]float32, len(ords))
-	for i, d := range d64 {
-		if ix.snap.Metric == metadata.MetricCosine {
-			d *= 0.5
-		}
-		out[i] = float32(d)
+	for i := range out {
+		out[i] = exactDistance(vecmath.L2SqF64(s.q, vs[i*w:i*w+ix.Dim()]), half)
 	}
 	return out, nil
 }

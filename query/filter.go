@@ -453,10 +453,7 @@ func (ix *Index) ExactFilteredBatch(ctx context.Context, qs [][]float32, k int, 
 		hits := make([]Hit, 0, len(best))
 		for _, b := range best {
 			d := vecmath.L2SqF64(s.q, vecs[b.ord*dim:(b.ord+1)*dim])
-			if half {
-				d *= 0.5
-			}
-			hits = append(hits, Hit{Key: keyAt(keys, ends, b.ord), Distance: float32(d)})
+			hits = append(hits, Hit{Key: keyAt(keys, ends, b.ord), Distance: exactDistance(d, half)})
 		}
 		slices.SortFunc(hits, func(a, b Hit) int {
 			return cmp.Or(cmp.Compare(a.Distance, b.Distance), bytes.Compare(a.Key, b.Key))

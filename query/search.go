@@ -986,14 +986,21 @@ func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int, st
 	s.d64 = slices.Grow(s.d64[:0], m)[:m]
 	vecmath.L2SqF64Views(s.q, vs[:m], s.d64) // one call: the rows' loads overlap
 	for j, d := range s.d64 {
-		if half {
-			d *= 0.5
-		}
-		cands[j].dist = float32(d)
+		cands[j].dist = exactDistance(d, half)
 	}
 	clear(s.vs)
 	sortCands(cands[:m])
 	return cands[:m], nil
+}
+
+// exactDistance returns the _distance of a squared L2 distance computed
+// in float64 (rerank, the brute-force ground truths, DistancesTo): halved
+// under cosine (half), then rounded once to float32.
+func exactDistance(d float64, half bool) float32 {
+	if half {
+		d *= 0.5
+	}
+	return float32(d)
 }
 
 // readVectors reads the canonical source vectors of the given ordinals

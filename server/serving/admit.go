@@ -201,7 +201,7 @@ func WithTimeLimit(ctx context.Context, start time.Time, d time.Duration) (conte
 
 // SearchBatch searches every query vector of one request on the shared
 // query slots, and returns the results in order, each equal to a single
-// search's. A batch runs in pieces of consecutive queries (batchPieces),
+// search's. A batch runs in pieces of consecutive queries (batchPiece),
 // each one Index.SearchBatch on one slot — list-major on a large index,
 // so that a piece reads each list it probes once — and the pieces run on
 // as many slots as are free: however many requests run, at most
