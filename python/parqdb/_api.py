@@ -226,7 +226,7 @@ class Index(_Handle, _core.IndexCore):
               recall: Optional[float], columns: Optional[Sequence[str]], workers: Optional[int],
               exact: bool = False) -> int:
         """The handle of these search options, parsed once per Index."""
-        key = (k, nprobe, refine, where, recall, None if columns is None else tuple(columns), workers, exact)
+        key = _core.options_key(k, nprobe, refine, where, recall, columns, workers, exact)
         h = self._optids.get(key)
         if h is not None:
             return h

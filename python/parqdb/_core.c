@@ -266,6 +266,47 @@ static PyObject *search_vector(PyObject *mod, PyObject *const *args, Py_ssize_t 
 
 static PyObject *str_optids, *str_h, *str_search;
 
+/* options_key returns the key under which Index._opts keeps the handle
+ * of the options a = (k, nprobe, refine, where, recall, columns, workers)
+ * and exact: the same tuple with columns as a tuple (None stays None). */
+static PyObject *options_key(PyObject *const *a, PyObject *exact) {
+    PyObject *cols = a[5];
+    if (cols != Py_None) {
+        cols = PySequence_Tuple(cols);
+        if (cols == NULL)
+            return NULL;
+    } else {
+        Py_INCREF(cols);
+    }
+    PyObject *key = PyTuple_New(8);
+    if (key == NULL) {
+        Py_DECREF(cols);
+        return NULL;
+    }
+    for (int i = 0; i < 7; i++) {
+        PyObject *x = i == 5 ? cols : a[i];
+        if (i != 5)
+            Py_INCREF(x);
+        PyTuple_SET_ITEM(key, i, x);
+    }
+    Py_INCREF(exact);
+    PyTuple_SET_ITEM(key, 7, exact);
+    return key;
+}
+
+/* options_key(k, nprobe, refine, where, recall, columns, workers, exact):
+ * the key of Index._optids (one definition for Python and C). */
+static PyObject *py_options_key(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "options_key takes 8 arguments");
+        return NULL;
+    }
+    int exact = PyObject_IsTrue(args[7]);
+    if (exact < 0)
+        return NULL;
+    return options_key(args, exact ? Py_True : Py_False);
+}
+
 /* fast_search(v): the common case of Index.search in C for its arguments
  * v = (self, q, k, nprobe, refine, where, recall, columns, workers) — q a
  * 1-D C-contiguous float32 array, k an int, options already parsed (in
@@ -275,31 +316,13 @@ static PyObject *fast_search(PyObject *const *v) {
     PyObject *ix = v[0], *q = v[1], *k = v[2], *columns = v[7];
     if (!is_query(q) || !PyLong_CheckExact(k))
         Py_RETURN_NONE;
-    PyObject *cols = Py_None;
-    if (columns != Py_None) {
-        if (!PyList_CheckExact(columns) && !PyTuple_CheckExact(columns))
-            Py_RETURN_NONE;
-        cols = PySequence_Tuple(columns);
-        if (cols == NULL)
-            return NULL;
-    } else {
-        Py_INCREF(cols);
-    }
-    /* (k, nprobe, refine, where, recall, columns, workers, exact) */
-    PyObject *key = PyTuple_New(8);
-    if (key == NULL) {
-        Py_DECREF(cols);
+    /* (a list or tuple: another sequence, e.g. a generator, takes the
+     * Python path, which reads it once) */
+    if (columns != Py_None && !PyList_CheckExact(columns) && !PyTuple_CheckExact(columns))
+        Py_RETURN_NONE;
+    PyObject *key = options_key(v + 2, Py_False);
+    if (key == NULL)
         return NULL;
-    }
-    for (int i = 0; i < 5; i++) {
-        Py_INCREF(v[2 + i]);
-        PyTuple_SET_ITEM(key, i, v[2 + i]);
-    }
-    PyTuple_SET_ITEM(key, 5, cols);
-    Py_INCREF(v[8]);
-    PyTuple_SET_ITEM(key, 6, v[8]);
-    Py_INCREF(Py_False);
-    PyTuple_SET_ITEM(key, 7, Py_False);
     PyObject *optids = PyObject_GetAttr(ix, str_optids);
     if (optids == NULL) {
         Py_DECREF(key);
@@ -417,6 +440,8 @@ static PyObject *flush(PyObject *mod, PyObject *unused) {
 static PyMethodDef methods[] = {
     {"bind", bind, METH_VARARGS,
      PyDoc_STR("bind(search1_addr, release_many_addr, results_class, raise_error_handle)")},
+    {"options_key", (PyCFunction)(void (*)(void))py_options_key, METH_FASTCALL,
+     PyDoc_STR("options_key(k, nprobe, refine, where, recall, columns, workers, exact) -> tuple")},
     {"search_vector", (PyCFunction)(void (*)(void))search_vector, METH_FASTCALL,
      PyDoc_STR("search_vector(ix, ix_handle, q, opt, k, columns) -> Results")},
     {"flush", flush, METH_NOARGS, PyDoc_STR("Releases the handles of collected results now.")},
