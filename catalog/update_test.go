@@ -345,7 +345,7 @@ func TestCrashBeforeCommit(t *testing.T) {
 // earlier snapshots. -short skips both tests that use it (they need
 // PostgreSQL, S3 or child processes).
 func acceptanceSteps() int {
-	if raceDetector {
+	if testenv.RaceDetector {
 		return 10
 	}
 	return 50

@@ -14,14 +14,28 @@ type Query struct {
 
 // NewQuery returns a Query over a copy of q.
 func NewQuery(q []float32) *Query {
-	qq := &Query{q: append([]float32(nil), q...), qs: make([]float32, 2*((len(q)+1)/2))}
+	qq := new(Query)
+	qq.Reset(q)
+	return qq
+}
+
+// Reset makes qq a Query over a copy of q, as NewQuery(q) would return,
+// reusing qq's buffers: a searcher keeps one Query and resets it per
+// query instead of allocating.
+func (qq *Query) Reset(q []float32) {
+	qq.q = append(qq.q[:0], q...)
+	n := 2 * ((len(q) + 1) / 2)
+	if cap(qq.qs) < n {
+		qq.qs = make([]float32, n)
+	}
+	qq.qs = qq.qs[:n]
 	vecmath.SplitQueryU4(qq.qs, q)
+	qq.sum, qq.norm2 = 0, 0
 	for _, v := range q {
 		f := float64(v)
 		qq.sum += f
 		qq.norm2 += f * f
 	}
-	return qq
 }
 
 // Dim returns the dimension of the query.

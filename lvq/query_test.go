@@ -3,6 +3,7 @@ package lvq
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/parqdb/parqdb/internal/vecmath"
@@ -136,4 +137,30 @@ func TestQueryBatch(t *testing.T) {
 		}
 	}()
 	NewQuery(make([]float32, 4)).L2Sq8Batch(make([]byte, 8), make([]float32, 2), make([]float32, 1), make([]float32, 2))
+}
+
+// TestQueryReset: a Query reset from queries of other dimensions equals
+// NewQuery of the last one, field for field, and reuses its buffers.
+func TestQueryReset(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var qq Query
+	for _, d := range []int{7, 50, 1, 128, 33, 8} {
+		q := make([]float32, d)
+		for i := range q {
+			q[i] = float32(rng.NormFloat64())
+		}
+		qq.Reset(q)
+		want := NewQuery(q)
+		if !slices.Equal(qq.q, want.q) || !slices.Equal(qq.qs, want.qs) || qq.sum != want.sum || qq.norm2 != want.norm2 {
+			t.Fatalf("d %d: Reset gives %+v, NewQuery %+v", d, qq, *want)
+		}
+		q[0]++ // a copy: the caller's slice is its own
+		if qq.q[0] == q[0] {
+			t.Fatalf("d %d: Reset keeps the caller's slice", d)
+		}
+	}
+	q := make([]float32, 64)
+	if n := testing.AllocsPerRun(10, func() { qq.Reset(q) }); n != 0 {
+		t.Fatalf("Reset to a smaller dimension allocates %.0f times", n)
+	}
 }

@@ -356,7 +356,8 @@ func (ix *Index) scoreMatching(ctx context.Context, s *scratch, st *Stats) error
 			st.Candidates += int64(len(pos))
 		}
 	case metadata.EncodingLVQ4:
-		lq := lvq.NewQuery(s.q)
+		lq := &s.lq
+		lq.Reset(s.q)
 		cl := lvq.CodeLen(4, ix.Dim())
 		for li, l := range s.lists {
 			b := &l.batch

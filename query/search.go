@@ -221,6 +221,9 @@ type scratch struct {
 	// u8q is s.q quantized for blocked LVQ8 lists (prepareQuery, when
 	// Index.blocked).
 	u8q vecmath.U8Query
+	// lq is s.q for the LVQ4 kernels (scoreLVQ4, the filtered LVQ4 plan),
+	// Reset per query.
+	lq lvq.Query
 
 	// scoreSourceCodes: the query's bound terms (prepareQuery, on a
 	// source index), a run's rows to score exactly, their vectors and
@@ -638,7 +641,8 @@ func (q lvq8Terms) scoreList(s *scratch, l *list, st *Stats) {
 }
 
 func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
-	lq := lvq.NewQuery(s.q)
+	lq := &s.lq
+	lq.Reset(s.q)
 	t := &s.top
 	for _, l := range s.lists {
 		if l == nil {

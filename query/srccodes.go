@@ -136,7 +136,9 @@ func (ix *Index) scoreSourceCodes(s *scratch, l *list, v []float32, c *srcCodes,
 		// rows are at least that near — so that only rows that may beat
 		// it are read. (The k-th of all n rows' upper bounds is at most
 		// as large, but needs a square root per row.)
-		b.terms.Dists(s.dists, offs, scs, base, -1, nil)
+		// thr −1 admits no row; s.admit is lent as the kernel's index
+		// buffer so that the call allocates nothing.
+		s.admit = b.terms.Dists(s.dists, offs, scs, base, -1, s.admit[:0])
 		s.kd = append(s.kd[:0], s.dists...)
 		kth := kthFloat(s.kd, t.k)
 		var ub float64
