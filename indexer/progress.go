@@ -1,6 +1,9 @@
 package indexer
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Stage names, in pipeline order.
 const (
@@ -12,6 +15,23 @@ const (
 	StageVectors = "vectors"
 	StageCommit  = "commit" // write metadata, commit to the catalog
 )
+
+// stageUnits names the unit of a stage's counts by the stage name's first
+// word (the build's stages, bench's settings, join's stages).
+var stageUnits = map[string]string{
+	StageScan: "rows", StageAssign: "rows", StageTrain: "iterations", StageWrite: "buckets", StageVectors: "rows",
+	"nprobe": "searches", // parqdb bench: a setting's stage
+	"join":   "queries", "publish": "files",
+}
+
+// StageUnit returns the unit of the counts of stage (by its first word),
+// or "" for stages without one (commit). Every progress display — the
+// CLI's lines, the C library's task progress and Python's bars — takes
+// it from here.
+func StageUnit(stage string) string {
+	first, _, _ := strings.Cut(stage, " ")
+	return stageUnits[first]
+}
 
 // Progress receives a build's progress, in stage order: per stage Start,
 // any number of Add, then End. A stage that fails or is cancelled gets no

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/query"
 )
 
@@ -69,6 +70,7 @@ type task struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	stage  string
+	start  time.Time // the stage's
 	total  int64
 	done   atomic.Int64
 	warns  []string
@@ -85,7 +87,7 @@ func (t *task) Close() error { t.cancel(); return nil }
 
 func (t *task) Start(stage string, total int64) {
 	t.mu.Lock()
-	t.stage, t.total = stage, total
+	t.stage, t.start, t.total = stage, time.Now(), total
 	t.mu.Unlock()
 	t.done.Store(0)
 }
@@ -106,9 +108,14 @@ func (t *task) Warn(msg string) {
 	t.mu.Unlock()
 }
 
-// progress is the JSON parqdb_task_progress returns.
+// progress is the JSON parqdb_task_progress returns: the running stage,
+// the unit of its counts (indexer.StageUnit; "" when it counts nothing)
+// and the seconds since it started, so that a display's rate is the
+// stage's, however late its first poll.
 type progress struct {
 	Stage    string   `json:"stage"`
+	Unit     string   `json:"unit"`
+	Elapsed  float64  `json:"elapsed"`
 	Total    int64    `json:"total"`
 	Done     int64    `json:"done"`
 	Warnings []string `json:"warnings"`
@@ -117,7 +124,12 @@ type progress struct {
 func (t *task) snapshot() progress {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return progress{Stage: t.stage, Total: t.total, Done: t.done.Load(), Warnings: append([]string{}, t.warns...)}
+	p := progress{Stage: t.stage, Unit: indexer.StageUnit(t.stage), Total: t.total, Done: t.done.Load(),
+		Warnings: append([]string{}, t.warns...)}
+	if t.stage != "" {
+		p.Elapsed = time.Since(t.start).Seconds()
+	}
+	return p
 }
 
 // taskContext is the context of task handle h; 0 means no task.

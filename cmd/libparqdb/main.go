@@ -83,7 +83,8 @@ func parqdb_task_cancel(h C.int64_t) {
 }
 
 // parqdb_task_progress returns the progress of task h as JSON
-// {"stage", "total", "done", "warnings"} (free it with parqdb_free), or
+// {"stage", "unit", "elapsed", "total", "done", "warnings"} (the running
+// stage, the unit of its counts, its seconds so far; free it with parqdb_free), or
 // NULL when h is not a task.
 //
 //export parqdb_task_progress
@@ -169,7 +170,9 @@ func parseOptions(text string) (*parsedOptions, error) {
 		return nil, err
 	}
 	p := &parsedOptions{
-		opts:    query.Options{K: so.K, Refine: so.Refine, Recall: so.Recall, Columns: so.Columns},
+		// SharedRows: the library only encodes a result's rows
+		// (parqdb_result_rows), as the HTTP server does.
+		opts:    query.Options{K: so.K, Refine: so.Refine, Recall: so.Recall, Columns: so.Columns, SharedRows: true},
 		workers: so.Workers,
 		exact:   so.Exact,
 	}

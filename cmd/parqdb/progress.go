@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/parqdb/parqdb/indexer"
 )
 
 // buildMemoryLimit is the soft memory limit set for long builds when the
@@ -39,14 +41,6 @@ const (
 	// redrawEvery is the refresh period of the running stage's line.
 	redrawEvery = 120 * time.Millisecond
 )
-
-// stageUnits names the unit of a stage's counts by the stage name's first
-// word; stages not listed show bare numbers.
-var stageUnits = map[string]string{
-	"scan": "rows", "assign": "rows", "train": "iterations", "write": "buckets", "vectors": "rows",
-	"nprobe": "searches", // bench settings
-	"join":   "queries", "publish": "files",
-}
 
 // rateStages are the stages whose running line also shows the rate (units
 // per second) once etaAfter has passed: long stages of uniform units.
@@ -95,8 +89,7 @@ type stageState struct {
 }
 
 func (s *stageState) counts() string {
-	first, _, _ := strings.Cut(s.name, " ")
-	unit := stageUnits[first]
+	unit := indexer.StageUnit(s.name)
 	var b strings.Builder
 	if s.total > 0 {
 		fmt.Fprintf(&b, "%d / %d", s.done, s.total)

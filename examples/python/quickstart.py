@@ -1,7 +1,7 @@
 """A notebook-style tour of the parqdb Python package (docs/python.md).
 
 Run it from the root of the checkout after installing the package
-(python3 -m venv --system-site-packages .venv && .venv/bin/pip install
+(/usr/bin/python3 -m venv --system-site-packages .venv && .venv/bin/pip install
 --no-build-isolation ./python):
 
     .venv/bin/python examples/python/quickstart.py [WAREHOUSE]

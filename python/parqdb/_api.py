@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import sys
 import time
 import weakref
 from ctypes import byref, c_int64, c_void_p
@@ -239,6 +240,7 @@ class Index(_Handle, _core.IndexCore):
         h = _lib.options(_options_json(int(k), None if nprobe is None else int(nprobe), int(refine or 0),
                                        where, recall, cols, workers, exact))
         if len(self._optids) >= _MAX_OPTIONS:
+            self._forget()  # the C search's memo holds one of the handles
             _release_all(self._optids)
         old = self._optids.setdefault(key, h)
         if old != h:  # another thread registered them first
@@ -504,7 +506,11 @@ class Results(_core.ResultsCore):
 
 
 class _ProgressBars:
-    """One tqdm bar per build stage (terminal or Jupyter: tqdm.auto)."""
+    """One tqdm bar per build stage (terminal or Jupyter: tqdm.auto), in the
+    stage's unit (rows, iterations, buckets), its clock started when the
+    stage did (the library's ``elapsed``), so that the rate is the stage's
+    however late the first poll; a stage that counts nothing (commit)
+    shows its time."""
 
     def __init__(self) -> None:
         self.stage: Optional[str] = None
@@ -517,14 +523,20 @@ class _ProgressBars:
         if p["stage"] and p["stage"] != self.stage:
             self.finish()  # a new stage: the previous one is done
             self.stage = p["stage"]
-            self.bar = tqdm(total=p["total"] or None, desc=p["stage"], leave=True)
+            unit = p.get("unit", "")
+            counted = bool(p["total"] or p["done"] or unit)
+            self.bar = tqdm(total=p["total"] or None, desc=p["stage"], leave=True,
+                            unit=f" {unit}" if unit else "it",
+                            bar_format=None if counted else "{desc}: {elapsed}")
+            # the stage's own clock: tqdm's starts now, maybe seconds later
+            self.bar.start_t = self.bar.last_print_t = self.bar.start_t - p.get("elapsed", 0.0)
         if self.bar is not None:
             if p["total"] and self.bar.total != p["total"]:
                 self.bar.total = p["total"]
             self.bar.n = p["done"]
             self.bar.refresh()
         for w in p["warnings"][self.warned:]:
-            tqdm.write(f"warning: {w}")
+            tqdm.write(f"warning: {w}", file=sys.stderr)
         self.warned = len(p["warnings"])
 
     def finish(self) -> None:

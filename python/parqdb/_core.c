@@ -13,7 +13,8 @@
  *                by one library call, collecting a batch's releases it.
  *   IndexCore    the base of parqdb.Index holding its search method: the
  *                common case (one float32 vector, options parsed before)
- *                runs here — the options' handle looked up, parqdb_search1
+ *                runs here — the options' handle looked up (or taken from
+ *                the memo of the last search's arguments), parqdb_search1
  *                called with the GIL released, a Results made — and every
  *                other goes to Index._search; search_vector is the same
  *                search from an options handle.
@@ -307,6 +308,69 @@ static PyObject *py_options_key(PyObject *mod, PyObject *const *args, Py_ssize_t
     return options_key(args, exact ? Py_True : Py_False);
 }
 
+/* IndexCore: the base of parqdb.Index. It remembers the options of its
+ * last fast search: the arguments (k, nprobe, refine, where, recall,
+ * columns as a tuple, workers), their options handle and the index
+ * handle, so that a loop that searches with the same arguments skips
+ * building the options key and looking it up. Index._opts calls _forget
+ * before it releases option handles. The GIL guards the memo. */
+#define NOPTARGS 7
+typedef struct {
+    PyObject_HEAD
+    PyObject *memo[NOPTARGS]; /* NULL: no memo */
+    int64_t memo_opt, memo_ixh;
+} IndexCore;
+
+static void memo_clear(IndexCore *c) {
+    for (int i = 0; i < NOPTARGS; i++)
+        Py_CLEAR(c->memo[i]);
+    c->memo_opt = c->memo_ixh = 0;
+}
+
+/* memo_hit reports whether a = (k, nprobe, refine, where, recall, columns,
+ * workers) are the memo's arguments: the same objects, columns a list or
+ * tuple holding the same string objects in order, or None as before. */
+static int memo_hit(IndexCore *c, PyObject *const *a) {
+    if (c->memo_opt == 0)
+        return 0;
+    for (int i = 0; i < NOPTARGS; i++) {
+        if (i == 5)
+            continue;
+        if (a[i] != c->memo[i])
+            return 0;
+    }
+    PyObject *cols = a[5], *mc = c->memo[5];
+    if (cols == Py_None || mc == Py_None)
+        return cols == mc;
+    Py_ssize_t n = PyTuple_GET_SIZE(mc);
+    PyObject **items;
+    if (PyList_CheckExact(cols)) {
+        if (PyList_GET_SIZE(cols) != n)
+            return 0;
+        items = ((PyListObject *)cols)->ob_item;
+    } else {
+        if (PyTuple_GET_SIZE(cols) != n)
+            return 0;
+        items = ((PyTupleObject *)cols)->ob_item;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (items[i] != PyTuple_GET_ITEM(mc, i) || !PyUnicode_CheckExact(items[i]))
+            return 0;
+    return 1;
+}
+
+/* memo_set remembers key (options_key's tuple: its first 7 items are the
+ * arguments, columns as a tuple) with its options and index handles. */
+static void memo_set(IndexCore *c, PyObject *key, int64_t opt, int64_t ixh) {
+    memo_clear(c);
+    for (int i = 0; i < NOPTARGS; i++) {
+        c->memo[i] = PyTuple_GET_ITEM(key, i);
+        Py_INCREF(c->memo[i]);
+    }
+    c->memo_opt = opt;
+    c->memo_ixh = ixh;
+}
+
 /* fast_search(v): the common case of Index.search in C for its arguments
  * v = (self, q, k, nprobe, refine, where, recall, columns, workers) — q a
  * 1-D C-contiguous float32 array, k an int, options already parsed (in
@@ -320,6 +384,12 @@ static PyObject *fast_search(PyObject *const *v) {
      * Python path, which reads it once) */
     if (columns != Py_None && !PyList_CheckExact(columns) && !PyTuple_CheckExact(columns))
         Py_RETURN_NONE;
+    long kv = PyLong_AsLong(k);
+    if (kv == -1 && PyErr_Occurred())
+        return NULL;
+    IndexCore *c = (IndexCore *)ix;
+    if (memo_hit(c, v + 2))
+        return vector_search(ix, c->memo_ixh, (PyArrayObject *)q, c->memo_opt, kv, columns);
     PyObject *key = options_key(v + 2, Py_False);
     if (key == NULL)
         return NULL;
@@ -329,8 +399,8 @@ static PyObject *fast_search(PyObject *const *v) {
         return NULL;
     }
     PyObject *opt = PyDict_Check(optids) ? PyDict_GetItemWithError(optids, key) : NULL; /* borrowed */
-    Py_DECREF(key);
     if (opt == NULL) {
+        Py_DECREF(key);
         Py_DECREF(optids);
         if (PyErr_Occurred())
             return NULL;
@@ -339,13 +409,18 @@ static PyObject *fast_search(PyObject *const *v) {
     int64_t opth = PyLong_AsLongLong(opt);
     Py_DECREF(optids);
     PyObject *hobj = PyObject_GetAttr(ix, str_h);
-    if (hobj == NULL)
+    if (hobj == NULL) {
+        Py_DECREF(key);
         return NULL;
+    }
     int64_t ixh = PyLong_AsLongLong(hobj);
     Py_DECREF(hobj);
-    long kv = PyLong_AsLong(k);
-    if (PyErr_Occurred())
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
         return NULL;
+    }
+    memo_set(c, key, opth, ixh);
+    Py_DECREF(key);
     return vector_search(ix, ixh, (PyArrayObject *)q, opth, kv, columns);
 }
 
@@ -406,7 +481,32 @@ static PyObject *index_search(PyObject *self, PyObject *const *args, Py_ssize_t 
     return PyObject_VectorcallMethod(str_search, v, 1 + NPARAMS, NULL);
 }
 
+static PyObject *index_forget(PyObject *self, PyObject *unused) {
+    memo_clear((IndexCore *)self);
+    Py_RETURN_NONE;
+}
+
+static int index_traverse(IndexCore *self, visitproc visit, void *arg) {
+    for (int i = 0; i < NOPTARGS; i++)
+        Py_VISIT(self->memo[i]);
+    return 0;
+}
+
+static int index_clear(IndexCore *self) {
+    memo_clear(self);
+    return 0;
+}
+
+static void index_dealloc(IndexCore *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    memo_clear(self);
+    tp->tp_free((PyObject *)self);
+}
+
 static PyMethodDef index_methods[] = {
+    {"_forget", index_forget, METH_NOARGS,
+     PyDoc_STR("_forget($self, /)\n--\n\nDrops the options remembered from the last search (before their handles are released).")},
     {"search", (PyCFunction)(void (*)(void))index_search, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("search($self, /, q, k=10, nprobe=None, refine=0, where=None, recall=None, columns=None, workers=None)\n--\n\n"
                "Finds the ``k`` nearest source rows to ``q``: a 1-D vector, or a\n"
@@ -426,9 +526,12 @@ static PyTypeObject IndexCoreType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "parqdb._core.IndexCore",
     .tp_doc = PyDoc_STR("The per-call path of parqdb.Index: its search method."),
-    .tp_basicsize = sizeof(PyObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_basicsize = sizeof(IndexCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)index_dealloc,
+    .tp_traverse = (traverseproc)index_traverse,
+    .tp_clear = (inquiry)index_clear,
     .tp_methods = index_methods,
 };
 

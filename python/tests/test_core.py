@@ -50,6 +50,30 @@ def test_arguments_that_equal_the_cached_ones(ix, queries):
     assert ix.search(queries[7], k=4, columns=("word",)).to_list() == want
 
 
+def test_memo_of_the_last_options(ix, queries):
+    """The C path remembers the last call's options: a columns list changed
+    in place, or other arguments, are new options; so are the options
+    after Index._opts released every handle (257 option sets), which it
+    only may because it drops the memo first."""
+    cols = ["word"]
+    a = ix.search(queries[2], k=3, columns=cols)
+    assert ix.search(queries[2], k=3, columns=cols).to_list() == a.to_list()
+    cols.append("rank")  # the same list, other columns
+    b = ix.search(queries[2], k=3, columns=cols)
+    assert set(b.to_list()[0]) == {"word", "rank", "_distance"}
+    cols[:] = ["rank"]
+    c = ix.search(queries[2], k=3, columns=cols)
+    assert set(c.to_list()[0]) == {"rank", "_distance"}
+    assert list(c.keys) == list(a.keys)
+    assert ix.search(queries[2], k=4, columns=cols).keys.shape == (4,)
+    memo_cols = ["word"]
+    want = ix.search(queries[5], k=3, nprobe=9, columns=memo_cols).to_list()
+    for nprobe in range(1, 300):  # more option sets than an Index keeps: all released
+        ix.search(queries[0], k=1, nprobe=nprobe, columns=["word"])
+        ix.search(queries[5], k=3, nprobe=9, columns=memo_cols)  # the memo, each time
+    assert ix.search(queries[5], k=3, nprobe=9, columns=memo_cols).to_list() == want
+
+
 @pytest.mark.parametrize("q, cls, text", [
     (np.full(50, np.nan, dtype=np.float32), parqdb.InvalidVector, "vector[0] = NaN"),
     (np.ones(49, dtype=np.float32), parqdb.WrongDimension, "has dimension 50"),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import numpy as np
 
 import parqdb
+from parqdb._api import _ProgressBars
 
 from conftest import GLOVE, QUERIES, cli_json, run_cli
 
@@ -69,3 +71,21 @@ def test_progress_bar(tmp_path, capsys):
     # build may pass between two; test_cancel waits for train's bar on a
     # larger one), and the last, commit, always
     assert "commit:" in err, err
+
+
+def test_progress_bar_rate_and_units(capsys):
+    """A stage first polled 10 s after it began, 1,000 rows done, shows
+    about 100 rows/s in its unit (the library's elapsed seconds start the
+    bar's clock), not the thousands per second of a clock started at the
+    poll; a stage that counts nothing shows its time."""
+    bars = _ProgressBars()
+    bars.update({"stage": "assign", "unit": "rows", "elapsed": 10.0, "total": 2000, "done": 1000,
+                 "warnings": []})
+    bars.update({"stage": "commit", "unit": "", "elapsed": 0.0, "total": 0, "done": 0, "warnings": ["w1"]})
+    bars.finish()
+    err = capsys.readouterr().err
+    m = re.search(r"assign:.*2000/2000 \[[^,]*, *([0-9.]+) rows/s", err)
+    assert m, err
+    assert 50 < float(m.group(1)) < 201, err  # 2000 rows (finished) in 10 s and a little
+    assert re.search(r"commit: 00:00", err), err
+    assert "it/s" not in err and "warning: w1" in err, err
