@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"mime"
 	"net/http"
 	"slices"
@@ -389,20 +388,15 @@ func (p *searchPlan) queryVectors(ix *query.Index) ([][]float32, error) {
 		if len(p.vectors) > 1 {
 			where = fmt.Sprintf("vectors[%d]", i)
 		}
-		if len(v) != ix.Dim() {
-			return nil, serving.Errorf(http.StatusBadRequest, serving.CodeWrongDimension, "%s has %d values; index %q has dimension %d", where, len(v), ix.Name(), ix.Dim())
+		if err := serving.CheckDim(where, len(v), ix.Dim(), ix.Name()); err != nil {
+			return nil, err
 		}
 		f := make([]float32, len(v))
-		zero := true
 		for j, x := range v {
-			f[j] = float32(x)
-			if math.IsInf(float64(f[j]), 0) || math.IsNaN(x) {
-				return nil, serving.Errorf(http.StatusBadRequest, serving.CodeInvalidVector, "%s[%d] = %g is not a finite float32", where, j, x)
-			}
-			zero = zero && f[j] == 0
+			f[j] = float32(x) // beyond float32's range: ±Inf, refused below
 		}
-		if zero && ix.Snapshot().Metric == metadata.MetricCosine {
-			return nil, serving.Errorf(http.StatusBadRequest, serving.CodeInvalidVector, "%s is all zeros: it has no direction under the cosine metric", where)
+		if p := serving.VectorProblem(f, ix.Snapshot().Metric == metadata.MetricCosine); p != "" {
+			return nil, serving.InvalidVector(where, p)
 		}
 		out[i] = f
 	}

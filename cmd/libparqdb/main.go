@@ -234,8 +234,12 @@ func queryViews(ix *query.Index, q *C.float, n, d int) ([][]float32, error) {
 	qs := make([][]float32, n)
 	for i := range qs {
 		qs[i] = flat[i*d : (i+1)*d : (i+1)*d]
-		if err := checkVector(qs[i], cosine, n, i); err != nil {
-			return nil, err
+		if p := serving.VectorProblem(qs[i], cosine); p != "" {
+			where := "vector"
+			if n > 1 {
+				where = fmt.Sprintf("vectors[%d]", i)
+			}
+			return nil, serving.InvalidVector(where, p)
 		}
 	}
 	return qs, nil
@@ -247,39 +251,14 @@ func queryView(ix *query.Index, q *C.float, d int) ([]float32, error) {
 		return nil, err
 	}
 	v := unsafe.Slice((*float32)(unsafe.Pointer(q)), d)
-	return v, checkVector(v, ix.Snapshot().Metric == metadata.MetricCosine, 1, 0)
+	if p := serving.VectorProblem(v, ix.Snapshot().Metric == metadata.MetricCosine); p != "" {
+		return nil, serving.InvalidVector("vector", p)
+	}
+	return v, nil
 }
 
 func checkDim(ix *query.Index, d int) error {
-	if d != ix.Dim() {
-		return &serving.Error{Status: http.StatusBadRequest, Code: serving.CodeWrongDimension,
-			Message: fmt.Sprintf("query vectors have %d values; index %q has dimension %d", d, ix.Name(), ix.Dim())}
-	}
-	return nil
-}
-
-// checkVector checks query i of n (invalid_vector).
-func checkVector(v []float32, cosine bool, n, i int) error {
-	var nonzero uint32 // the bits of every value but their signs, or-ed
-	for j, x := range v {
-		b := math.Float32bits(x)
-		if b&0x7f800000 == 0x7f800000 { // the exponent of ±Inf and NaN
-			return invalidVector(n, i, "[%d] = %g is not a finite float32", j, x)
-		}
-		nonzero |= b &^ (1 << 31)
-	}
-	if nonzero == 0 && cosine {
-		return invalidVector(n, i, " is all zeros: it has no direction under the cosine metric")
-	}
-	return nil
-}
-
-func invalidVector(n, i int, format string, args ...any) error {
-	where := "vector"
-	if n > 1 {
-		where = fmt.Sprintf("vectors[%d]", i)
-	}
-	return &serving.Error{Status: http.StatusBadRequest, Code: serving.CodeInvalidVector, Message: where + fmt.Sprintf(format, args...)}
+	return serving.CheckDim("each query vector", d, ix.Dim(), ix.Name())
 }
 
 // result is what a result handle holds: one query.Result per query.

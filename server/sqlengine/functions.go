@@ -412,28 +412,19 @@ func parseVector(s string, ix *query.Index) ([]float32, error) {
 	}
 	out := make([]float32, len(xs))
 	for i, x := range xs {
-		out[i] = float32(x)
-		if math.IsInf(float64(out[i]), 0) && !math.IsInf(x, 0) {
-			return nil, &serving.Error{Status: 400, Code: serving.CodeInvalidVector, Message: fmt.Sprintf("query_vector[%d] = %g overflows float32", i, x)}
-		}
+		out[i] = float32(x) // a number beyond float32's range becomes ±Inf: checkVector refuses it
 	}
 	return out, checkVector(out, ix)
 }
 
-// checkVector checks q's dimension and values for ix.
+// checkVector checks q's dimension and values for ix (serving's checks,
+// the HTTP API's messages).
 func checkVector(q []float32, ix *query.Index) error {
-	if len(q) != ix.Dim() {
-		return &serving.Error{Status: 400, Code: serving.CodeWrongDimension, Message: fmt.Sprintf("query_vector has %d values; index %q has dimension %d", len(q), ix.Name(), ix.Dim())}
+	if err := serving.CheckDim("query_vector", len(q), ix.Dim(), ix.Name()); err != nil {
+		return err
 	}
-	zero := true
-	for i, x := range q {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return &serving.Error{Status: 400, Code: serving.CodeInvalidVector, Message: fmt.Sprintf("query_vector[%d] = %g: values must be finite numbers", i, x)}
-		}
-		zero = zero && x == 0
-	}
-	if zero && ix.Snapshot().Metric == metadata.MetricCosine {
-		return &serving.Error{Status: 400, Code: serving.CodeInvalidVector, Message: "query_vector is all zeros: it has no direction under the cosine metric"}
+	if p := serving.VectorProblem(q, ix.Snapshot().Metric == metadata.MetricCosine); p != "" {
+		return serving.InvalidVector("query_vector", p)
 	}
 	return nil
 }
