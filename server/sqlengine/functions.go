@@ -324,7 +324,10 @@ func (e *Engine) search(ctx context.Context, r request) (*query.Result, error) {
 // searchBatch searches qs, all with r's index and options, as one batch
 // (Index.SearchBatch on every core: list-major where the index is large
 // enough) under one admission slot and the time limit of len(qs) searches
-// run GOMAXPROCS at a time, and reports each to OnSearch. The results are
+// run GOMAXPROCS at a time, and reports each to OnSearch. With an
+// Admitter (parqdb serve) the batch runs on its query slots
+// (Admitter.SearchBatch), as an HTTP batch does, so that SQL and HTTP
+// together search at most GOMAXPROCS vectors at once. The results are
 // those of searching each vector alone.
 func (e *Engine) searchBatch(ctx context.Context, r request, qs [][]float32) ([]*query.Result, error) {
 	var out []*query.Result
@@ -335,7 +338,12 @@ func (e *Engine) searchBatch(ctx context.Context, r request, qs [][]float32) ([]
 			}
 		}
 		var err error
-		if out, err = ix.SearchBatch(ctx, qs, opts, runtime.GOMAXPROCS(0)); err != nil {
+		if e.opts.Admitter != nil {
+			out, err = e.opts.Admitter.SearchBatch(ctx, ix, qs, opts)
+		} else {
+			out, err = ix.SearchBatch(ctx, qs, opts, runtime.GOMAXPROCS(0))
+		}
+		if err != nil {
 			return err
 		}
 		for _, res := range out {

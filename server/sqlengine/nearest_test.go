@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/parqdb/parqdb/query"
+	"github.com/parqdb/parqdb/server/serving"
 	"github.com/parqdb/parqdb/server/sqlengine"
 )
 
@@ -20,7 +21,21 @@ import (
 // of a chunk are searched as batches of rows with equal options: the
 // second statement gives rows different k and nprobe, and NULL vectors.
 func TestNearestPerRow(t *testing.T) {
-	e, ix := newEngineWith(t, sqlengine.Options{})
+	// without an Admitter (parqdb sql) and with one (parqdb serve: the
+	// batches run on its query slots)
+	for _, admit := range []bool{false, true} {
+		t.Run(fmt.Sprintf("admitter=%v", admit), func(t *testing.T) {
+			var opts sqlengine.Options
+			if admit {
+				opts.Admitter = serving.NewAdmitter(serving.LoadLimits{})
+			}
+			testNearestPerRow(t, opts)
+		})
+	}
+}
+
+func testNearestPerRow(t *testing.T, eo sqlengine.Options) {
+	e, ix := newEngineWith(t, eo)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, stmt string
