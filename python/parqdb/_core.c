@@ -384,12 +384,9 @@ static PyObject *fast_search(PyObject *const *v) {
      * Python path, which reads it once) */
     if (columns != Py_None && !PyList_CheckExact(columns) && !PyTuple_CheckExact(columns))
         Py_RETURN_NONE;
-    long kv = PyLong_AsLong(k);
-    if (kv == -1 && PyErr_Occurred())
-        return NULL;
     IndexCore *c = (IndexCore *)ix;
-    if (memo_hit(c, v + 2))
-        return vector_search(ix, c->memo_ixh, (PyArrayObject *)q, c->memo_opt, kv, columns);
+    if (memo_hit(c, v + 2)) /* k is the object of a call that passed: it fits */
+        return vector_search(ix, c->memo_ixh, (PyArrayObject *)q, c->memo_opt, PyLong_AsLong(k), columns);
     PyObject *key = options_key(v + 2, Py_False);
     if (key == NULL)
         return NULL;
@@ -415,6 +412,7 @@ static PyObject *fast_search(PyObject *const *v) {
     }
     int64_t ixh = PyLong_AsLongLong(hobj);
     Py_DECREF(hobj);
+    long kv = PyLong_AsLong(k);
     if (PyErr_Occurred()) {
         Py_DECREF(key);
         return NULL;
