@@ -366,7 +366,9 @@ func TestRowCache(t *testing.T) {
 
 // TestRowCacheShared: with SharedRows a cached row is answered as the
 // cache's own map (two answers share it) holding what a copied answer
-// holds; without it every answer gets its own map.
+// holds; without it every answer gets its own map. Both for joined source
+// columns and for key columns only (decoded from the postings keys, cached
+// by list and row).
 func TestRowCacheShared(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, metadata.MetricL2Squared, metadata.EncodingLVQ8, 20)
@@ -375,30 +377,35 @@ func TestRowCacheShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	opts := query.Options{K: 5, NProbe: 3, Columns: []string{"word", "rank", "embedding"}}
-	search := func(shared bool) *query.Result {
-		o := opts
-		o.SharedRows = shared
-		r, err := ix.Search(ctx, f.vecs[7], o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	search(false) // fills the row cache
-	copied, s1, s2 := search(false), search(true), search(true)
-	same := func(a, b map[string]any) bool {
-		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
-	}
-	for i := range copied.Hits {
-		if !reflect.DeepEqual(copied.Hits[i].Row, s1.Hits[i].Row) {
-			t.Fatalf("hit %d: shared row %v, copied row %v", i, s1.Hits[i].Row, copied.Hits[i].Row)
-		}
-		if !same(s1.Hits[i].Row, s2.Hits[i].Row) {
-			t.Errorf("hit %d: two SharedRows answers got different maps", i)
-		}
-		if same(copied.Hits[i].Row, s1.Hits[i].Row) {
-			t.Errorf("hit %d: an answer without SharedRows got the cached map", i)
-		}
+	for _, cols := range [][]string{{"word", "rank", "embedding"}, {"word"}} {
+		t.Run(strings.Join(cols, ","), func(t *testing.T) {
+			opts := query.Options{K: 5, NProbe: 3, Columns: cols}
+			search := func(shared bool) *query.Result {
+				o := opts
+				o.SharedRows = shared
+				r, err := ix.Search(ctx, f.vecs[7], o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			search(false) // fills the row cache (joined columns)
+			search(true)  // (key columns)
+			copied, s1, s2 := search(false), search(true), search(true)
+			same := func(a, b map[string]any) bool {
+				return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+			}
+			for i := range copied.Hits {
+				if !reflect.DeepEqual(copied.Hits[i].Row, s1.Hits[i].Row) || len(s1.Hits[i].Row) != len(cols) {
+					t.Fatalf("hit %d: shared row %v, copied row %v", i, s1.Hits[i].Row, copied.Hits[i].Row)
+				}
+				if !same(s1.Hits[i].Row, s2.Hits[i].Row) {
+					t.Errorf("hit %d: two SharedRows answers got different maps", i)
+				}
+				if same(copied.Hits[i].Row, s1.Hits[i].Row) {
+					t.Errorf("hit %d: an answer without SharedRows got the cached map", i)
+				}
+			}
+		})
 	}
 }

@@ -24,7 +24,11 @@ type rowCache struct {
 	c *membudget.Cache[rowKey, map[string]any] // nil: disabled
 }
 
+// rowKey names a cached row: a joined source row by its ordinal (list 0),
+// or the key columns of row ord of list cid, decoded from the postings key
+// (list cid+1; see Index.join).
 type rowKey struct {
+	list int32
 	ord  int64
 	cols string
 }

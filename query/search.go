@@ -1058,17 +1058,29 @@ func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (
 		cols = ix.Columns()
 	}
 	res.Columns = append(slices.Clone(cols), metadata.ReservedField)
+	ck := colsKey(cols)
 	if ix.keyColumns(cols) { // the postings' keys hold them: no source read
 		for i, c := range top {
-			row, err := ix.keyRow(c.key(), cols)
-			if err != nil {
-				return nil, err
+			// Shared rows come from the row cache, by list and row: a
+			// caller that only reads rows decodes each key once.
+			k := rowKey{list: c.l.cid + 1, ord: int64(c.i), cols: ck}
+			var row map[string]any
+			if opts.SharedRows {
+				row = ix.rows.get(k, true)
+			}
+			if row == nil {
+				var err error
+				if row, err = ix.keyRow(c.key(), cols); err != nil {
+					return nil, err
+				}
+				if opts.SharedRows {
+					ix.rows.put(k, row)
+				}
 			}
 			res.Hits[i] = Hit{Key: c.key(), Distance: c.dist, Row: row}
 		}
 		return res, nil
 	}
-	ck := colsKey(cols)
 	todo := make([]int, len(top))
 	for i := range todo {
 		todo[i] = i
@@ -1088,7 +1100,7 @@ func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (
 			return nil, err
 		}
 		res.Hits[i] = Hit{Key: c.key(), Distance: c.dist}
-		if row := ix.rows.get(rowKey{ords[c.i], ck}, opts.SharedRows); row != nil {
+		if row := ix.rows.get(rowKey{ord: ords[c.i], cols: ck}, opts.SharedRows); row != nil {
 			res.Hits[i].Row = row
 			continue
 		}
@@ -1129,7 +1141,7 @@ func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (
 			}
 			res.Hits[i].Row = m
 			c := top[i]
-			ix.rows.put(rowKey{c.l.ords[c.i], ck}, m)
+			ix.rows.put(rowKey{ord: c.l.ords[c.i], cols: ck}, m)
 		}
 	}
 	return res, nil
