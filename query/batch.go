@@ -158,14 +158,24 @@ func (ix *Index) searchChunk(ctx context.Context, qs [][]float32, opts Options, 
 			ix.vstore.count(h, 0)
 		}()
 	}
+	// The probes of a list follow each other (below): a source list's
+	// vectors are taken once for them all, even when the store cannot
+	// keep them.
+	lastCID, lastV := int32(-1), []float32(nil)
 	scoreOne := func(j int, l *list) error {
 		if terms != nil {
 			terms[j].scoreList(ss[j], l, &sts[j])
 			return nil
 		}
-		if err := ix.scoreSourceList(ctx, ss[j], l, half, &hits[j], &sts[j]); err != nil {
+		var v []float32
+		if l.cid == lastCID {
+			v = lastV
+		}
+		v, err := ix.scoreSourceList(ctx, ss[j], l, v, half, &hits[j], &sts[j])
+		if err != nil {
 			return &BatchError{Query: first + j, Err: ix.staleOr(ctx, err)}
 		}
+		lastCID, lastV = l.cid, v
 		return nil
 	}
 	// Each query's nearest list first, on its own: the admission bound

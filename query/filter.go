@@ -64,7 +64,7 @@ func (ix *Index) searchFiltered(ctx context.Context, q []float32, opts Options, 
 		return nil, err
 	}
 	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
+	defer putScratch(s)
 	defer s.filt.release()
 	if err := ix.prepareQuery(s, q); err != nil {
 		return nil, err

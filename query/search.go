@@ -232,9 +232,20 @@ type scratch struct {
 	srcRows []int32
 	srcVecs [][]float32
 	srcOut  [srcRun]float32
+
+	// pre holds the lists' vectors prefetchLists read for scoreSource,
+	// for rerank (the store may have kept none of them); reset per search.
+	pre prefetched
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{vsFor: -1} }}
+
+// putScratch returns s to the pool without the vectors of its last
+// source search.
+func putScratch(s *scratch) {
+	s.pre = prefetched{}
+	scratchPool.Put(s)
+}
 
 // Search returns the approximate K nearest source rows of q. Results are
 // ordered by _distance, ties by key, so equal indexes give identical
@@ -257,7 +268,7 @@ func (ix *Index) search(ctx context.Context, q []float32, opts Options, extra in
 		return ix.searchFiltered(ctx, q, opts, extra)
 	}
 	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
+	defer putScratch(s)
 	if err := ix.prepareQuery(s, q); err != nil {
 		return nil, err
 	}
@@ -667,12 +678,21 @@ func (ix *Index) scoreLVQ4(s *scratch, half bool, st *Stats) {
 func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Stats) error {
 	var hits int64 // store hits, counted once per query
 	defer func() { ix.vstore.count(hits, 0) }()
-	for _, l := range s.lists {
+	pre, err := ix.prefetchLists(ctx, s.lists, st)
+	if err != nil {
+		return err
+	}
+	s.pre = prefetched{lists: s.lists, blocks: pre}
+	for i, l := range s.lists {
 		if l == nil || l.len() == 0 {
 			continue
 		}
 		if l.cid >= 0 {
-			if err := ix.scoreSourceList(ctx, s, l, half, &hits, st); err != nil {
+			var v []float32
+			if pre != nil {
+				v = pre[i]
+			}
+			if _, err := ix.scoreSourceList(ctx, s, l, v, half, &hits, st); err != nil {
 				return err
 			}
 			continue
@@ -698,15 +718,19 @@ func (ix *Index) scoreSource(ctx context.Context, s *scratch, half bool, st *Sta
 }
 
 // scoreSourceList scores the rows of list l (l.cid ≥ 0) with their exact
-// vectors from the vector store into s.top, counting a store hit in hits.
-func (ix *Index) scoreSourceList(ctx context.Context, s *scratch, l *list, half bool, hits *int64, st *Stats) error {
-	v, err := ix.listVectors(ctx, l, hits, st)
-	if err != nil {
-		return err
+// vectors v (prefetchLists, or read for another query), or when v is nil
+// from the vector store (listVectors, counting a store hit in hits), into
+// s.top. It returns the vectors it scored.
+func (ix *Index) scoreSourceList(ctx context.Context, s *scratch, l *list, v []float32, half bool, hits *int64, st *Stats) ([]float32, error) {
+	if v == nil {
+		var err error
+		if v, err = ix.listVectors(ctx, l, hits, st); err != nil {
+			return nil, err
+		}
 	}
 	if c := ix.vstore.codes(l.cid, v); c != nil && !noSourceCodes.Load() {
 		ix.scoreSourceCodes(s, l, v, c, half, st)
-		return nil
+		return v, nil
 	}
 	n := l.len()
 	s.dists = slices.Grow(s.dists[:0], n)[:n]
@@ -715,7 +739,7 @@ func (ix *Index) scoreSourceList(ctx context.Context, s *scratch, l *list, half 
 	st.Candidates += int64(n)
 	st.ExactScored += int64(n)
 	s.top.pushDists(s.dists, half, l)
-	return nil
+	return v, nil
 }
 
 // refine re-scores candidates (in any order) with exact vectors (float32
@@ -807,7 +831,7 @@ var noRefineSkip atomic.Bool
 // refineViews sets the distances of cands to their float32 exact distances
 // and returns their vectors (views into the store) in vs.
 func (ix *Index) refineViews(ctx context.Context, s *scratch, cands []cand, vs [][]float32, half bool, st *Stats) ([][]float32, error) {
-	vs, err := ix.candVectors(ctx, cands, vs, st)
+	vs, err := ix.candVectors(ctx, cands, vs, s.pre, st)
 	if err != nil {
 		return nil, err
 	}
@@ -982,7 +1006,7 @@ func (ix *Index) rerank(ctx context.Context, s *scratch, cands []cand, k int, st
 	half := ix.snap.Metric == metadata.MetricCosine
 	if !reuse {
 		var err error
-		if vs, err = ix.candVectors(ctx, cands[:m], s.vs, st); err != nil {
+		if vs, err = ix.candVectors(ctx, cands[:m], s.vs, s.pre, st); err != nil {
 			return nil, err
 		}
 		s.vs = vs

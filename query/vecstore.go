@@ -349,6 +349,91 @@ func (ix *Index) listVectors(ctx context.Context, l *list, hits *int64, st *Stat
 	return ix.vstore.put(l.cid, v), nil
 }
 
+// prefetched is what prefetchLists read for one search: blocks[i], when
+// not nil, holds the exact vectors of lists[i] as listVectors returns them.
+type prefetched struct {
+	lists  []*list
+	blocks [][]float32
+}
+
+// of returns the block read for list l, or nil.
+func (p prefetched) of(l *list) []float32 {
+	if p.blocks == nil {
+		return nil
+	}
+	for i, x := range p.lists {
+		if x == l {
+			return p.blocks[i]
+		}
+	}
+	return nil
+}
+
+// prefetchBytes bounds the vectors one batched source read of
+// prefetchLists gathers (a query's probed lists may be many and large).
+const prefetchBytes = 64 << 20
+
+// prefetchLists reads the exact vectors of the index lists among lists
+// (nil entries skipped) that the store lacks, when they come from source
+// pages (no vectors file): in batched ReadVectors calls of up to
+// prefetchBytes of vectors, so that a cold query decodes each source page
+// it needs about once, not once per list (without an offset index a call
+// decodes its row groups' vector chunks from their start up to the last
+// row it wants). It returns the blocks as listVectors does, by position in
+// lists (nil where the store held the list), counting each as a store
+// miss, or nil when fewer than two lists miss.
+func (ix *Index) prefetchLists(ctx context.Context, lists []*list, st *Stats) ([][]float32, error) {
+	if err := ix.warmStore(ctx); err != nil {
+		return nil, err
+	}
+	var miss []int
+	for i, l := range lists {
+		if l != nil && l.cid >= 0 && l.rows == nil && l.len() > 0 && ix.vstore.lookup(l.cid) == nil {
+			miss = append(miss, i)
+		}
+	}
+	if len(miss) < 2 {
+		return nil, nil
+	}
+	if vf, err := ix.vectorsFile(ctx); err != nil || vf != nil {
+		return nil, err // the vectors file serves a list by its postings positions
+	}
+	dim, w := ix.Dim(), ix.vstore.w
+	out := make([][]float32, len(lists))
+	var ords []int64
+	for len(miss) > 0 {
+		ords = ords[:0]
+		n := 0 // the lists of this read: miss[:n]
+		for ; n < len(miss); n++ {
+			l := lists[miss[n]]
+			if n > 0 && (len(ords)+l.len())*dim*4 > prefetchBytes {
+				break
+			}
+			o, err := ix.sourceOrds(ctx, l)
+			if err != nil {
+				return nil, err
+			}
+			ords = append(ords, o...)
+		}
+		v, err := ix.readVectors(ctx, ords, st)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range miss[:n] {
+			l := lists[i]
+			b := make([]float32, l.len()*w)
+			for r := range l.len() {
+				copy(b[r*w:r*w+dim], v[r*dim:(r+1)*dim])
+			}
+			v = v[l.len()*dim:]
+			ix.vstore.count(0, 1)
+			out[i] = ix.vstore.put(l.cid, b)
+		}
+		miss = miss[n:]
+	}
+	return out, nil
+}
+
 // gatherVectors writes the vectors of ords into dst as zero-padded rows
 // of w values: from the store when it was filled whole and still holds
 // their lists, else read from the source in one batched call for the rest.
@@ -426,7 +511,7 @@ func (ix *Index) ordViews(ctx context.Context, ords []int64, vs [][]float32, st 
 // read in one batched call (never a whole list) from the snapshot's
 // vectors file when it has one (by postings position), else from the
 // source.
-func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32, st *Stats) ([][]float32, error) {
+func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32, pre prefetched, st *Stats) ([][]float32, error) {
 	if err := ix.warmStore(ctx); err != nil {
 		return nil, err
 	}
@@ -443,9 +528,12 @@ func (ix *Index) candVectors(ctx context.Context, cands []cand, vs [][]float32, 
 	for j, c := range cands {
 		if c.l != last {
 			last, lastV = c.l, ix.vstore.lookup(c.l.cid)
-			if lastV != nil {
+			switch {
+			case lastV != nil:
 				hits++
-			} else {
+			case pre.of(c.l) != nil: // read by this search, not stored
+				lastV = pre.of(c.l)
+			default:
 				misses++
 				if vf == nil && c.l.cid >= 0 {
 					var err error

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
 	"github.com/parqdb/parqdb/catalog"
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/membudget"
@@ -358,5 +360,110 @@ func TestProcessBudgetSharedByIndexes(t *testing.T) {
 	ixs[0].Close()
 	if b.Used() >= before {
 		t.Fatalf("closing an index gave nothing back: %d → %d", before, b.Used())
+	}
+}
+
+// TestColdSourceQueryReadsChunksOnce: a `source` query on an index with no
+// vector store and no cache reads the exact vectors of all its probed
+// lists from the source in one batched call, so that on a file without an
+// offset index (pyarrow's default), where a read decodes a row group's
+// vector chunk from its start, a query reads each chunk about once and
+// not once per probed list. Its answers are those of a warm index.
+func TestColdSourceQueryReadsChunksOnce(t *testing.T) {
+	ctx := context.Background()
+	const n, dim = 6000, 32
+	r := rand.New(rand.NewPCG(41, 2))
+	keys := make([]int64, n)
+	vecs := make([][]float32, n)
+	for i := range vecs {
+		keys[i] = int64(i)
+		vecs[i] = make([]float32, dim)
+		for j := range vecs[i] {
+			vecs[i][j] = float32(r.NormFloat64())
+		}
+	}
+	var buf bytes.Buffer
+	if err := sourcetest.WriteVectors(&buf, keys, vecs, sourcetest.Options{Codec: &zstd.Codec{}, PageBufferSize: 8 << 10, RowGroupRows: 3000}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := sourcetest.StripPageIndex(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.parquet")
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wh, err := storage.NewLocal(filepath.Join(dir, "wh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.OpenSQLite(ctx, filepath.Join(dir, "wh", "catalog.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	if _, err := indexer.Create(ctx, indexer.Env{Warehouse: wh, Catalog: cat}, indexer.Options{
+		Name: "cold", Source: src, VectorField: "embedding", KeyFields: []string{"id"},
+		Metric: metadata.MetricL2Squared, Encoding: metadata.EncodingSource, NList: 30,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	env := query.Env{Warehouse: wh, Catalog: cat}
+	cold, err := query.Open(ctx, env, "cold", query.OpenOptions{CacheBytes: -1, VectorCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cold.Close()
+	warm, err := query.Open(ctx, env, "cold", query.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer warm.Close()
+	opts := query.Options{K: 10, NProbe: 10, NoRows: true}
+	for qi := range 3 {
+		q := vecs[qi*1999]
+		_, before := cold.StorageStats()
+		got, err := cold.Search(ctx, q, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, after := cold.StorageStats()
+		// Each row group's vector chunk at most once, plus a read buffer
+		// of look-ahead per row group and the key columns' pages.
+		if read, limit := after.BytesRead-before.BytesRead, int64(len(data)+2*64<<10); read > limit {
+			t.Errorf("query %d: a cold query read %d source bytes, want ≤ %d (the file is %d bytes)", qi, read, limit, len(data))
+		}
+		if got.Stats.SourceVectorRows < int64(n/30*5) {
+			t.Errorf("query %d: %d source vector rows read, want the probed lists' (about %d)", qi, got.Stats.SourceVectorRows, n/30*10)
+		}
+		want, err := warm.Search(ctx, q, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got.Hits, want.Hits, func(x, y query.Hit) bool {
+			return string(x.Key) == string(y.Key) && x.Distance == y.Distance
+		}) {
+			t.Errorf("query %d: the cold index answers %v, the warm one %v", qi, got.Hits, want.Hits)
+		}
+	}
+	// A batch takes a list's vectors once for the queries that probe it
+	// (the store keeping none): the same answers.
+	qs := [][]float32{vecs[5], vecs[6], vecs[5], vecs[4000]}
+	got, err := cold.SearchBatch(ctx, qs, opts, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, q := range qs {
+		want, err := warm.Search(ctx, q, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got[j].Hits, want.Hits, func(x, y query.Hit) bool {
+			return string(x.Key) == string(y.Key) && x.Distance == y.Distance
+		}) {
+			t.Errorf("batch query %d: the cold index answers %v, the warm one %v", j, got[j].Hits, want.Hits)
+		}
 	}
 }

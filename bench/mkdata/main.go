@@ -20,7 +20,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
@@ -33,7 +32,8 @@ import (
 	"path/filepath"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
+
+	"github.com/parqdb/parqdb/internal/source/sourcetest"
 )
 
 // Row is one benchmark vector.
@@ -330,30 +330,15 @@ func writeStream(out, name string, n int64, gen func(int64) Row) error {
 }
 
 // stripPageIndex rewrites the footer of the Parquet file at path so that
-// it names no column or offset index, as pyarrow writes by default (the
-// indexes stay in the file, unreferenced).
+// it names no column or offset index (sourcetest.StripPageIndex).
 func stripPageIndex(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	out, err := sourcetest.StripPageIndex(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	md := *pf.Metadata()
-	for i := range md.RowGroups {
-		for j := range md.RowGroups[i].Columns {
-			c := &md.RowGroups[i].Columns[j]
-			c.OffsetIndexOffset, c.OffsetIndexLength, c.ColumnIndexOffset, c.ColumnIndexLength = 0, 0, 0, 0
-		}
-	}
-	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
-	if err != nil {
-		return err
-	}
-	n := binary.LittleEndian.Uint32(data[len(data)-8:])
-	out := append(data[:len(data)-8-int(n)], footer...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
-	return os.WriteFile(path, append(out, "PAR1"...), 0o644)
+	return os.WriteFile(path, out, 0o644)
 }

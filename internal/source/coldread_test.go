@@ -10,40 +10,18 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
 
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 )
 
-// stripPageIndex returns data with a footer that names no column or
-// offset index, as pyarrow writes by default (parquet-go always writes
-// them). The old indexes stay in the file, unreferenced.
+// stripPageIndex returns data without its page index in the footer.
 func stripPageIndex(t testing.TB, data []byte) []byte {
 	t.Helper()
-	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	out, err := sourcetest.StripPageIndex(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := *pf.Metadata()
-	md.RowGroups = append(md.RowGroups[:0:0], md.RowGroups...)
-	for i := range md.RowGroups {
-		cols := append(md.RowGroups[i].Columns[:0:0], md.RowGroups[i].Columns...)
-		for j := range cols {
-			cols[j].OffsetIndexOffset, cols[j].OffsetIndexLength = 0, 0
-			cols[j].ColumnIndexOffset, cols[j].ColumnIndexLength = 0, 0
-		}
-		md.RowGroups[i].Columns = cols
-	}
-	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tail := data[len(data)-8:]
-	n := int(uint32(tail[0]) | uint32(tail[1])<<8 | uint32(tail[2])<<16 | uint32(tail[3])<<24)
-	out := append([]byte(nil), data[:len(data)-8-n]...)
-	out = append(out, footer...)
-	l := len(footer)
-	return append(out, byte(l), byte(l>>8), byte(l>>16), byte(l>>24), 'P', 'A', 'R', '1')
+	return out
 }
 
 // chunkPages is where the pages of one vector column chunk start, from a

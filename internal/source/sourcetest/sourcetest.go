@@ -1,13 +1,17 @@
 package sourcetest
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/encoding"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 )
 
 // Shape is a physical layout of a list<float|double> vector column.
@@ -429,4 +433,33 @@ func WriteVectors(w io.Writer, keys []int64, vectors [][]float32, opt Options) e
 		t.Rows[i] = row
 	}
 	return t.Write(w)
+}
+
+// StripPageIndex returns the Parquet file data with a footer that names
+// no column or offset index, as pyarrow writes by default (parquet-go
+// always writes them; the old indexes stay in the file, unreferenced).
+func StripPageIndex(data []byte) ([]byte, error) {
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	md := *pf.Metadata()
+	md.RowGroups = slices.Clone(md.RowGroups)
+	for i := range md.RowGroups {
+		cols := slices.Clone(md.RowGroups[i].Columns)
+		for j := range cols {
+			c := &cols[j]
+			c.OffsetIndexOffset, c.OffsetIndexLength, c.ColumnIndexOffset, c.ColumnIndexLength = 0, 0, 0, 0
+		}
+		md.RowGroups[i].Columns = cols
+	}
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+	if err != nil {
+		return nil, err
+	}
+	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	out := append([]byte(nil), data[:len(data)-8-n]...)
+	out = append(out, footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
+	return append(out, "PAR1"...), nil
 }
