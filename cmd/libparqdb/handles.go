@@ -12,31 +12,71 @@ import (
 	"github.com/parqdb/parqdb/query"
 )
 
-// handles maps the integers the C side holds to Go objects.
+// handles maps the integers the C side holds to Go objects. A handle is
+// a slot number plus one in its low 32 bits and the slot's generation in
+// the high bits, so that a released handle never names the next object of
+// its slot. Lookups take no lock (a search makes two): they load the
+// table and the slot atomically; registering and releasing lock mu.
 var handles struct {
-	mu   sync.Mutex
-	next int64
-	m    map[int64]any
+	mu    sync.Mutex
+	table atomic.Pointer[[]atomic.Pointer[entry]] // grown by copying, under mu
+	gen   []uint32                                // each slot's generation, under mu
+	free  []int32                                 // released slots, under mu
+	n     int                                     // registered handles, under mu
+}
+
+// entry is one registered object.
+type entry struct {
+	h int64
+	v any
 }
 
 // newHandle registers v and returns its handle.
 func newHandle(v any) int64 {
 	handles.mu.Lock()
 	defer handles.mu.Unlock()
-	if handles.m == nil {
-		handles.m = make(map[int64]any)
+	var slot int32
+	if n := len(handles.free); n > 0 {
+		slot = handles.free[n-1]
+		handles.free = handles.free[:n-1]
+	} else {
+		slot = int32(len(handles.gen))
+		handles.gen = append(handles.gen, 0)
+		t := handles.table.Load()
+		if t == nil || int(slot) >= len(*t) {
+			grown := make([]atomic.Pointer[entry], max(64, 2*len(handles.gen)))
+			if t != nil {
+				for i := range *t {
+					grown[i].Store((*t)[i].Load())
+				}
+			}
+			handles.table.Store(&grown)
+		}
 	}
-	handles.next++
-	handles.m[handles.next] = v
-	return handles.next
+	h := int64(handles.gen[slot])<<32 | int64(slot+1)
+	(*handles.table.Load())[slot].Store(&entry{h: h, v: v})
+	handles.n++
+	return h
+}
+
+// get returns the object of handle h, if it is registered.
+func get(h int64) (any, bool) {
+	slot := int64(uint32(h)) - 1
+	t := handles.table.Load()
+	if h <= 0 || t == nil || slot < 0 || slot >= int64(len(*t)) {
+		return nil, false
+	}
+	e := (*t)[slot].Load()
+	if e == nil || e.h != h {
+		return nil, false
+	}
+	return e.v, true
 }
 
 // lookup returns the object of handle h as a T, or an invalid_argument
 // error naming h and what was expected.
 func lookup[T any](h int64, what string) (T, error) {
-	handles.mu.Lock()
-	v, ok := handles.m[h]
-	handles.mu.Unlock()
+	v, ok := get(h)
 	t, isT := v.(T)
 	if !ok || !isT {
 		return t, fmt.Errorf("%w: handle %d is not an open %s", query.ErrBadQuery, h, what)
@@ -48,8 +88,14 @@ func lookup[T any](h int64, what string) (T, error) {
 // method; it reports whether h was open.
 func release(h int64) bool {
 	handles.mu.Lock()
-	v, ok := handles.m[h]
-	delete(handles.m, h)
+	v, ok := get(h)
+	if ok {
+		slot := int32(uint32(h)) - 1
+		(*handles.table.Load())[slot].Store(nil)
+		handles.gen[slot] = (handles.gen[slot] + 1) & (1<<31 - 1) // handles stay positive
+		handles.free = append(handles.free, slot)
+		handles.n--
+	}
 	handles.mu.Unlock()
 	if c, isCloser := v.(io.Closer); ok && isCloser {
 		c.Close()
@@ -61,7 +107,7 @@ func release(h int64) bool {
 func openHandles() int {
 	handles.mu.Lock()
 	defer handles.mu.Unlock()
-	return len(handles.m)
+	return handles.n
 }
 
 // task is the cancellation and progress of one long call.

@@ -470,7 +470,7 @@ class Results(_core.ResultsCore):
     def _visible(self, r: Dict[str, Any]) -> Dict[str, Any]:
         if self._columns is None:
             return r
-        return {c: r[c] for c in self._columns + ["_distance"]}
+        return {c: r[c] for c in [*self._columns, "_distance"]}
 
     def to_list(self) -> Union[List[Dict[str, Any]], List[List[Dict[str, Any]]]]:
         """The rows as dicts of the source columns and _distance: a list for
@@ -489,7 +489,7 @@ class Results(_core.ResultsCore):
             for r in qr:
                 v = self._visible(r)
                 flat.append(v if self.single else {"_query": i, **v})
-        cols = (self._columns if self._columns is not None else self._ix.columns) + ["_distance"]
+        cols = [*(self._columns if self._columns is not None else self._ix.columns), "_distance"]
         if not self.single:
             cols = ["_query"] + cols
         df = pd.DataFrame(flat, columns=cols)

@@ -7,15 +7,17 @@
  * Results and its __del__). This module holds what runs once per call:
  *
  *   ResultsCore  the storage of parqdb.Results (the index, the library's
- *                result handle, the distance buffer, the hit counts, the
- *                selected columns, the decoded rows); collecting the
+ *                result handle, the distance buffer — one query's in the
+ *                object itself, a numpy array made when first read — the
+ *                hit counts, the selected columns, the decoded rows); collecting the
  *                answer to one query hands its handle to a batch released
  *                by one library call, collecting a batch's releases it.
  *   IndexCore    the base of parqdb.Index holding its search method: the
  *                common case (one float32 vector, options parsed before)
  *                runs here — the options' handle looked up (or taken from
  *                the memo of the last search's arguments), parqdb_search1
- *                called with the GIL released, a Results made — and every
+ *                called with the GIL released (kept while the interpreter
+ *                runs a single thread), a Results made — and every
  *                other goes to Index._search; search_vector is the same
  *                search from an options handle.
  *
@@ -58,14 +60,21 @@ static void release_later(int64_t h) {
     pending[npending++] = h;
 }
 
+/* INLINE is the floats a Results holds in itself: one query's k
+ * distances and its hit count, for k < INLINE (no numpy array is made
+ * unless _buf is read). */
+#define INLINE 32
+
 typedef struct {
     PyObject_HEAD
     PyObject *ix;      /* the Index */
     long long h;       /* the library's result handle; 0 once released */
-    PyObject *buf;     /* one query: k distances then the hit count; a batch: (queries, k) */
+    PyObject *buf;     /* one query: k distances then the hit count; a batch: (queries, k); NULL: in inl */
     PyObject *counts;  /* None for one query; the hits per query of a batch */
-    PyObject *columns; /* None or the list of selected columns */
+    PyObject *columns; /* None or the tuple of selected columns */
     PyObject *rows;    /* None or the rows decoded from the library */
+    int ninl;          /* the floats of buf in inl when buf is NULL */
+    float inl[INLINE];
 } ResultsCore;
 
 static int core_init(ResultsCore *self, PyObject *args, PyObject *kw) {
@@ -75,7 +84,7 @@ static int core_init(ResultsCore *self, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OLOOO:Results", names, &ix, &h, &buf, &counts, &columns))
         return -1;
     if (columns != Py_None) {
-        columns = PySequence_List(columns);
+        columns = PySequence_Tuple(columns);
         if (columns == NULL)
             return -1;
     } else {
@@ -128,10 +137,38 @@ static void core_dealloc(ResultsCore *self) {
     tp->tp_free((PyObject *)self);
 }
 
+/* _buf: the numpy array of the distances (made from inl on first use). */
+static PyObject *core_get_buf(ResultsCore *self, void *unused) {
+    if (self->buf == NULL) {
+        npy_intp dims[1] = {self->ninl};
+        PyObject *a = PyArray_SimpleNew(1, dims, NPY_FLOAT32);
+        if (a == NULL)
+            return NULL;
+        memcpy(PyArray_DATA((PyArrayObject *)a), self->inl, sizeof(float) * self->ninl);
+        self->buf = a;
+    }
+    Py_INCREF(self->buf);
+    return self->buf;
+}
+
+static int core_set_buf(ResultsCore *self, PyObject *v, void *unused) {
+    if (v == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "_buf cannot be deleted");
+        return -1;
+    }
+    Py_INCREF(v);
+    Py_XSETREF(self->buf, v);
+    return 0;
+}
+
+static PyGetSetDef core_getset[] = {
+    {"_buf", (getter)core_get_buf, (setter)core_set_buf, NULL, NULL},
+    {NULL},
+};
+
 static PyMemberDef core_members[] = {
     {"_ix", T_OBJECT, offsetof(ResultsCore, ix), READONLY, NULL},
     {"_h", T_LONGLONG, offsetof(ResultsCore, h), 0, NULL},
-    {"_buf", T_OBJECT, offsetof(ResultsCore, buf), 0, NULL},
     {"_counts", T_OBJECT, offsetof(ResultsCore, counts), 0, NULL},
     {"_columns", T_OBJECT, offsetof(ResultsCore, columns), READONLY, NULL},
     {"_rows", T_OBJECT, offsetof(ResultsCore, rows), 0, NULL},
@@ -150,6 +187,7 @@ static PyTypeObject ResultsCoreType = {
     .tp_traverse = (traverseproc)core_traverse,
     .tp_clear = (inquiry)core_clear,
     .tp_members = core_members,
+    .tp_getset = core_getset,
 };
 
 static PyObject *bind(PyObject *mod, PyObject *args) {
@@ -176,10 +214,22 @@ static PyObject *bind(PyObject *mod, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* one_thread reports whether this interpreter runs a single Python
+ * thread: then no other thread can want the GIL while a search runs, and
+ * the search keeps it (releasing and taking it back costs about a tenth
+ * of a small search). Read under the GIL. */
+static int one_thread(void) {
+    PyThreadState *ts = PyThreadState_Get();
+    PyThreadState *head = PyInterpreterState_ThreadHead(ts->interp);
+    return head == ts && PyThreadState_Next(head) == NULL;
+}
+
 /* vector_search searches the library for q (a 1-D C-contiguous float32
  * array) under the options of handle opt, whose k must be k (the library
  * refuses another: the distances buffer holds k+1), and returns a
- * Results of ix holding the selected columns. */
+ * Results of ix holding the selected columns (None or a tuple: the
+ * Results keeps it). The GIL is released during the search unless the
+ * interpreter has one thread (one_thread). */
 static PyObject *vector_search(PyObject *ix, int64_t ixh, PyArrayObject *q, int64_t opt, long k, PyObject *columns) {
     if (search1_p == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "parqdb._core is not bound to the library");
@@ -189,55 +239,55 @@ static PyObject *vector_search(PyObject *ix, int64_t ixh, PyArrayObject *q, int6
         PyErr_SetString(PyExc_ValueError, "k out of range");
         return NULL;
     }
-    npy_intp dims[1] = {k + 1};
-    PyObject *buf = PyArray_SimpleNew(1, dims, NPY_FLOAT32);
-    if (buf == NULL)
+    ResultsCore *r = (ResultsCore *)results_type->tp_alloc(results_type, 0);
+    if (r == NULL)
         return NULL;
+    /* owned before the GIL may be released (another thread may replace
+     * the memo that lends columns) */
+    Py_INCREF(ix);
+    Py_INCREF(columns);
+    Py_INCREF(Py_None);
+    Py_INCREF(Py_None);
+    r->ix = ix;
+    r->counts = Py_None;
+    r->columns = columns;
+    r->rows = Py_None;
+    float *dist;
+    if (k + 1 <= INLINE) {
+        r->ninl = (int)k + 1;
+        dist = r->inl;
+    } else {
+        npy_intp dims[1] = {k + 1};
+        r->buf = PyArray_SimpleNew(1, dims, NPY_FLOAT32);
+        if (r->buf == NULL) {
+            Py_DECREF(r);
+            return NULL;
+        }
+        dist = (float *)PyArray_DATA((PyArrayObject *)r->buf);
+    }
     float *qp = (float *)PyArray_DATA(q);
     int64_t dim = PyArray_DIM(q, 0);
-    float *dist = (float *)PyArray_DATA((PyArrayObject *)buf);
     int64_t h;
-    Py_BEGIN_ALLOW_THREADS
-    h = search1_p(ixh, qp, dim, opt, dist, (int64_t)k + 1);
-    Py_END_ALLOW_THREADS
+    if (one_thread()) {
+        h = search1_p(ixh, qp, dim, opt, dist, (int64_t)k + 1);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        h = search1_p(ixh, qp, dim, opt, dist, (int64_t)k + 1);
+        Py_END_ALLOW_THREADS
+    }
     if (h < 0) {
-        Py_DECREF(buf);
+        Py_DECREF(r);
         PyObject *hv = PyLong_FromLongLong(h);
         if (hv != NULL) {
-            PyObject *r = PyObject_CallOneArg(raise_error_handle, hv);
+            PyObject *e = PyObject_CallOneArg(raise_error_handle, hv);
             Py_DECREF(hv);
-            Py_XDECREF(r);
+            Py_XDECREF(e);
         }
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_RuntimeError, "parqdb: a failed search raised nothing");
         return NULL;
     }
-    if (columns != Py_None) {
-        columns = PySequence_List(columns);
-        if (columns == NULL) {
-            Py_DECREF(buf);
-            release_later(h);
-            return NULL;
-        }
-    } else {
-        Py_INCREF(columns);
-    }
-    ResultsCore *r = (ResultsCore *)results_type->tp_alloc(results_type, 0);
-    if (r == NULL) {
-        Py_DECREF(buf);
-        Py_DECREF(columns);
-        release_later(h);
-        return NULL;
-    }
-    Py_INCREF(ix);
-    Py_INCREF(Py_None);
-    Py_INCREF(Py_None);
-    r->ix = ix;
     r->h = h;
-    r->buf = buf;
-    r->counts = Py_None;
-    r->columns = columns;
-    r->rows = Py_None;
     return (PyObject *)r;
 }
 
@@ -262,7 +312,16 @@ static PyObject *search_vector(PyObject *mod, PyObject *const *args, Py_ssize_t 
         PyErr_SetString(PyExc_TypeError, "search_vector: the query must be a 1-D C-contiguous float32 array");
         return NULL;
     }
-    return vector_search(args[0], ixh, (PyArrayObject *)args[2], opt, k, args[5]);
+    PyObject *cols = args[5];
+    if (cols != Py_None) {
+        if ((cols = PySequence_Tuple(cols)) == NULL)
+            return NULL;
+    } else {
+        Py_INCREF(cols);
+    }
+    PyObject *r = vector_search(args[0], ixh, (PyArrayObject *)args[2], opt, k, cols);
+    Py_DECREF(cols);
+    return r;
 }
 
 static PyObject *str_optids, *str_h, *str_search;
@@ -386,7 +445,7 @@ static PyObject *fast_search(PyObject *const *v) {
         Py_RETURN_NONE;
     IndexCore *c = (IndexCore *)ix;
     if (memo_hit(c, v + 2)) /* k is the object of a call that passed: it fits */
-        return vector_search(ix, c->memo_ixh, (PyArrayObject *)q, c->memo_opt, PyLong_AsLong(k), columns);
+        return vector_search(ix, c->memo_ixh, (PyArrayObject *)q, c->memo_opt, PyLong_AsLong(k), c->memo[5]);
     PyObject *key = options_key(v + 2, Py_False);
     if (key == NULL)
         return NULL;
@@ -419,7 +478,7 @@ static PyObject *fast_search(PyObject *const *v) {
     }
     memo_set(c, key, opth, ixh);
     Py_DECREF(key);
-    return vector_search(ix, ixh, (PyArrayObject *)q, opth, kv, columns);
+    return vector_search(ix, ixh, (PyArrayObject *)q, opth, kv, c->memo[5]);
 }
 
 /* The parameters of Index.search, in order, and their defaults (set in

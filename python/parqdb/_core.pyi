@@ -1,6 +1,6 @@
 """Types of parqdb._core (parqdb/_core.c): the per-call path of a search."""
 
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -11,7 +11,7 @@ class ResultsCore:
     _h: int
     _buf: np.ndarray
     _counts: Optional[np.ndarray]
-    _columns: Optional[List[str]]
+    _columns: Optional[Tuple[str, ...]]
     _rows: Optional[List[List[Dict[str, Any]]]]
     def __init__(self, ix: Index, handle: int, buf: np.ndarray, counts: Optional[np.ndarray],
                  columns: Optional[Sequence[str]]) -> None: ...

@@ -182,7 +182,13 @@ def test_results_released_however_dropped(ix, queries):
 
 def test_results_fields(ix, queries):
     r = ix.search(queries[2], k=3, columns=["word"])
-    assert r._ix is ix and r._h > 0 and r._counts is None and r._columns == ["word"]
+    assert r._ix is ix and r._h > 0 and r._counts is None and r._columns == ("word",)
     assert r._buf.shape == (4,) and int(r._buf[-1]) == len(r) == 3
+    assert r._buf is r._buf  # made from the inline floats once
+    # past the inline floats (k + 1 > 32) the distances are a numpy array
+    # from the start; both give the CLI's distances
+    big = ix.search(queries[2], k=40, columns=["word"])
+    assert big._buf.shape == (41,) and len(big) == 40
+    assert np.array_equal(big.distances[:3], r.distances)
     with pytest.raises(AttributeError):
         r.anything = 1  # no __dict__: the fields are fixed
