@@ -17,37 +17,66 @@ import (
 
 // The damaged-warehouse matrix and the outside-open guard run the real
 // parqdb binary, so that a panic on any goroutine, an exit status and
-// every system call are observed as a user would see them.
+// every system call are observed as a user would see them (the matrices
+// the build without the Iceberg provider: matrixCLI).
+
+// A cliBuild is one build of cmd/parqdb, made once per test process into
+// cliDir.
+type cliBuild struct {
+	tags string // go build -tags; "" for the default build
+	once sync.Once
+	path string
+	err  error
+}
 
 var (
-	cliOnce sync.Once
-	cliPath string
-	cliErr  error
-	cliDir  string
+	// defaultCLI is the build users get (make build).
+	defaultCLI = &cliBuild{}
+	// matrixCLI is the build the damaged-warehouse and mutated-JSON
+	// matrices run, thousands of short processes over warehouses whose
+	// sources are Parquet files: without the Iceberg source provider
+	// (-tags noiceberg, docs/iceberg.md), whose package initialisation
+	// (iceberg-go's Substrait function tables, about 0.15 s of CPU) was
+	// most of each such process's time.
+	matrixCLI = &cliBuild{tags: "noiceberg"}
+
+	cliDirOnce sync.Once
+	cliDir     string
+	cliDirErr  error
 )
 
-// parqdbBinary builds cmd/parqdb once per test process (default build
-// tags) and returns its path.
-func parqdbBinary(t *testing.T) string {
+// parqdbBinary builds cmd/parqdb (the default build) once per test
+// process and returns its path.
+func parqdbBinary(t *testing.T) string { return defaultCLI.binary(t) }
+
+// binary builds b once per test process and returns its path.
+func (b *cliBuild) binary(t *testing.T) string {
 	t.Helper()
 	testenv.SkipShort(t, "tests that run the CLI built with go build")
-	cliOnce.Do(func() {
-		cliDir, cliErr = os.MkdirTemp("", "parqdb-reliability-bin-")
-		if cliErr != nil {
-			return
+	cliDirOnce.Do(func() {
+		if cliDir, cliDirErr = os.MkdirTemp("", "parqdb-reliability-bin-"); cliDirErr == nil {
+			testenv.AtExit(func() { os.RemoveAll(cliDir) })
 		}
-		cliPath = filepath.Join(cliDir, "parqdb")
-		cmd := exec.Command("go", "build", "-o", cliPath, "github.com/parqdb/parqdb/cmd/parqdb")
+	})
+	if cliDirErr != nil {
+		t.Fatal(cliDirErr)
+	}
+	b.once.Do(func() {
+		b.path = filepath.Join(cliDir, "parqdb")
+		if b.tags != "" {
+			b.path += "-" + b.tags
+		}
+		cmd := exec.Command("go", "build", "-tags", b.tags, "-o", b.path, "github.com/parqdb/parqdb/cmd/parqdb")
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Run(); err != nil {
-			cliErr = &buildError{err, out.String()}
+			b.err = &buildError{err, out.String()}
 		}
 	})
-	if cliErr != nil {
-		t.Fatal(cliErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return cliPath
+	return b.path
 }
 
 type buildError struct {
@@ -78,7 +107,13 @@ func (r cliResult) panicked() bool {
 // reaches a real cloud endpoint.
 func runParqdb(t *testing.T, env []string, wrap []string, args ...string) cliResult {
 	t.Helper()
-	argv := append(append(append([]string{}, wrap...), parqdbBinary(t)), args...)
+	return defaultCLI.run(t, env, wrap, args...)
+}
+
+// run is runParqdb with build b.
+func (b *cliBuild) run(t *testing.T, env []string, wrap []string, args ...string) cliResult {
+	t.Helper()
+	argv := append(append(append([]string{}, wrap...), b.binary(t)), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "PARQDB_CATALOG=", "PARQDB_WAREHOUSE="}, env...)
 	var stdout, stderr bytes.Buffer

@@ -148,11 +148,11 @@ type damageFixture struct {
 // then are part of the warehouse too).
 func newDamageFixture(t *testing.T, cat string) *damageFixture {
 	t.Helper()
-	parqdbBinary(t)
+	matrixCLI.binary(t)
 	dir := t.TempDir()
 	fx := &damageFixture{env: []string{"PARQDB_CATALOG=" + cat}, src: newSource(t),
 		pristine: filepath.Join(dir, "pristine"), queries: filepath.Join(dir, "queries.fvecs")}
-	if r := runParqdb(t, fx.env, nil, "--warehouse", fx.pristine, "index", "create", "v", "--source", fx.src,
+	if r := matrixCLI.run(t, fx.env, nil, "--warehouse", fx.pristine, "index", "create", "v", "--source", fx.src,
 		"--vector-field", "embedding", "--key-fields", "id", "--nlist", "8", "-q"); r.code != 0 {
 		t.Fatalf("index create: exit %d\n%s", r.code, r.output())
 	}
@@ -197,7 +197,7 @@ func (fx *damageFixture) run(t *testing.T, c matrixCommand, wh string) cliResult
 		}
 		defer os.Remove(part)
 	}
-	return runParqdb(t, fx.env, nil, c.args(wh, filepath.Join(wh, filepath.FromSlash(fx.metaRel)), fx.queries)...)
+	return matrixCLI.run(t, fx.env, nil, c.args(wh, filepath.Join(wh, filepath.FromSlash(fx.metaRel)), fx.queries)...)
 }
 
 // TestDamagedWarehouseMatrix is the acceptance test of issue 10 "no panic

@@ -38,6 +38,10 @@ var exitHooks struct {
 	fns []func()
 }
 
+// AtExit registers f to run when Main finishes the tests (after the
+// servers stop), e.g. to remove a package's build folder.
+func AtExit(f func()) { atExit(f) }
+
 // atExit registers stop to run when Main finishes the tests. Hooks run in
 // reverse order of registration, each at most once.
 func atExit(stop func()) {
