@@ -437,6 +437,10 @@ func TestPTYInterrupt(t *testing.T) {
 	} {
 		for _, tty := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/tty=%v", tc.name, tty), func(t *testing.T) {
+				// Two at a time (-parallel is GOMAXPROCS): a case waits for
+				// its hold, the signal's handling or the stop grace more
+				// than it computes.
+				t.Parallel()
 				f := newPTYFixture(t)
 				before := f.state(t)
 				s := f.start(t, tty, []string{"PARQDB_TEST_HOLD=" + tc.hold}, long[tc.op](f)...)
