@@ -17,6 +17,7 @@ import (
 	"github.com/parqdb/parqdb/indexer"
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
+	"github.com/parqdb/parqdb/internal/testfix"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
 	"github.com/parqdb/parqdb/storage"
@@ -395,22 +396,14 @@ func TestColdSourceQueryReadsChunksOnce(t *testing.T) {
 	if err := os.WriteFile(src, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wh, err := storage.NewLocal(filepath.Join(dir, "wh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.OpenSQLite(ctx, filepath.Join(dir, "wh", "catalog.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	if _, err := indexer.Create(ctx, indexer.Env{Warehouse: wh, Catalog: cat}, indexer.Options{
+	wh := testfix.NewWarehouse(t, filepath.Join(dir, "wh"))
+	if _, err := indexer.Create(ctx, indexer.Env{Warehouse: wh.Bucket, Catalog: wh.Catalog}, indexer.Options{
 		Name: "cold", Source: src, VectorField: "embedding", KeyFields: []string{"id"},
 		Metric: metadata.MetricL2Squared, Encoding: metadata.EncodingSource, NList: 30,
 	}); err != nil {
 		t.Fatal(err)
 	}
-	env := query.Env{Warehouse: wh, Catalog: cat}
+	env := query.Env{Warehouse: wh.Bucket, Catalog: wh.Catalog}
 	cold, err := query.Open(ctx, env, "cold", query.OpenOptions{CacheBytes: -1, VectorCacheBytes: -1})
 	if err != nil {
 		t.Fatal(err)
