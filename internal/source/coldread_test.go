@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 
@@ -206,5 +207,53 @@ func TestReadVectorsDecodesPagesOnce(t *testing.T) {
 				t.Errorf("row 4099: %v", err)
 			}
 		})
+	}
+}
+
+// TestReadVectorsPrefetchesPages: with an offset index, a cold read fetches
+// the pages it needs in one round of concurrent requests — one a run of
+// adjacent pages — and decodes them from memory, with the same vectors.
+func TestReadVectorsPrefetchesPages(t *testing.T) {
+	ctx := context.Background()
+	const n, dim = 4000, 32
+	r := rand.New(rand.NewPCG(31, 1))
+	vecs := randVectors(r, n, dim)
+	var buf bytes.Buffer
+	if err := sourcetest.WriteVectors(&buf, seq(0, n), vecs, sourcetest.Options{Codec: &parquet.Zstd, PageBufferSize: 32 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	pages := vectorPages(t, buf.Bytes(), 1)[0]
+	if len(pages.firstRow) < 20 {
+		t.Fatalf("%d pages, want many", len(pages.firstRow))
+	}
+	// One row in each of pages 2, 3 (adjacent), 9 and 15: three runs.
+	var locs []RowLoc
+	for _, p := range []int{2, 3, 9, 15} {
+		locs = append(locs, RowLoc{Row: pages.firstRow[p] + 1})
+	}
+	b := newMem()
+	b.put("s/part-0.parquet", buf.Bytes())
+	st := mustOpen(t, b, "s")
+	l, err := st.Check(ctx, l2("embedding", "id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer SetPageCacheBytes(SetPageCacheBytes(0))
+	b.mu.Lock()
+	b.calls = 0
+	b.mu.Unlock()
+	dst := make([]float32, len(locs)*dim)
+	if err := st.ReadVectors(ctx, l, locs, dst); err != nil {
+		t.Fatal(err)
+	}
+	for i, loc := range locs {
+		if !slices.Equal(dst[i*dim:(i+1)*dim], vecs[loc.Row]) {
+			t.Fatalf("row %d: wrong vector", loc.Row)
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.calls != 3 {
+		t.Fatalf("%d reads of the file for 4 pages in 3 runs, want 3", b.calls)
 	}
 }

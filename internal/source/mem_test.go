@@ -22,6 +22,7 @@ type memBucket struct {
 	mtime map[string]time.Time
 	opens int
 	reads int64 // bytes read through ReadAt
+	calls int   // ReadAt calls
 }
 
 func newMem() *memBucket {
@@ -36,6 +37,7 @@ type memObj struct {
 func (o *memObj) ReadAt(p []byte, off int64) (int, error) {
 	o.b.mu.Lock()
 	o.b.reads += int64(len(p))
+	o.b.calls++
 	o.b.mu.Unlock()
 	return bytes.NewReader(o.data).ReadAt(p, off)
 }

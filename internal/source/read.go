@@ -513,6 +513,9 @@ func (t *Table) readVectorsPaged(ctx context.Context, l *Layout, g rgGroup, cc p
 			_ = pages.Close()
 		}
 	}()
+	if pb := t.prefetchPages(ctx, l, g, fc, oi); pb != nil {
+		pages = fc.PagesFrom(pb)
+	}
 	var cur *vecPage
 	curIdx := -1
 	var first int64
@@ -553,6 +556,116 @@ func (t *Table) readVectorsPaged(ctx context.Context, l *Layout, g rgGroup, cc p
 		}
 	}
 	return true, nil
+}
+
+// pageFetchers bounds the concurrent requests of prefetchPages, and
+// prefetchMax the bytes it reads for one row group (more: no prefetch).
+const (
+	pageFetchers = 8
+	prefetchMax  = 64 << 20
+)
+
+// prefetchPages fetches, concurrently, the bytes of the pages of vector
+// chunk fc (row group g.rg) that holding g's rows readVectorsPaged will
+// decode (those not in the decoded-page cache), each with the look-ahead
+// its page reader takes (readBufferSize, within the chunk), adjacent
+// pages merged into one request: over an object store a cold read then
+// waits for one round of requests instead of two requests a page in turn.
+// It returns the pages' reader, or nil when fewer than two pages are
+// needed or a fetch fails (the pages are then read as before, which
+// reports the error).
+func (t *Table) prefetchPages(ctx context.Context, l *Layout, g rgGroup, fc *parquet.FileColumnChunk, oi parquet.OffsetIndex) *pageBytes {
+	f := t.files[g.file]
+	lo, hi, ok := chunkRange(f.pf, g.rg, fc.Column())
+	if !ok {
+		return nil
+	}
+	start := f.rgStart[g.rg]
+	np := oi.NumPages()
+	var ranges []byteRange
+	if md := f.pf.Metadata().RowGroups[g.rg].Columns[fc.Column()].MetaData; md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < md.DataPageOffset {
+		ranges = append(ranges, byteRange{off: md.DictionaryPageOffset, end: md.DataPageOffset + readBufferSize})
+	}
+	last := -1
+	for _, row := range g.rows {
+		pi := sort.Search(np, func(i int) bool { return oi.FirstRowIndex(i) > row-start }) - 1
+		if pi < 0 || pi == last {
+			continue
+		}
+		last = pi
+		if _, ok := decodedPages.getVec(pageKey{f: f, rg: g.rg, leaf: vecLeaf(l.cosine), page: pi}); ok {
+			continue
+		}
+		off := oi.Offset(pi)
+		r := byteRange{off: off, end: off + oi.CompressedPageSize(pi) + readBufferSize}
+		if n := len(ranges); n > 0 && r.off <= ranges[n-1].end {
+			ranges[n-1].end = max(ranges[n-1].end, r.end)
+		} else {
+			ranges = append(ranges, r)
+		}
+	}
+	if len(ranges) < 2 {
+		return nil
+	}
+	hi = min(hi, f.Size)
+	var total int64
+	for i := range ranges {
+		r := &ranges[i]
+		r.off, r.end = max(r.off, lo), min(r.end, hi)
+		if r.end <= r.off || i > 0 && r.off < ranges[i-1].end {
+			return nil // an offset index that does not describe the chunk
+		}
+		if total += r.end - r.off; total > prefetchMax {
+			return nil
+		}
+	}
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.SetLimit(pageFetchers)
+	for i := range ranges {
+		r := &ranges[i]
+		eg.Go(func() error {
+			if err := ectx.Err(); err != nil {
+				return err
+			}
+			r.b = make([]byte, r.end-r.off)
+			n, err := f.obj.ReadAt(r.b, r.off)
+			if err == io.EOF && int64(n) == r.end-r.off {
+				err = nil
+			}
+			return err
+		})
+	}
+	if eg.Wait() != nil {
+		return nil
+	}
+	return &pageBytes{r: f.obj, ranges: ranges}
+}
+
+// byteRange is the bytes [off, end) of a file, read into b.
+type byteRange struct {
+	off, end int64
+	b        []byte
+}
+
+// pageBytes is the io.ReaderAt of a file whose pages prefetchPages read:
+// a read inside one of its ranges (ascending, disjoint) is served from
+// memory, the rest of any read from r.
+type pageBytes struct {
+	r      io.ReaderAt
+	ranges []byteRange
+}
+
+func (p *pageBytes) ReadAt(b []byte, off int64) (int, error) {
+	i := sort.Search(len(p.ranges), func(i int) bool { return p.ranges[i].end > off })
+	if i == len(p.ranges) || p.ranges[i].off > off {
+		return p.r.ReadAt(b, off)
+	}
+	n := copy(b, p.ranges[i].b[off-p.ranges[i].off:])
+	if n == len(b) {
+		return n, nil
+	}
+	m, err := p.r.ReadAt(b[n:], off+int64(n))
+	return n + m, err
 }
 
 // decodeVecPage decodes the n rows of the page of pages (a vector chunk of
