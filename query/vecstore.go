@@ -386,6 +386,9 @@ func (ix *Index) prefetchLists(ctx context.Context, lists []*list, st *Stats) ([
 	if err := ix.warmStore(ctx); err != nil {
 		return nil, err
 	}
+	if ix.vstore.filled() != nil {
+		return nil, nil // filled whole: it holds every list (one lookup, not one a list)
+	}
 	var miss []int
 	for i, l := range lists {
 		if l != nil && l.cid >= 0 && l.rows == nil && l.len() > 0 && ix.vstore.lookup(l.cid) == nil {
