@@ -583,8 +583,8 @@ func (t *Table) prefetchPages(ctx context.Context, l *Layout, g rgGroup, fc *par
 	start := f.rgStart[g.rg]
 	np := oi.NumPages()
 	var ranges []byteRange
-	if md := f.pf.Metadata().RowGroups[g.rg].Columns[fc.Column()].MetaData; md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < md.DataPageOffset {
-		ranges = append(ranges, byteRange{off: md.DictionaryPageOffset, end: md.DataPageOffset + readBufferSize})
+	if first := oi.Offset(0); lo < first { // a dictionary page before the first data page
+		ranges = append(ranges, byteRange{off: lo, end: first + readBufferSize})
 	}
 	last := -1
 	for _, row := range g.rows {
