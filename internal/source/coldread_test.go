@@ -74,11 +74,8 @@ func TestReadVectorsDecodesPagesOnce(t *testing.T) {
 	r := rand.New(rand.NewPCG(29, 1))
 	vecs := randVectors(r, n, dim)
 	vecs[4100] = nil // a null vector, read only when asked for
-	var buf bytes.Buffer
-	if err := sourcetest.WriteVectors(&buf, seq(0, n), vecs, sourcetest.Options{Codec: &parquet.Zstd, PageBufferSize: 16 << 10, RowGroupRows: rgRows}); err != nil {
-		t.Fatal(err)
-	}
-	pages := vectorPages(t, buf.Bytes(), 1)
+	file := vectorFile(t, seq(0, n), vecs, sourcetest.Options{Codec: &parquet.Zstd, PageBufferSize: 16 << 10, RowGroupRows: rgRows})
+	pages := vectorPages(t, file, 1)
 	for _, cp := range pages {
 		if len(cp.firstRow) < 20 {
 			t.Fatalf("%d pages per row group, want many", len(cp.firstRow))
@@ -132,7 +129,7 @@ func TestReadVectorsDecodesPagesOnce(t *testing.T) {
 		{"no offset index", true, wantSeq, int64(wantSeq), 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			data := buf.Bytes()
+			data := file
 			if c.strip {
 				data = stripPageIndex(t, data)
 			}
@@ -218,11 +215,8 @@ func TestReadVectorsPrefetchesPages(t *testing.T) {
 	const n, dim = 4000, 32
 	r := rand.New(rand.NewPCG(31, 1))
 	vecs := randVectors(r, n, dim)
-	var buf bytes.Buffer
-	if err := sourcetest.WriteVectors(&buf, seq(0, n), vecs, sourcetest.Options{Codec: &parquet.Zstd, PageBufferSize: 32 << 10}); err != nil {
-		t.Fatal(err)
-	}
-	pages := vectorPages(t, buf.Bytes(), 1)[0]
+	file := vectorFile(t, seq(0, n), vecs, sourcetest.Options{Codec: &parquet.Zstd, PageBufferSize: 32 << 10})
+	pages := vectorPages(t, file, 1)[0]
 	if len(pages.firstRow) < 20 {
 		t.Fatalf("%d pages, want many", len(pages.firstRow))
 	}
@@ -232,7 +226,7 @@ func TestReadVectorsPrefetchesPages(t *testing.T) {
 		locs = append(locs, RowLoc{Row: pages.firstRow[p] + 1})
 	}
 	b := newMem()
-	b.put("s/part-0.parquet", buf.Bytes())
+	b.put("s/part-0.parquet", file)
 	st := mustOpen(t, b, "s")
 	l, err := st.Check(ctx, l2("embedding", "id"))
 	if err != nil {

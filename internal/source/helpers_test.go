@@ -34,11 +34,17 @@ func randVectors(r *rand.Rand, n, d int) [][]float32 {
 
 func writeVectors(t testing.TB, b *memBucket, key string, keys []int64, vecs [][]float32, opt sourcetest.Options) {
 	t.Helper()
+	b.put(key, vectorFile(t, keys, vecs, opt))
+}
+
+// vectorFile returns the bytes of a source file (sourcetest.WriteVectors).
+func vectorFile(t testing.TB, keys []int64, vecs [][]float32, opt sourcetest.Options) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := sourcetest.WriteVectors(&buf, keys, vecs, opt); err != nil {
-		t.Fatalf("write %s: %v", key, err)
+		t.Fatalf("write vectors: %v", err)
 	}
-	b.put(key, buf.Bytes())
+	return buf.Bytes()
 }
 
 func seq(from, n int) []int64 {

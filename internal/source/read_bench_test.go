@@ -119,10 +119,7 @@ func BenchmarkReadVectorsCold(b *testing.B) {
 	const n, dim = 12_000, 384
 	r := rand.New(rand.NewPCG(29, 2))
 	vecs := randVectors(r, n, dim)
-	var buf bytes.Buffer
-	if err := sourcetest.WriteVectors(&buf, seq(0, n), vecs, sourcetest.Options{Codec: &parquet.Zstd, PageBufferSize: 1 << 20, RowGroupRows: n / 2}); err != nil {
-		b.Fatal(err)
-	}
+	file := vectorFile(b, seq(0, n), vecs, sourcetest.Options{Codec: &parquet.Zstd, PageBufferSize: 1 << 20, RowGroupRows: n / 2})
 	locs := make([]RowLoc, 3000)
 	for i := range locs {
 		locs[i] = RowLoc{Row: r.Int64N(n)}
@@ -130,7 +127,7 @@ func BenchmarkReadVectorsCold(b *testing.B) {
 	dst := make([]float32, len(locs)*dim)
 	for _, strip := range []bool{false, true} {
 		name := "offset-index"
-		data := buf.Bytes()
+		data := file
 		if strip {
 			name, data = "no-offset-index", stripPageIndex(b, data)
 		}
