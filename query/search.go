@@ -1082,11 +1082,14 @@ func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (
 		cols = ix.Columns()
 	}
 	res.Columns = append(slices.Clone(cols), metadata.ReservedField)
-	ck := colsKey(cols)
 	if ix.keyColumns(cols) { // the postings' keys hold them: no source read
+		// Shared rows come from the row cache, by list and row: a caller
+		// that only reads rows decodes each key once.
+		var ck string
+		if opts.SharedRows {
+			ck = colsKey(cols)
+		}
 		for i, c := range top {
-			// Shared rows come from the row cache, by list and row: a
-			// caller that only reads rows decodes each key once.
 			k := rowKey{list: c.l.cid + 1, ord: int64(c.i), cols: ck}
 			var row map[string]any
 			if opts.SharedRows {
@@ -1105,6 +1108,7 @@ func (ix *Index) join(ctx context.Context, top []cand, opts Options, st Stats) (
 		}
 		return res, nil
 	}
+	ck := colsKey(cols)
 	todo := make([]int, len(top))
 	for i := range todo {
 		todo[i] = i
