@@ -32,7 +32,12 @@ type entry struct {
 }
 
 // newHandle registers v and returns its handle.
-func newHandle(v any) int64 {
+func newHandle(v any) int64 { return register(new(entry), v) }
+
+// register registers v in e, an entry never registered before (an
+// object may carry its own, saving an allocation a call), and returns
+// its handle.
+func register(e *entry, v any) int64 {
 	handles.mu.Lock()
 	defer handles.mu.Unlock()
 	var slot int32
@@ -54,7 +59,8 @@ func newHandle(v any) int64 {
 		}
 	}
 	h := int64(handles.gen[slot])<<32 | int64(slot+1)
-	(*handles.table.Load())[slot].Store(&entry{h: h, v: v})
+	e.h, e.v = h, v
+	(*handles.table.Load())[slot].Store(e)
 	handles.n++
 	return h
 }
@@ -88,6 +94,35 @@ func lookup[T any](h int64, what string) (T, error) {
 // method; it reports whether h was open.
 func release(h int64) bool {
 	handles.mu.Lock()
+	v, ok := forget(h)
+	handles.mu.Unlock()
+	if c, isCloser := v.(io.Closer); ok && isCloser {
+		c.Close()
+	}
+	return ok
+}
+
+// releaseMany releases the handles hs as release does each, taking the
+// lock once.
+func releaseMany(hs []int64) {
+	var closers []io.Closer
+	handles.mu.Lock()
+	for _, h := range hs {
+		if v, ok := forget(h); ok {
+			if c, isCloser := v.(io.Closer); isCloser {
+				closers = append(closers, c)
+			}
+		}
+	}
+	handles.mu.Unlock()
+	for _, c := range closers {
+		c.Close()
+	}
+}
+
+// forget unregisters handle h and returns its object, if it was
+// registered. The caller holds handles.mu.
+func forget(h int64) (any, bool) {
 	v, ok := get(h)
 	if ok {
 		slot := int32(uint32(h)) - 1
@@ -96,11 +131,7 @@ func release(h int64) bool {
 		handles.free = append(handles.free, slot)
 		handles.n--
 	}
-	handles.mu.Unlock()
-	if c, isCloser := v.(io.Closer); ok && isCloser {
-		c.Close()
-	}
-	return ok
+	return v, ok
 }
 
 // openHandles counts the registered handles (for the leak tests).

@@ -84,3 +84,50 @@ func TestHandlesConcurrent(t *testing.T) {
 		t.Fatalf("%d handles open, want %d", n, n0)
 	}
 }
+
+// TestReleaseMany releases a mix of open, released, unknown and repeated
+// handles in one call: each open one is forgotten and its Closer closed
+// once; the others change nothing.
+func TestReleaseMany(t *testing.T) {
+	n0 := openHandles()
+	a, b := &closer{}, &closer{}
+	ha, hb := newHandle(a), newHandle(b)
+	hr := newResult1(&query.Result{})
+	gone := newHandle(&closer{})
+	release(gone)
+	keep := &closer{}
+	hk := newHandle(keep)
+	releaseMany([]int64{ha, gone, 0, -5, hb, ha, hr})
+	if a.closed != 1 || b.closed != 1 {
+		t.Fatalf("closed %d and %d times, want once each", a.closed, b.closed)
+	}
+	for _, h := range []int64{ha, hb, hr} {
+		if _, ok := get(h); ok {
+			t.Errorf("handle %d still open", h)
+		}
+	}
+	if got, err := lookup[*closer](hk, "closer"); err != nil || got != keep || keep.closed != 0 {
+		t.Fatalf("an unlisted handle: %v, %v, closed %d", got, err, keep.closed)
+	}
+	release(hk)
+	if n := openHandles(); n != n0 {
+		t.Fatalf("%d handles open, want %d", n, n0)
+	}
+}
+
+// TestResultHandle: a result registered with its own entry is found by
+// its handle and holds the one query's result.
+func TestResultHandle(t *testing.T) {
+	r := &query.Result{}
+	h := newResult1(r)
+	got, err := lookup[*result](h, "result")
+	if err != nil || len(got.rs) != 1 || got.rs[0] != r {
+		t.Fatalf("lookup(%d) = %+v, %v", h, got, err)
+	}
+	if !release(h) {
+		t.Fatal("release: not open")
+	}
+	if _, err := lookup[*result](h, "result"); err == nil {
+		t.Fatal("a released result is found")
+	}
+}

@@ -57,9 +57,7 @@ func parqdb_release(h C.int64_t) C.int {
 //
 //export parqdb_release_many
 func parqdb_release_many(hs *C.int64_t, n C.int64_t) {
-	for _, h := range unsafe.Slice((*int64)(unsafe.Pointer(hs)), int(n)) {
-		release(h)
-	}
+	releaseMany(unsafe.Slice((*int64)(unsafe.Pointer(hs)), int(n)))
 }
 
 // parqdb_handles returns the number of open handles (for leak tests).
@@ -263,7 +261,24 @@ func checkDim(ix *query.Index, d int) error {
 
 // result is what a result handle holds: one query.Result per query.
 type result struct {
-	rs []*query.Result
+	rs  []*query.Result
+	one [1]*query.Result // rs of one query
+	e   entry            // its handle's
+}
+
+// newResult registers the results rs and returns their handle.
+func newResult(rs []*query.Result) int64 {
+	x := &result{rs: rs}
+	return register(&x.e, x)
+}
+
+// newResult1 registers the result of one query and returns its handle
+// (one allocation, with the handle's entry).
+func newResult1(r *query.Result) int64 {
+	x := &result{}
+	x.one[0] = r
+	x.rs = x.one[:]
+	return register(&x.e, x)
 }
 
 // parqdb_search searches index ixH (under task taskH, 0: none) with the n
@@ -303,7 +318,7 @@ func parqdb_search(ixH, taskH C.int64_t, q *C.float, n, dim, optH C.int64_t,
 		return setError(errOut, err)
 	}
 	fill(rs, p.opts.K, dist, counts)
-	*res = C.int64_t(newHandle(&result{rs}))
+	*res = C.int64_t(newResult(rs))
 	return 0
 }
 
@@ -335,7 +350,7 @@ func parqdb_search1(ixH C.int64_t, q *C.float, dim, optH C.int64_t, dist *C.floa
 	ds := unsafe.Slice((*float32)(unsafe.Pointer(dist)), k+1)
 	fillOne(r, ds[:k])
 	ds[k] = float32(len(r.Hits))
-	return C.int64_t(newHandle(&result{[]*query.Result{r}}))
+	return C.int64_t(newResult1(r))
 }
 
 // checkBufferK reports an invalid_argument error unless k, the hits per
@@ -410,7 +425,7 @@ func parqdb_search_key(ixH, taskH C.int64_t, key *C.char, optH C.int64_t,
 	}
 	rs := []*query.Result{r}
 	fill(rs, p.opts.K, dist, counts)
-	*res = C.int64_t(newHandle(&result{rs}))
+	*res = C.int64_t(newResult(rs))
 	return 0
 }
 

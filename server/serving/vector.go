@@ -23,6 +23,9 @@ func CheckDim(where string, n, dim int, index string) error {
 // query vectors, and its messages, for the HTTP API, SQL and the C library.
 // It allocates only to report a problem.
 func VectorProblem(v []float32, cosine bool) string {
+	if finite, nonzero := scanVector(v); finite && (nonzero || !cosine) {
+		return ""
+	}
 	var nonzero uint32 // every value's bits but the sign, or-ed
 	for j, x := range v {
 		b := math.Float32bits(x)
@@ -38,6 +41,33 @@ func VectorProblem(v []float32, cosine bool) string {
 		return " is all zeros: it has no direction under the cosine metric"
 	}
 	return ""
+}
+
+// scanVector reports whether every value of v is finite and whether some
+// value is not ±0, in one branch-free pass over two values at a time: a
+// value's bits but the sign, plus the exponent's lowest bit, carry into
+// bit 31 exactly when the exponent is all ones (±Inf, NaN), and never
+// into the next value's lane.
+func scanVector(v []float32) (finite, nonzero bool) {
+	const (
+		abs2   = 0x7fffffff_7fffffff
+		carry2 = 0x00800000_00800000
+		top2   = 0x80000000_80000000
+	)
+	var over, bits uint64
+	i := 0
+	for ; i+1 < len(v); i += 2 {
+		x := uint64(math.Float32bits(v[i])) | uint64(math.Float32bits(v[i+1]))<<32
+		x &= abs2
+		over |= x + carry2
+		bits |= x
+	}
+	if i < len(v) {
+		x := uint64(math.Float32bits(v[i])) & abs2
+		over |= x + carry2
+		bits |= x
+	}
+	return over&top2 == 0, bits != 0
 }
 
 // InvalidVector is the invalid_vector error of the query vector named

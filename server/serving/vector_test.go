@@ -2,6 +2,7 @@ package serving_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -53,4 +54,37 @@ func TestVectorChecks(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { serving.VectorProblem([]float32{1, 2, 3}, true) }); n != 0 {
 		t.Fatalf("a good vector's check allocates %.0f times", n)
 	}
+}
+
+// FuzzVectorProblem: the fast check agrees with a plain per-value one on
+// any bits, any length (odd lengths put the last value alone).
+func FuzzVectorProblem(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x7f}, true)
+	f.Add([]byte{1, 0, 0, 0, 0, 0, 0xc0, 0x7f, 0, 0, 0, 0x80}, false)
+	f.Add([]byte{}, true)
+	f.Fuzz(func(t *testing.T, raw []byte, cosine bool) {
+		v := make([]float32, len(raw)/4)
+		for i := range v {
+			v[i] = math.Float32frombits(uint32(raw[4*i]) | uint32(raw[4*i+1])<<8 | uint32(raw[4*i+2])<<16 | uint32(raw[4*i+3])<<24)
+		}
+		want := ""
+		zeros := true
+		for j, x := range v {
+			if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
+				if !math.IsNaN(float64(x)) {
+					want = fmt.Sprintf("[%d] = %g is not a finite float32 (a number beyond ±3.4e38 overflows to it)", j, x)
+				} else {
+					want = fmt.Sprintf("[%d] = NaN is not a finite float32", j)
+				}
+				break
+			}
+			zeros = zeros && x == 0
+		}
+		if want == "" && zeros && cosine {
+			want = " is all zeros: it has no direction under the cosine metric"
+		}
+		if got := serving.VectorProblem(v, cosine); got != want {
+			t.Fatalf("VectorProblem(%v, %v) = %q, want %q", v, cosine, got, want)
+		}
+	})
 }
