@@ -1275,9 +1275,12 @@ const queryRun = 8
 // run of 0…n-1 on up to workers goroutines (0: one per core), each worker
 // taking the next run when it is done with one (not a goroutine per run:
 // at a few µs a query, starting and scheduling them would cost as much as
-// the searches). With one worker, or one run, it runs on the calling
-// goroutine. The first error stops the runs not yet started and is
-// returned; fn gets a context that is cancelled then.
+// the searches). The calling goroutine is one of the workers: it starts
+// at once, and a caller locked to its thread (a cgo call from C: Python,
+// libparqdb) does not hand its P to another thread to wait. With one
+// worker, or one run, only the caller works. The first error stops the
+// runs not yet started and is returned; fn gets a context that is
+// cancelled then.
 func forEachRun(ctx context.Context, n, workers, run int, fn func(ctx context.Context, lo, hi int) error) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -1294,23 +1297,34 @@ func forEachRun(ctx context.Context, n, workers, run int, fn func(ctx context.Co
 		}
 		return nil
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	var next atomic.Int64
-	for range min(workers, runs) {
-		g.Go(func() error {
-			for {
-				lo := int(next.Add(int64(run))) - run
-				if lo >= n {
-					return nil
-				}
-				if err := gctx.Err(); err != nil {
-					return err
-				}
-				if err := fn(gctx, lo, min(lo+run, n)); err != nil {
-					return err
-				}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next  atomic.Int64
+		once  sync.Once
+		first error
+		wg    sync.WaitGroup
+	)
+	work := func() {
+		for {
+			lo := int(next.Add(int64(run))) - run
+			if lo >= n {
+				return
 			}
-		})
+			err := wctx.Err()
+			if err == nil {
+				err = fn(wctx, lo, min(lo+run, n))
+			}
+			if err != nil {
+				once.Do(func() { first = err; cancel() })
+				return
+			}
+		}
 	}
-	return g.Wait()
+	for range min(workers, runs) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	return first
 }
