@@ -23,6 +23,17 @@ import (
 // from the core's cache. Refine, the exact re-rank and the join then run
 // per query.
 func (ix *Index) SearchBatch(ctx context.Context, qs [][]float32, opts Options, workers int) ([]*Result, error) {
+	return ix.SearchBatchFunc(ctx, qs, opts, workers, nil)
+}
+
+// SearchBatchFunc is SearchBatch that also calls each (when not nil) with
+// every query's position in qs and result, on the goroutine that searched
+// it, as soon as it is found: from several goroutines at once, in no
+// particular order, once per query that succeeded (a caller copying the
+// results out does it in parallel and while they are in the core's
+// cache). The results are returned as SearchBatch returns them.
+func (ix *Index) SearchBatchFunc(ctx context.Context, qs [][]float32, opts Options, workers int,
+	each func(i int, r *Result)) ([]*Result, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -31,6 +42,9 @@ func (ix *Index) SearchBatch(ctx context.Context, qs [][]float32, opts Options, 
 		err := forEachQuery(ctx, len(qs), workers, func(ctx context.Context, i int) error {
 			r, err := ix.Search(ctx, qs[i], opts)
 			out[i] = r
+			if err == nil && each != nil {
+				each(i, r)
+			}
 			return err
 		})
 		if err != nil {
@@ -45,7 +59,7 @@ func (ix *Index) SearchBatch(ctx context.Context, qs [][]float32, opts Options, 
 		return nil, &BatchError{Query: 0, Err: ix.staleOr(ctx, err)}
 	}
 	err = forEachRun(ctx, len(qs), workers, batchChunk(len(qs), workers), func(ctx context.Context, lo, hi int) error {
-		return ix.searchChunk(ctx, qs[lo:hi], opts, out[lo:hi], lo)
+		return ix.searchChunk(ctx, qs[lo:hi], opts, out[lo:hi], lo, each)
 	})
 	if err != nil {
 		return nil, err
@@ -112,8 +126,10 @@ func batchChunk(n, workers int) int {
 }
 
 // searchChunk searches qs (the queries first…first+len(qs)-1 of the
-// batch) list-major into out.
-func (ix *Index) searchChunk(ctx context.Context, qs [][]float32, opts Options, out []*Result, first int) error {
+// batch) list-major into out, calling each (when not nil) as
+// SearchBatchFunc does.
+func (ix *Index) searchChunk(ctx context.Context, qs [][]float32, opts Options, out []*Result, first int,
+	each func(int, *Result)) error {
 	ss := make([]*scratch, len(qs))
 	sts := make([]Stats, len(qs))
 	defer func() {
@@ -227,6 +243,9 @@ func (ix *Index) searchChunk(ctx context.Context, qs [][]float32, opts Options, 
 			return &BatchError{Query: first + j, Err: ix.staleOr(ctx, err)}
 		}
 		out[j] = r
+		if each != nil {
+			each(first+j, r)
+		}
 	}
 	return nil
 }

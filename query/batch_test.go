@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/parqdb/parqdb/indexer"
@@ -80,6 +81,33 @@ func TestSearchBatchEqualsSearch(t *testing.T) {
 							for i := range qs {
 								if msg := sameResult(got[i], want[i]); msg != "" {
 									t.Fatalf("%+v, %d workers, query %d: %s", o, workers, i, msg)
+								}
+							}
+							// SearchBatchFunc hands each query's result to each once
+							var mu sync.Mutex
+							seen := make([]*query.Result, len(qs))
+							calls := 0
+							got, err = ix.SearchBatchFunc(ctx, qs, o, workers, func(i int, r *query.Result) {
+								mu.Lock()
+								defer mu.Unlock()
+								calls++
+								if seen[i] != nil {
+									t.Errorf("query %d handed over twice", i)
+								}
+								seen[i] = r
+							})
+							if err != nil {
+								t.Fatal(err)
+							}
+							if calls != len(qs) {
+								t.Fatalf("%+v, %d workers: each called %d times for %d queries", o, workers, calls, len(qs))
+							}
+							for i := range qs {
+								if seen[i] != got[i] {
+									t.Fatalf("%+v, %d workers, query %d: each got another result than returned", o, workers, i)
+								}
+								if msg := sameResult(got[i], want[i]); msg != "" {
+									t.Fatalf("SearchBatchFunc %+v, %d workers, query %d: %s", o, workers, i, msg)
 								}
 							}
 						}

@@ -304,6 +304,7 @@ func parqdb_search(ixH, taskH C.int64_t, q *C.float, n, dim, optH C.int64_t,
 		return setError(errOut, err)
 	}
 	var rs []*query.Result
+	filled := false
 	switch {
 	case p.exact:
 		rs, err = ix.exact(ctx, qs, p)
@@ -312,12 +313,22 @@ func parqdb_search(ixH, taskH C.int64_t, q *C.float, n, dim, optH C.int64_t,
 		r, err = ix.ix.Search(ctx, qs[0], p.opts)
 		rs = []*query.Result{r}
 	default:
-		rs, err = ix.ix.SearchBatch(ctx, qs, p.opts, p.workers)
+		// each worker writes its queries' distances while they are hot
+		k := p.opts.K
+		ds := unsafe.Slice((*float32)(unsafe.Pointer(dist)), len(qs)*k)
+		cs := unsafe.Slice((*int32)(unsafe.Pointer(counts)), len(qs))
+		rs, err = ix.ix.SearchBatchFunc(ctx, qs, p.opts, p.workers, func(i int, r *query.Result) {
+			fillOne(r, ds[i*k:(i+1)*k])
+			cs[i] = int32(len(r.Hits))
+		})
+		filled = true
 	}
 	if err != nil {
 		return setError(errOut, err)
 	}
-	fill(rs, p.opts.K, dist, counts)
+	if !filled {
+		fill(rs, p.opts.K, dist, counts)
+	}
 	*res = C.int64_t(newResult(rs))
 	return 0
 }

@@ -54,8 +54,18 @@ func scanVector(v []float32) (finite, nonzero bool) {
 		carry2 = 0x00800000_00800000
 		top2   = 0x80000000_80000000
 	)
-	var over, bits uint64
+	var over, bits, over1, bits1 uint64
 	i := 0
+	for ; i+3 < len(v); i += 4 { // two chains
+		x := (uint64(math.Float32bits(v[i])) | uint64(math.Float32bits(v[i+1]))<<32) & abs2
+		y := (uint64(math.Float32bits(v[i+2])) | uint64(math.Float32bits(v[i+3]))<<32) & abs2
+		over |= x + carry2
+		bits |= x
+		over1 |= y + carry2
+		bits1 |= y
+	}
+	over |= over1
+	bits |= bits1
 	for ; i+1 < len(v); i += 2 {
 		x := uint64(math.Float32bits(v[i])) | uint64(math.Float32bits(v[i+1]))<<32
 		x &= abs2
