@@ -18,7 +18,9 @@ prints per-query microseconds and queries per second by wall clock and by
 process CPU time (user + system, all threads: time.process_time and
 getrusage), the median of the rounds, the Python/Go ratio of those medians
 and the median of the rounds' own ratios (paired); docs/python.md has runs. Options: k 10, nprobe 8 (--nprobe), the key column only (columns=["word"],
-as a caller that joins by key) or every column (--all-columns).
+as a caller that joins by key) or every column (--all-columns). With
+--go-per-batch the Go side makes one call from Python per batch (its own
+clock around each), to see what entering Go for each batch costs.
 """
 
 from __future__ import annotations
@@ -46,12 +48,18 @@ def read_fvecs(path: Path) -> np.ndarray:
     return raw.reshape(-1, d + 1)[:, 1:].copy().view(np.float32)
 
 
-def go_loop(ix: parqdb.Index, qs: np.ndarray, opts: bytes, batch: bool, reps: int):
+def go_loop(ix: parqdb.Index, qs: np.ndarray, opts: bytes, batch: bool, reps: int, calls: int = 1):
+    """Runs reps repetitions in Go, in calls calls from Python (reps a call
+    when calls is 1, one a call when it is reps), returning the wall and CPU
+    seconds measured by Go around its loops, summed."""
     wall, cpu, err = ctypes.c_double(), ctypes.c_double(), ctypes.c_void_p()
-    if _lib.lib.parqdb_bench_loop(ix._h, qs.ctypes.data, qs.shape[0], qs.shape[1], opts, int(batch), reps,
-                                  ctypes.byref(wall), ctypes.byref(cpu), ctypes.byref(err)) != 0:
-        _lib.raise_error(err)
-    return wall.value, cpu.value
+    tw = tc = 0.0
+    for _ in range(calls):
+        if _lib.lib.parqdb_bench_loop(ix._h, qs.ctypes.data, qs.shape[0], qs.shape[1], opts, int(batch),
+                                      reps // calls, ctypes.byref(wall), ctypes.byref(cpu), ctypes.byref(err)) != 0:
+            _lib.raise_error(err)
+        tw, tc = tw + wall.value, tc + cpu.value
+    return tw, tc
 
 
 def py_loop(ix: parqdb.Index, qs: np.ndarray, columns, nprobe: int, batch: bool, reps: int):
@@ -73,6 +81,8 @@ def main() -> None:
     ap.add_argument("--batch-reps", type=int, default=5, help="batches per round")
     ap.add_argument("--all-columns", action="store_true", help="join every source column (default: the key)")
     ap.add_argument("--nprobe", type=int, default=8)
+    ap.add_argument("--go-per-batch", action="store_true",
+                    help="the Go side enters Go once per batch, as Python does (default: once per round)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     a = ap.parse_args()
 
@@ -93,7 +103,7 @@ def main() -> None:
             py, go = [], []
             for _ in range(a.rounds):
                 py.append(py_loop(ix, qs, columns, a.nprobe, batch, reps))
-                go.append(go_loop(ix, qs, opts, batch, reps))
+                go.append(go_loop(ix, qs, opts, batch, reps, reps if batch and a.go_per_batch else 1))
             n = len(qs) * reps
             res = {}
             for clock, i in (("wall", 0), ("cpu", 1)):
