@@ -230,7 +230,9 @@ func DotU8Blocked(u *U8Query, codes []byte, out []float32) {
 			lo, hi := c*U8BlockedMaxDim, min((c+1)*U8BlockedMaxDim, u.dim)
 			g := u8Groups(hi - lo)
 			chunk := codes[nb*64*u8ChunkGroups*c:]
-			blk := chunk[b0*64*g : b1*64*g]
+			// (to the end of the codes: the kernel reads b1−b0 blocks and
+			// may prefetch the next chunk's, read next)
+			blk := chunk[b0*64*g:]
 			hl := u.hl[2*lo : 2*lo+8*g]
 			if c == 0 {
 				dotU8Blocked(hl, s, blk, o)
@@ -249,8 +251,10 @@ func DotU8Blocked(u *U8Query, codes []byte, out []float32) {
 // dimensions (the size of its buffer for a chunk's results).
 const u8ChunkRows = 256
 
-// dotU8BlockedGeneric sets out to s·float32(Σ_j qi_j·c_ij) for the rows of
-// codes, blocks of 16 rows of len(hl)/8 groups (one chunk).
+// dotU8BlockedGeneric sets out to s·float32(Σ_j qi_j·c_ij) for the
+// len(out) rows of the first blocks of codes, blocks of 16 rows of
+// len(hl)/8 groups (one chunk); codes may go on past them (dotU8Blocked's
+// kernel may prefetch there).
 func dotU8BlockedGeneric(hl []int8, s float32, codes []byte, out []float32) {
 	g4 := len(hl) / 8
 	bs := 64 * g4

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// func dotU8BlockedVNNI(hl *int8, codes *byte, g4, nb int, s float32, out *float32)
+// func dotU8BlockedVNNI(hl *int8, codes *byte, g4, nb int, s float32, out *float32, lim int)
 //
 // DotU8Blocked over nb ≥ 1 blocks of 16 rows of g4 groups of 4 codes
 // (BlockU8's layout; hl is U8Query.hl). For each group the 16 rows' 4
@@ -11,25 +11,38 @@
 // int32 lanes with VPDPBUSD (non-saturating; no sum can overflow, see
 // U8BlockedMaxDim). Two blocks are done at once, each with separate
 // accumulators for even and odd groups, so eight independent VPDPBUSD
-// chains hide the instruction's latency. A block's result is
+// chains hide the instruction's latency. The pair loop prefetches the
+// same bytes of the pair two blocks on while that pair ends within lim
+// bytes of codes (the caller's codes may go on past the nb blocks: in
+// DotU8Blocked's layout above 256 dimensions, to the next chunk's blocks,
+// read next), so that the next 4 KB pages are on their way before the
+// loads reach them. A block's result is
 // S·float32(256·Σh + Σl): the exact integer Σ_j qi_j·c_j rounded once to
 // float32, then multiplied by S, as dotU8BlockedGeneric computes it.
-TEXT ·dotU8BlockedVNNI(SB), NOSPLIT, $0-48
+TEXT ·dotU8BlockedVNNI(SB), NOSPLIT, $0-56
 	MOVQ         hl+0(FP), R9
 	MOVQ         codes+8(FP), DI
 	MOVQ         g4+16(FP), DX
 	MOVQ         nb+24(FP), BX
 	VBROADCASTSS s+32(FP), Z31
 	MOVQ         out+40(FP), R8
+	MOVQ         lim+48(FP), R13
+	ADDQ         DI, R13 // the end of the codes that may be prefetched
 	MOVQ         DX, R11
 	SHLQ         $6, R11 // bytes per block
+	LEAQ         (R11)(R11*1), R12 // two blocks
 
 bl_pair:
-	CMPQ   BX, $2
-	JL     bl_single
-	MOVQ   R9, SI
-	MOVQ   DX, CX
-	LEAQ   (DI)(R11*1), R10
+	CMPQ    BX, $2
+	JL      bl_single
+	MOVQ    R9, SI
+	MOVQ    DX, CX
+	LEAQ    (DI)(R11*1), R10
+	LEAQ    (R10)(R12*1), AX // the end of the pair two blocks on
+	ADDQ    R11, AX
+	XORQ    R14, R14         // the prefetch distance: 0 (the line being read) past lim
+	CMPQ    AX, R13
+	CMOVQLS R12, R14
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -42,6 +55,8 @@ bl_pair:
 bl_pair2:
 	CMPQ          CX, $2
 	JL            bl_pair1
+	PREFETCHT0    (DI)(R14*1)
+	PREFETCHT0    (R10)(R14*1)
 	VMOVDQU32     (DI), Z8
 	VMOVDQU32     (R10), Z9
 	VMOVDQU32     64(DI), Z10

@@ -359,7 +359,7 @@ func dotU8Blocked(hl []int8, s float32, codes []byte, out []float32) {
 		return
 	}
 	_ = codes[len(out)/U8BlockRows*64*len(hl)/8-1]
-	dotU8BlockedVNNI(&hl[0], &codes[0], len(hl)/8, len(out)/U8BlockRows, s, &out[0])
+	dotU8BlockedVNNI(&hl[0], &codes[0], len(hl)/8, len(out)/U8BlockRows, s, &out[0], len(codes))
 }
 
 // FastBlocked reports whether DotU8Blocked and L2SqBlocked have SIMD
