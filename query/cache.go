@@ -124,6 +124,19 @@ func (l *list) dots(s *scratch) {
 	vecmath.DotU8Batch(s.qp, l.codes, len(s.qp), s.dists)
 }
 
+// prefetch asks the CPU to start loading what scoring l reads first: the
+// head of its blocked codes and of its rows' terms (a hint; row layout:
+// nothing).
+func (l *list) prefetch(dim int) {
+	if !l.blocked {
+		return
+	}
+	vecmath.PrefetchU8Blocked(l.codes, dim)
+	vecmath.PrefetchSlice(l.batch.Offsets, 64)
+	vecmath.PrefetchSlice(l.batch.Scales, 64)
+	vecmath.PrefetchSlice(l.base, 64)
+}
+
 // code appends row i's dim codes to dst.
 func (l *list) code(dst []byte, i, dim int) []byte {
 	if !l.blocked {

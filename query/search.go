@@ -585,8 +585,11 @@ func (ix *Index) scoreBegin(s *scratch, keep, refineK int) {
 // precomputed per row when the list was cached.
 func (ix *Index) scoreLVQ8(s *scratch, half bool, st *Stats) {
 	q := newLVQ8Terms(s, half)
-	for _, l := range s.lists {
+	for i, l := range s.lists {
 		if l != nil {
+			if i+1 < len(s.lists) && s.lists[i+1] != nil {
+				s.lists[i+1].prefetch(ix.Dim()) // its start, while this one is scored
+			}
 			q.scoreList(s, l, st)
 		}
 	}

@@ -1,6 +1,9 @@
 package vecmath
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // U8BlockRows is the number of rows in a block of the LVQ8 code layout of
 // BlockU8 and DotU8Blocked.
@@ -365,5 +368,29 @@ func ranksBelowGeneric(d []float32, n int, rank []int32) {
 			}
 		}
 		rank[i] = c
+	}
+}
+
+// prefetchHead is how many bytes of each of the two first blocks
+// PrefetchU8Blocked prefetches.
+const prefetchHead = 512
+
+// PrefetchU8Blocked asks the CPU to start loading the codes DotU8Blocked
+// reads first from codes (BlockU8's layout of dimension dim): the head of
+// its first two blocks, one stream each, so that a scan about to reach
+// another list (Index.scoreLVQ8) does not wait for memory at its start.
+// A hint: it reads nothing and changes nothing.
+func PrefetchU8Blocked(codes []byte, dim int) {
+	bs := 64 * u8Groups(min(dim, U8BlockedMaxDim)) // bytes per block of the first chunk
+	for b := 0; b < 2 && b*bs < len(codes); b++ {
+		blk := codes[b*bs:]
+		prefetch(blk[:min(len(blk), bs, prefetchHead)])
+	}
+}
+
+// PrefetchSlice is PrefetchU8Blocked for the first n values of s.
+func PrefetchSlice[T any](s []T, n int) {
+	if n = min(n, len(s)); n > 0 {
+		prefetch(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), n*int(unsafe.Sizeof(s[0]))))
 	}
 }

@@ -23,3 +23,9 @@ func absMaxF32AVX512(q *float32, n int) float32
 //
 //go:noescape
 func quantizeU8QueryAVX512(q *float32, n int, inv float64, hl *int8)
+
+// prefetchLines prefetches the 64-byte lines of p[0:n], n ≥ 1
+// (blocked_amd64.s).
+//
+//go:noescape
+func prefetchLines(p *byte, n int)

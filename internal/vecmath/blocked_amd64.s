@@ -266,3 +266,20 @@ qz_load:
 qz_end:
 	VZEROUPPER
 	RET
+
+// func prefetchLines(p *byte, n int)
+//
+// PREFETCHT0 of every 64-byte line that bytes p[0:n] touch (n ≥ 1).
+TEXT ·prefetchLines(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), DI
+	MOVQ n+8(FP), CX
+	LEAQ -1(DI)(CX*1), CX // the last byte
+	ANDQ $-64, CX
+
+pf_line:
+	PREFETCHT0 (DI)
+	ADDQ       $64, DI
+	CMPQ       DI, CX
+	JLS        pf_line
+	PREFETCHT0 (CX)
+	RET

@@ -354,3 +354,32 @@ func TestDotU8BlockedBoundTight(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetch: the prefetch hints take any codes and slices — empty,
+// shorter than a block, one or two blocks, chunked — without reading or
+// changing them (no panic, the bytes unchanged).
+func TestPrefetch(t *testing.T) {
+	for _, d := range []int{1, 50, 256, 784} {
+		for _, n := range []int{0, 1, 16, 17, 40} {
+			codes := make([]byte, BlockU8Len(n, d))
+			for i := range codes {
+				codes[i] = byte(i)
+			}
+			for _, cut := range []int{len(codes), len(codes) / 2, min(1, len(codes)), 0} {
+				PrefetchU8Blocked(codes[:cut], d)
+			}
+			for i, c := range codes {
+				if c != byte(i) {
+					t.Fatalf("d %d n %d: byte %d changed", d, n, i)
+				}
+			}
+		}
+	}
+	for _, n := range []int{0, 1, 15, 16, 64, 1000} {
+		f := make([]float64, n)
+		PrefetchSlice(f, 64)
+		PrefetchSlice(f, 0)
+		PrefetchSlice(f[:0], 5)
+		PrefetchSlice(make([]float32, n), n+3)
+	}
+}

@@ -403,3 +403,9 @@ func smallestK(d []float32, k int, s *Smallest) bool {
 	s.M, s.Kth = m, kth
 	return true
 }
+
+func prefetch(b []byte) {
+	if len(b) > 0 {
+		prefetchLines(&b[0], len(b))
+	}
+}

@@ -55,3 +55,5 @@ func l2SqF64Views(q []float32, views [][]float32, out []float64) {
 func ranksBelow(d []float32, n int, rank []int32) { ranksBelowGeneric(d, n, rank) }
 
 func smallestK(d []float32, k int, s *Smallest) bool { return smallestKGeneric(d, k, s) }
+
+func prefetch([]byte) {}
