@@ -126,7 +126,7 @@ func (l *list) dots(s *scratch) {
 
 // prefetch asks the CPU to start loading what scoring l reads first: the
 // head of its blocked codes and of its rows' terms (a hint; row layout:
-// nothing).
+// nothing). Index.prefetch says when it pays.
 func (l *list) prefetch(dim int) {
 	if !l.blocked {
 		return

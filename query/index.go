@@ -111,9 +111,12 @@ type Index struct {
 	// exact vectors (srcCodes), keep their codes in the blocked layout
 	// (list, blockedCodes).
 	blocked bool
-	router  *router
-	rows    *rowCache
-	jcols   *joinCols // scalar joined columns per row group (joincols.go)
+	// prefetch: the codes outgrow the caches (listMajorMinBytes), so a
+	// scan asks for the next list's start ahead (scoreLVQ8).
+	prefetch bool
+	router   *router
+	rows     *rowCache
+	jcols    *joinCols // scalar joined columns per row group (joincols.go)
 
 	keyOnce  sync.Once
 	keyIndex *source.KeyIndex
@@ -273,6 +276,7 @@ func (ix *Index) openPostings(ctx context.Context) error {
 	ix.manifestHash = vecfile.ManifestHash(data)
 	ix.schema = man.Schema()
 	ix.blocked = ix.schema.Encoding != metadata.EncodingLVQ4 && blockedCodes(man.Dim)
+	ix.prefetch = ix.blocked && ix.snap.IndexedRows*int64(man.Dim) >= listMajorMinBytes
 	for i := range ix.schema.Keys {
 		ix.schema.Keys[i].Name = ix.snap.SourceKeyFields[i]
 	}

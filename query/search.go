@@ -587,7 +587,7 @@ func (ix *Index) scoreLVQ8(s *scratch, half bool, st *Stats) {
 	q := newLVQ8Terms(s, half)
 	for i, l := range s.lists {
 		if l != nil {
-			if i+1 < len(s.lists) && s.lists[i+1] != nil {
+			if ix.prefetch && i+1 < len(s.lists) && s.lists[i+1] != nil {
 				s.lists[i+1].prefetch(ix.Dim()) // its start, while this one is scored
 			}
 			q.scoreList(s, l, st)

@@ -219,7 +219,9 @@ func DotU8Blocked(u *U8Query, codes []byte, out []float32) {
 		return
 	}
 	if len(u.cs) == 1 {
-		dotU8Blocked(u.hl, u.S, codes, out)
+		// (no prefetch: one chunk's blocks are read in address order,
+		// which the CPU's own prefetchers follow)
+		dotU8Blocked(u.hl, u.S, codes, out, false)
 		return
 	}
 	// Chunk after chunk, over slices of at most u8ChunkRows rows: the
@@ -238,11 +240,11 @@ func DotU8Blocked(u *U8Query, codes []byte, out []float32) {
 			blk := chunk[b0*64*g:]
 			hl := u.hl[2*lo : 2*lo+8*g]
 			if c == 0 {
-				dotU8Blocked(hl, s, blk, o)
+				dotU8Blocked(hl, s, blk, o, true)
 				continue
 			}
 			t := tmp[:len(o)]
-			dotU8Blocked(hl, s, blk, t)
+			dotU8Blocked(hl, s, blk, t, true)
 			for i, v := range t {
 				o[i] += v
 			}
@@ -256,8 +258,8 @@ const u8ChunkRows = 256
 
 // dotU8BlockedGeneric sets out to s·float32(Σ_j qi_j·c_ij) for the
 // len(out) rows of the first blocks of codes, blocks of 16 rows of
-// len(hl)/8 groups (one chunk); codes may go on past them (dotU8Blocked's
-// kernel may prefetch there).
+// len(hl)/8 groups (one chunk); codes may go on past them (with pf,
+// dotU8Blocked's kernel may prefetch there).
 func dotU8BlockedGeneric(hl []int8, s float32, codes []byte, out []float32) {
 	g4 := len(hl) / 8
 	bs := 64 * g4

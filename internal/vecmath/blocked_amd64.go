@@ -4,7 +4,7 @@ package vecmath
 
 // dotU8BlockedVNNI is DotU8Blocked over nb ≥ 1 blocks of 16 rows of g4
 // groups of 4 codes, hl being U8Query.hl and s U8Query.S, prefetching
-// within the first lim ≥ nb·64·g4 bytes at codes (blocked_amd64.s;
+// within the first lim bytes at codes (0: none; blocked_amd64.s;
 // AVX-512 F and VNNI).
 //
 //go:noescape

@@ -13,12 +13,12 @@
 // accumulators for even and odd groups, so eight independent VPDPBUSD
 // chains hide the instruction's latency. The pair loop prefetches the
 // same bytes of the pair two blocks on while that pair ends within lim
-// bytes of codes (the caller's codes may go on past the nb blocks: in
-// DotU8Blocked's layout above 256 dimensions, to the next chunk's blocks,
-// read next), so that the next 4 KB pages are on their way before the
-// loads reach them. A block's result is
-// S·float32(256·Σh + Σl): the exact integer Σ_j qi_j·c_j rounded once to
-// float32, then multiplied by S, as dotU8BlockedGeneric computes it.
+// bytes of codes (none with lim 0; the caller's codes may go on past the
+// nb blocks: in DotU8Blocked's layout above 256 dimensions, to the next
+// chunk's blocks, read next), so that the next 4 KB pages are on their
+// way before the loads reach them. A block's result is S·float32(256·Σh +
+// Σl): the exact integer Σ_j qi_j·c_j rounded once to float32, then
+// multiplied by S, as dotU8BlockedGeneric computes it.
 TEXT ·dotU8BlockedVNNI(SB), NOSPLIT, $0-56
 	MOVQ         hl+0(FP), R9
 	MOVQ         codes+8(FP), DI
@@ -40,7 +40,7 @@ bl_pair:
 	LEAQ    (DI)(R11*1), R10
 	LEAQ    (R10)(R12*1), AX // the end of the pair two blocks on
 	ADDQ    R11, AX
-	XORQ    R14, R14         // the prefetch distance: 0 (the line being read) past lim
+	XORQ    R14, R14         // the prefetch distance: 0 (none) past lim
 	CMPQ    AX, R13
 	CMOVQLS R12, R14
 	VPXORD Z0, Z0, Z0
@@ -51,6 +51,8 @@ bl_pair:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	TESTQ  R14, R14
+	JZ     bl_pair2np
 
 bl_pair2:
 	CMPQ          CX, $2
@@ -74,6 +76,27 @@ bl_pair2:
 	ADDQ          $128, R10
 	SUBQ          $2, CX
 	JMP           bl_pair2
+
+bl_pair2np: // bl_pair2 without the prefetches
+	CMPQ          CX, $2
+	JL            bl_pair1
+	VMOVDQU32     (DI), Z8
+	VMOVDQU32     (R10), Z9
+	VMOVDQU32     64(DI), Z10
+	VMOVDQU32     64(R10), Z11
+	VPDPBUSD.BCST (SI), Z8, Z0
+	VPDPBUSD.BCST 4(SI), Z8, Z1
+	VPDPBUSD.BCST (SI), Z9, Z2
+	VPDPBUSD.BCST 4(SI), Z9, Z3
+	VPDPBUSD.BCST 8(SI), Z10, Z4
+	VPDPBUSD.BCST 12(SI), Z10, Z5
+	VPDPBUSD.BCST 8(SI), Z11, Z6
+	VPDPBUSD.BCST 12(SI), Z11, Z7
+	ADDQ          $16, SI
+	ADDQ          $128, DI
+	ADDQ          $128, R10
+	SUBQ          $2, CX
+	JMP           bl_pair2np
 
 bl_pair1:
 	TESTQ         CX, CX

@@ -353,13 +353,18 @@ func u8Quantize(q []float32, inv float64, hl []int8) {
 	quantizeU8QueryAVX512(&q[0], len(q), inv, &hl[0])
 }
 
-func dotU8Blocked(hl []int8, s float32, codes []byte, out []float32) {
+// dotU8Blocked: with pf the kernel may prefetch anywhere in codes.
+func dotU8Blocked(hl []int8, s float32, codes []byte, out []float32, pf bool) {
 	if !useAVX512 || len(out) == 0 {
 		dotU8BlockedGeneric(hl, s, codes, out)
 		return
 	}
 	_ = codes[len(out)/U8BlockRows*64*len(hl)/8-1]
-	dotU8BlockedVNNI(&hl[0], &codes[0], len(hl)/8, len(out)/U8BlockRows, s, &out[0], len(codes))
+	lim := 0
+	if pf {
+		lim = len(codes)
+	}
+	dotU8BlockedVNNI(&hl[0], &codes[0], len(hl)/8, len(out)/U8BlockRows, s, &out[0], lim)
 }
 
 // FastBlocked reports whether DotU8Blocked and L2SqBlocked have SIMD
