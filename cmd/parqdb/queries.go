@@ -140,6 +140,7 @@ func readFvecs(path string) ([][]float32, error) {
 		return nil, err
 	}
 	var out [][]float32
+	flat := make([]float32, 0, len(data)/4) // every vector's values, one allocation
 	for off := 0; off < len(data); {
 		if len(data)-off < 4 {
 			return nil, fmt.Errorf("%s: truncated at byte %d", path, off)
@@ -149,12 +150,12 @@ func readFvecs(path string) ([][]float32, error) {
 		if d <= 0 || len(data)-off < 4*d {
 			return nil, fmt.Errorf("%s: query %d: bad dimension %d or truncated", path, len(out), d)
 		}
-		v := make([]float32, d)
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*i:]))
+		lo := len(flat)
+		for i := range d {
+			flat = append(flat, math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*i:])))
 		}
 		off += 4 * d
-		out = append(out, v)
+		out = append(out, flat[lo:len(flat):len(flat)])
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no vectors", path)
