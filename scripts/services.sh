@@ -66,10 +66,17 @@ mkdir -p "$dir"
 # A start that fails stops what it started.
 trap 'echo "services: start failed; stopping what it started" >&2; stop >/dev/null 2>&1' ERR
 
-# freeport prints a port of 20000-59999 that nothing listens on.
+# freeport prints a port that nothing listens on, below the kernel's
+# ephemeral range (from 20000, or 10000 when that range starts below 21000):
+# a port the kernel may hand to any client socket meanwhile (a test's, a
+# browser's) can be taken between this check and the server's bind.
 freeport() {
+  local lo=20000 hi
+  hi=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  [ "$hi" -ge 21000 ] 2>/dev/null || { lo=10000; hi=${hi:-20000}; }
+  [ "$hi" -gt $((lo + 1000)) ] 2>/dev/null || hi=$((lo + 10000))
   while :; do
-    p=$((20000 + RANDOM % 40000))
+    p=$((lo + RANDOM % (hi - lo)))
     (: </dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }
   done
 }
@@ -100,7 +107,6 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -x "$pgbin/initdb" ] || { echo "services: PostgreSQL not found: run make deps" >&2; false; }
 as=()
 if [ "$(id -u)" = 0 ]; then as=(runuser -u postgres --); fi
-pgport=$(freeport)
 password=$(hex 16)
 mkdir -p "$dir/pg"
 printf '%s\n' "$password" >"$dir/pg/pwfile"
@@ -115,9 +121,16 @@ fi
   --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C --no-sync >"$dir/pg/initdb.log" 2>&1 ||
   { cat "$dir/pg/initdb.log" >&2; false; }
 rm -f "$dir/pg/pwfile" "$dir/s3.create"
-"${as[@]}" env -i PATH="$PATH" LC_ALL=C "$pgbin/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/postgres.log" -w -s \
-  -o "-p $pgport -k $dir/pg -c listen_addresses=127.0.0.1" start ||
-  { cat "$dir/pg/postgres.log" >&2; false; }
+# (a port free a moment ago can be taken before the server binds it: a
+# failed start tries another, three times)
+for try in 1 2 3; do
+  pgport=$(freeport)
+  if "${as[@]}" env -i PATH="$PATH" LC_ALL=C "$pgbin/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/postgres.log" -w -s \
+    -o "-p $pgport -k $dir/pg -c listen_addresses=127.0.0.1" start; then
+    break
+  fi
+  [ "$try" != 3 ] || { cat "$dir/pg/postgres.log" >&2; false; }
+done
 
 cat >"$dir/env" <<EOF
 # S3 (versitygw, data in $dir/s3): the standard AWS variables
