@@ -2,6 +2,26 @@
 
 #include "textflag.h"
 
+// Two groups of a pair of blocks (DI and R10) into the accumulators
+// Z0-Z7, then DI, R10, SI (hl) and CX (groups left) moved on.
+#define PAIR_GROUPS2 \
+	VMOVDQU32     (DI), Z8 \
+	VMOVDQU32     (R10), Z9 \
+	VMOVDQU32     64(DI), Z10 \
+	VMOVDQU32     64(R10), Z11 \
+	VPDPBUSD.BCST (SI), Z8, Z0 \
+	VPDPBUSD.BCST 4(SI), Z8, Z1 \
+	VPDPBUSD.BCST (SI), Z9, Z2 \
+	VPDPBUSD.BCST 4(SI), Z9, Z3 \
+	VPDPBUSD.BCST 8(SI), Z10, Z4 \
+	VPDPBUSD.BCST 12(SI), Z10, Z5 \
+	VPDPBUSD.BCST 8(SI), Z11, Z6 \
+	VPDPBUSD.BCST 12(SI), Z11, Z7 \
+	ADDQ          $16, SI \
+	ADDQ          $128, DI \
+	ADDQ          $128, R10 \
+	SUBQ          $2, CX
+
 // func dotU8BlockedVNNI(hl *int8, codes *byte, g4, nb int, s float32, out *float32, lim int)
 //
 // DotU8Blocked over nb ≥ 1 blocks of 16 rows of g4 groups of 4 codes
@@ -55,48 +75,18 @@ bl_pair:
 	JZ     bl_pair2np
 
 bl_pair2:
-	CMPQ          CX, $2
-	JL            bl_pair1
-	PREFETCHT0    (DI)(R14*1)
-	PREFETCHT0    (R10)(R14*1)
-	VMOVDQU32     (DI), Z8
-	VMOVDQU32     (R10), Z9
-	VMOVDQU32     64(DI), Z10
-	VMOVDQU32     64(R10), Z11
-	VPDPBUSD.BCST (SI), Z8, Z0
-	VPDPBUSD.BCST 4(SI), Z8, Z1
-	VPDPBUSD.BCST (SI), Z9, Z2
-	VPDPBUSD.BCST 4(SI), Z9, Z3
-	VPDPBUSD.BCST 8(SI), Z10, Z4
-	VPDPBUSD.BCST 12(SI), Z10, Z5
-	VPDPBUSD.BCST 8(SI), Z11, Z6
-	VPDPBUSD.BCST 12(SI), Z11, Z7
-	ADDQ          $16, SI
-	ADDQ          $128, DI
-	ADDQ          $128, R10
-	SUBQ          $2, CX
-	JMP           bl_pair2
+	CMPQ       CX, $2
+	JL         bl_pair1
+	PREFETCHT0 (DI)(R14*1)
+	PREFETCHT0 (R10)(R14*1)
+	PAIR_GROUPS2
+	JMP        bl_pair2
 
 bl_pair2np: // bl_pair2 without the prefetches
-	CMPQ          CX, $2
-	JL            bl_pair1
-	VMOVDQU32     (DI), Z8
-	VMOVDQU32     (R10), Z9
-	VMOVDQU32     64(DI), Z10
-	VMOVDQU32     64(R10), Z11
-	VPDPBUSD.BCST (SI), Z8, Z0
-	VPDPBUSD.BCST 4(SI), Z8, Z1
-	VPDPBUSD.BCST (SI), Z9, Z2
-	VPDPBUSD.BCST 4(SI), Z9, Z3
-	VPDPBUSD.BCST 8(SI), Z10, Z4
-	VPDPBUSD.BCST 12(SI), Z10, Z5
-	VPDPBUSD.BCST 8(SI), Z11, Z6
-	VPDPBUSD.BCST 12(SI), Z11, Z7
-	ADDQ          $16, SI
-	ADDQ          $128, DI
-	ADDQ          $128, R10
-	SUBQ          $2, CX
-	JMP           bl_pair2np
+	CMPQ CX, $2
+	JL   bl_pair1
+	PAIR_GROUPS2
+	JMP  bl_pair2np
 
 bl_pair1:
 	TESTQ         CX, CX
@@ -297,12 +287,12 @@ TEXT ·prefetchLines(SB), NOSPLIT, $0-16
 	MOVQ p+0(FP), DI
 	MOVQ n+8(FP), CX
 	LEAQ -1(DI)(CX*1), CX // the last byte
-	ANDQ $-64, CX
+	ANDQ $-64, CX         // its line
+	ANDQ $-64, DI         // the first byte's
 
 pf_line:
 	PREFETCHT0 (DI)
 	ADDQ       $64, DI
 	CMPQ       DI, CX
 	JLS        pf_line
-	PREFETCHT0 (CX)
 	RET

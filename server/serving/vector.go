@@ -66,13 +66,7 @@ func scanVector(v []float32) (finite, nonzero bool) {
 	}
 	over |= over1
 	bits |= bits1
-	for ; i+1 < len(v); i += 2 {
-		x := uint64(math.Float32bits(v[i])) | uint64(math.Float32bits(v[i+1]))<<32
-		x &= abs2
-		over |= x + carry2
-		bits |= x
-	}
-	if i < len(v) {
+	for ; i < len(v); i++ { // the last 0-3 values, one a lane
 		x := uint64(math.Float32bits(v[i])) & abs2
 		over |= x + carry2
 		bits |= x
