@@ -2,9 +2,7 @@ package query_test
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parqdb/parqdb/catalog"
+	"github.com/parqdb/parqdb/internal/fvecs"
 	"github.com/parqdb/parqdb/internal/membudget"
 	"github.com/parqdb/parqdb/metadata"
 	"github.com/parqdb/parqdb/query"
@@ -41,7 +40,7 @@ func benchIndex(b *testing.B, refine int) (*query.Index, [][]float32) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { ix.Close() })
-		qs := readFvecs(b, os.Getenv("PARQDB_BENCH_QUERIES"))
+		qs := benchQueries(b)
 		return ix, qs
 	}
 	f := newFixture(b, metadata.MetricCosine, metadata.EncodingLVQ8, 100)
@@ -57,23 +56,13 @@ func benchIndex(b *testing.B, refine int) (*query.Index, [][]float32) {
 	return ix, qs
 }
 
-func readFvecs(b testing.TB, path string) [][]float32 {
-	data, err := os.ReadFile(path)
+// benchQueries reads the .fvecs file PARQDB_BENCH_QUERIES names.
+func benchQueries(b testing.TB) [][]float32 {
+	qs, err := fvecs.Read(os.Getenv("PARQDB_BENCH_QUERIES"), 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var out [][]float32
-	for off := 0; off+4 <= len(data); {
-		d := int(binary.LittleEndian.Uint32(data[off:]))
-		off += 4
-		v := make([]float32, d)
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*i:]))
-		}
-		off += 4 * d
-		out = append(out, v)
-	}
-	return out
+	return qs
 }
 
 // benchNProbe returns PARQDB_BENCH_NPROBE (a positive integer), or def
@@ -171,7 +160,7 @@ func BenchmarkRefineFirstTouch(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cat.Close()
-	qs := readFvecs(b, os.Getenv("PARQDB_BENCH_QUERIES"))
+	qs := benchQueries(b)
 	for b.Loop() {
 		budget := membudget.New(limit)
 		ix, err := query.Open(ctx, query.Env{Warehouse: wh, Catalog: cat}, os.Getenv("PARQDB_BENCH_INDEX"), query.OpenOptions{Budget: budget})

@@ -2,8 +2,6 @@ package reliability_test
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parqdb/parqdb/internal/fvecs"
 	"github.com/parqdb/parqdb/internal/testenv"
 )
 
@@ -144,14 +143,11 @@ func (b *cliBuild) run(t *testing.T, env []string, wrap []string, args ...string
 // writeFvecs writes vectors in the .fvecs format (bench --queries).
 func writeFvecs(t *testing.T, path string, vecs [][]float32) {
 	t.Helper()
-	var buf bytes.Buffer
+	var b []byte
 	for _, v := range vecs {
-		binary.Write(&buf, binary.LittleEndian, int32(len(v)))
-		for _, x := range v {
-			binary.Write(&buf, binary.LittleEndian, math.Float32bits(x))
-		}
+		b = fvecs.Append(b, v)
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

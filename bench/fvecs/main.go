@@ -17,14 +17,13 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 
+	"github.com/parqdb/parqdb/internal/fvecs"
 	"github.com/parqdb/parqdb/internal/source"
 	"github.com/parqdb/parqdb/metadata"
 )
@@ -77,19 +76,11 @@ func run(src, field, key, basePath, qPath, keysPath, metric string, every, first
 		kw = bufio.NewWriter(kf)
 	}
 	var row, nq int64
-	buf := make([]byte, 4)
+	var rec []byte
 	put := func(w *bufio.Writer, v []float32) error {
-		binary.LittleEndian.PutUint32(buf, uint32(len(v)))
-		if _, err := w.Write(buf); err != nil {
-			return err
-		}
-		for _, x := range v {
-			binary.LittleEndian.PutUint32(buf, math.Float32bits(x))
-			if _, err := w.Write(buf); err != nil {
-				return err
-			}
-		}
-		return nil
+		rec = fvecs.Append(rec[:0], v)
+		_, err := w.Write(rec)
+		return err
 	}
 	err = t.Scan(ctx, l, 0, func(b *source.Batch) error {
 		for i := 0; i < b.N; i++ {

@@ -11,11 +11,9 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"strings"
 	"syscall"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/parqdb/parqdb/catalog"
 	_ "github.com/parqdb/parqdb/iceberg" // indexes of Iceberg tables too, as the CLI
+	"github.com/parqdb/parqdb/internal/fvecs"
 	"github.com/parqdb/parqdb/query"
 )
 
@@ -55,7 +54,7 @@ func run() error {
 		return err
 	}
 	defer ix.Close()
-	qs, err := readFvecs(qfile)
+	qs, err := fvecs.Read(qfile, 0)
 	if err != nil {
 		return err
 	}
@@ -97,30 +96,4 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
-}
-
-// readFvecs reads an .fvecs file (per vector: int32 dimension, then that
-// many float32, little-endian).
-func readFvecs(path string) ([][]float32, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var qs [][]float32
-	for off := 0; off < len(data); {
-		if off+4 > len(data) {
-			return nil, fmt.Errorf("%s: vector %d: truncated dimension", path, len(qs))
-		}
-		d := int(binary.LittleEndian.Uint32(data[off:]))
-		if d <= 0 || off+4+4*d > len(data) {
-			return nil, fmt.Errorf("%s: vector %d: dimension %d does not fit the file", path, len(qs), d)
-		}
-		v := make([]float32, d)
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[off+4+4*i:]))
-		}
-		qs = append(qs, v)
-		off += 4 + 4*d
-	}
-	return qs, nil
 }

@@ -13,18 +13,14 @@
 package main
 
 import (
-	"bufio"
-	"encoding/binary"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/parqdb/parqdb/internal/fvecs"
 	"github.com/parqdb/parqdb/lvq"
 )
 
@@ -52,11 +48,11 @@ func run(basePath, queryPath string, k, nq int, refineList string) error {
 		}
 		factors = append(factors, r)
 	}
-	base, err := readFvecs(basePath, -1)
+	base, err := fvecs.Read(basePath, 0)
 	if err != nil {
 		return err
 	}
-	qs, err := readFvecs(queryPath, nq)
+	qs, err := fvecs.Read(queryPath, nq)
 	if err != nil {
 		return err
 	}
@@ -179,37 +175,4 @@ func l2(a, b []float32) float32 {
 		s += d * d
 	}
 	return s
-}
-
-// readFvecs reads up to max vectors (all when max < 0) of an .fvecs file.
-func readFvecs(path string, max int) ([][]float32, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	var out [][]float32
-	var hdr [4]byte
-	for max < 0 || len(out) < max {
-		if _, err := io.ReadFull(r, hdr[:]); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("%s: vector %d: %w", path, len(out), err)
-		}
-		d := int(binary.LittleEndian.Uint32(hdr[:]))
-		if d < 1 || d > 1<<16 || (len(out) > 0 && d != len(out[0])) {
-			return nil, fmt.Errorf("%s: vector %d has dimension %d", path, len(out), d)
-		}
-		b := make([]byte, 4*d)
-		if _, err := io.ReadFull(r, b); err != nil {
-			return nil, fmt.Errorf("%s: vector %d: %w", path, len(out), err)
-		}
-		v := make([]float32, d)
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }

@@ -26,13 +26,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/parqdb/parqdb/internal/fvecs"
 	"github.com/parqdb/parqdb/internal/source/sourcetest"
 )
 
@@ -292,15 +292,11 @@ func writeStream(out, name string, n int64, gen func(int64) Row) error {
 		batch = batch[:0]
 		return nil
 	}
-	var buf [4]byte
+	var rec []byte
 	for i := int64(0); i < n; i++ {
 		r := gen(i)
-		binary.LittleEndian.PutUint32(buf[:], uint32(len(r.Vec)))
-		fw.Write(buf[:])
-		for _, x := range r.Vec {
-			binary.LittleEndian.PutUint32(buf[:], math.Float32bits(x))
-			fw.Write(buf[:])
-		}
+		rec = fvecs.Append(rec[:0], r.Vec)
+		fw.Write(rec)
 		batch = append(batch, r)
 		if len(batch) == cap(batch) {
 			if err := flush(); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +11,8 @@ import (
 	"sort"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/parqdb/parqdb/internal/fvecs"
 )
 
 // mixture is a deterministic Gaussian mixture closer to real embeddings
@@ -177,7 +178,7 @@ func (m *mixture) file(path string, fw *bufio.Writer, first, cnt int64, rng *ran
 	for i := range batch {
 		batch[i].Vec = flat[i*m.d : (i+1)*m.d : (i+1)*m.d]
 	}
-	var buf [4]byte
+	var rec []byte
 	for done := int64(0); done < cnt; {
 		b := int(min(int64(batchRows), cnt-done))
 		for i := 0; i < b; i++ {
@@ -185,12 +186,8 @@ func (m *mixture) file(path string, fw *bufio.Writer, first, cnt int64, rng *ran
 			r.ID = first + done + int64(i)
 			r.Label = int32(m.row(rng, r.Vec))
 			if fw != nil {
-				binary.LittleEndian.PutUint32(buf[:], uint32(m.d))
-				fw.Write(buf[:])
-				for _, x := range r.Vec {
-					binary.LittleEndian.PutUint32(buf[:], math.Float32bits(x))
-					fw.Write(buf[:])
-				}
+				rec = fvecs.Append(rec[:0], r.Vec)
+				fw.Write(rec)
 			}
 		}
 		if _, err := w.Write(batch[:b]); err != nil {

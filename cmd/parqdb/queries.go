@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/parqdb/parqdb/internal/fvecs"
 	"github.com/parqdb/parqdb/query/rowjson"
 	"github.com/parquet-go/parquet-go"
 )
@@ -58,7 +58,7 @@ func readQueries(path, column string) ([][]float32, error) {
 	}
 	switch ext {
 	case ".fvecs":
-		return readFvecs(path)
+		return fvecs.Read(path, 0)
 	case ".npy":
 		return readNpy(path)
 	case ".jsonl", ".ndjson":
@@ -125,37 +125,6 @@ func readJSONLines(path string) ([][]float32, error) {
 			return nil, fmt.Errorf("%s: line %d (query %d) is longer than %d MiB, the longest line a .jsonl query file may have", path, line+1, len(out), maxJSONLine>>20)
 		}
 		return nil, fmt.Errorf("%s: line %d (query %d): %w", path, line+1, len(out), err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no vectors", path)
-	}
-	return out, nil
-}
-
-// readFvecs reads the .fvecs format: per vector an int32 dimension then
-// that many float32 values, little-endian.
-func readFvecs(path string) ([][]float32, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var out [][]float32
-	flat := make([]float32, 0, len(data)/4) // every vector's values, one allocation
-	for off := 0; off < len(data); {
-		if len(data)-off < 4 {
-			return nil, fmt.Errorf("%s: truncated at byte %d", path, off)
-		}
-		d := int(int32(binary.LittleEndian.Uint32(data[off:])))
-		off += 4
-		if d <= 0 || len(data)-off < 4*d {
-			return nil, fmt.Errorf("%s: query %d: bad dimension %d or truncated", path, len(out), d)
-		}
-		lo := len(flat)
-		for i := range d {
-			flat = append(flat, math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*i:])))
-		}
-		off += 4 * d
-		out = append(out, flat[lo:len(flat):len(flat)])
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no vectors", path)

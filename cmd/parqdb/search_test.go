@@ -13,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/parqdb/parqdb/internal/fvecs"
 	"github.com/parqdb/parqdb/internal/ivecs"
 	"github.com/parqdb/parqdb/internal/version"
 	"github.com/parqdb/parqdb/query"
@@ -54,10 +55,7 @@ func writeFvecs(t *testing.T, path string, vs [][]float32) {
 	t.Helper()
 	var b []byte
 	for _, v := range vs {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
-		for _, x := range v {
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
-		}
+		b = fvecs.Append(b, v)
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
