@@ -4,7 +4,9 @@ of `parqdb search --queries` (not `bench`'s own count) against an exact answer c
 numpy: for each data set of a results folder, each target and mode (one thread), the fastest lvq8
 and `source` settings that reach the target are searched again, each query's 10 keys mapped back
 to base rows, and recall@10 is counted against the brute-force top 10 (float64 over the .fvecs the
-FAISS peer read, which are the index's canonical vectors). Prints a Markdown table.
+FAISS peer read, which are the index's canonical vectors); on the 10M mixture, too large for that
+here, against bench/groundtruth's exact answer (gt1k.ivecs, float64 brute force in Go). Prints a
+Markdown table.
 
     recheck.py RESULTS_DIR PARQDB WORKDIR [TEXT_DIR]
 
@@ -58,14 +60,19 @@ def main(d, parqdb, work, text):
         "glove": dict(base=f"{work}/glove/glove-base.fvecs", q=f"{work}/glove/glove-q1k.fvecs",
                       cosine=True, key="word", keys=f"{work}/glove/glove-keys.txt"),
         "text": dict(base=f"{text}/text-base.fvecs", q=f"{text}/text-queries.fvecs", cosine=True, key="id"),
+        "m10m": dict(q=f"{work}/m10m/mixture-10000000x96-queries.fvecs", gt=f"{work}/m10m/gt1k.ivecs",
+                     cosine=False, key="id"),
     }
-    print("| set | target | mode | index | setting | `bench` recall@10 | `parqdb search` recall@10 (numpy exact) |")
+    print("| set | target | mode | index | setting | `bench` recall@10 | `parqdb search` recall@10 (exact answer) |")
     print("|---|---:|---|---|---|---:|---:|")
     for s, c in sets.items():
         if not os.path.exists(os.path.join(d, f"{s}-lvq8-t1.jsonl")) or not os.path.exists(c["q"]):
             continue
-        base, qs = fvecs(c["base"]), fvecs(c["q"])
-        truth = exact_top(base, qs, 10, c["cosine"])
+        if "gt" in c:
+            g = np.fromfile(c["gt"], dtype=np.int32)
+            truth = [set(r[:10].tolist()) for r in g.reshape(-1, g[0] + 1)[:, 1:]]
+        else:
+            truth = exact_top(fvecs(c["base"]), fvecs(c["q"]), 10, c["cosine"])
         row = None
         if "keys" in c:
             row = {}

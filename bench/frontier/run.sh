@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The headline comparison (docs/benchmarks.md, "Headline"): ParqDB (lvq8 with refine,
 # and the `source` encoding) against FAISS 1.15 compiled for this CPU (../shared/peers: IVF-Flat,
-# IVF-Flat Panorama, IVF-SQ8, IVF-PQ{d/2}x4fs + RFlat, IVF-RaBitQ FastScan + RFlat, HNSW32), the
+# IVF-Flat Panorama, IVF-SQ8, IVF-PQ{d/2}x4fs + RFlat and its residual form fsr, IVF-RaBitQ
+# FastScan + RFlat, HNSW32), the
 # same nlist, on each data set, in both modes a user meets (the whole query batch per call:
 # `SearchBatch` / one FAISS `search`; one query per call: `Search` / one FAISS call per query),
 # with 1 and 2 threads (single queries with 2: two callers at once, `Search` from two goroutines /
@@ -11,6 +12,7 @@
 # answer (appended to summary.md).
 #
 #   bench/frontier/run.sh PARQDB WORK      # SETS="fashion glove text" THREADS="1 2" by default
+#   SETS=m10m bench/frontier/run.sh PARQDB WORK   # the 10M mixture (≈ 1.5 hours, 40 GB of disk)
 #
 # One-thread figures are queries per CPU-second (ParqDB qps_1t_cpu for single queries and
 # qps_nt_cpu for the batch; FAISS per CPU-second of the calling thread with OpenMP and OpenBLAS
@@ -18,7 +20,13 @@
 # quiet one. WORK holds the data and indexes; made when missing, except the text set (7–8
 # minutes, bench/README.md, "textdata"), read from $TEXT (default WORK/text: text-base.parquet,
 # text-base.fvecs, text-queries.fvecs, text-gt.ivecs) and skipped if absent. Fashion-MNIST
-# comes from Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist).
+# comes from Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist). The 10M
+# mixture (SETS=m10m; bench/mkdata mixture, 10M × 96, l2, its 1,000 queries, nlist 12,649 = the
+# default) is made in WORK/m10m when missing (mkdata, groundtruth, two 10M-row builds: ≈ 25
+# minutes); FAISS's IVF kinds use the lvq8 index's centroids and lists there (faiss_peer.py
+# --centroids --list-ids: k-means and the assignment of 10M rows to 12,649 lists for each of
+# five kinds would take hours), and every FAISS index is kept in WORK/m10m/faiss (≈ 30 GB) for
+# the next run.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 parqdb=$(realpath "$1")
@@ -108,6 +116,23 @@ for set in $SETS; do
     faiss text "$TEXT/text-base.fvecs" "$TEXT/text-queries.fvecs" --nlist 1505 --metric cosine \
       --gt "$TEXT/text-gt.ivecs" --nprobe 32,40,48,64,128,256,384,448,512,640,768 \
       --ef 32,48,64,96,128,192,256,384,512,768,1024
+    ;;
+  m10m)
+    d=$work/m10m
+    base=$d/mixture-10000000x96
+    mkdir -p "$d/bin"
+    (cd "$repo" && go build -o "$d/bin/" ./bench/mkdata ./bench/groundtruth ./bench/listids ./bench/centroids)
+    [ -f "$base.fvecs" ] || "$d/bin/mkdata" mixture -n 10000000 -d 96 "$d" >/dev/null
+    [ -f "$d/gt1k.ivecs" ] || "$d/bin/groundtruth" -queries 1000 "$base.fvecs" "$base-queries.fvecs" "$d/gt1k.ivecs" 2>/dev/null
+    for e in lvq8 source; do index "$work/wh" m10m-$e "$d/base" vec id l2_squared 12649 $e; done
+    [ -f "$d/lists.i32" ] || "$d/bin/listids" "$work/wh" m10m-lvq8 "$d/lists.i32"
+    [ -f "$d/centroids.fvecs" ] || "$d/bin/centroids" "$work/wh" m10m-lvq8 "$d/centroids.fvecs"
+    G=(--ground-truth "$d/gt1k.ivecs" --queries "$base-queries.fvecs")
+    bench "$work/wh" m10m-lvq8 m10m-lvq8 "${G[@]}" --nprobe 16,24,32,48,64,96,128,192,256 --refine 0,2,4
+    bench "$work/wh" m10m-source m10m-source "${G[@]}" --nprobe 16,24,32,48,64,96,128,192,256
+    faiss m10m "$base.fvecs" "$base-queries.fvecs" --nlist 12649 --metric l2 --gt "$d/gt1k.ivecs" \
+      --centroids "$d/centroids.fvecs" --list-ids "$d/lists.i32" --cache "$d/faiss" \
+      --nprobe 16,24,32,48,64,96,128,192,256 --ef 16,24,32,48,64,96,128,192,256,384,512
     ;;
   *) echo "frontier: unknown set $set" >&2; exit 2 ;;
   esac

@@ -13,9 +13,10 @@ queries: ParqDB qps_nt_single, that many callers of Search at once; FAISS as man
 import glob, json, os, re, sys
 
 TARGETS = (0.95, 0.99)
-ORDER = ("fashion", "glove", "text")
-FAISS_KINDS = ("flat", "panorama", "sq8", "pqfs", "rabitqfs", "hnsw")
+ORDER = ("fashion", "glove", "text", "m10m")
+FAISS_KINDS = ("flat", "panorama", "sq8", "pqfs", "pqfsr", "rabitqfs", "hnsw")
 NAMES = {"flat": "IVF-Flat", "panorama": "IVF-Flat Panorama", "sq8": "IVF-SQ8", "pqfs": "IVF-PQfs + RFlat",
+         "pqfsr": "IVF-PQfsr + RFlat",
          "rabitqfs": "IVF-RaBitQfs + RFlat", "hnsw": "HNSW32"}
 
 
@@ -69,6 +70,11 @@ def fmt(r):
     return f"{r[2]}: {r[0]:.4f}, **{r[1]:,.0f}**" if r else "never"
 
 
+def fmt_kind(fa, k, t):
+    """The kind's cell: its best setting, "never", or "not run" (no such kind in the results)."""
+    return fmt(best(fa[k], t)) if k in fa else "not run"
+
+
 def ratio(a, b, goal):
     if not a or not b:
         return "—"
@@ -101,18 +107,20 @@ def main(d):
                     bf = {k: best(fa.get(k, []), t) for k in FAISS_KINDS}
                     top = max((x for x in bf.values() if x), key=lambda r: r[1], default=None)
                     print(f"| {s} | {t} | {mode}, {th} | {fmt(bp)} | {fmt(bs)} | "
-                          + " | ".join(fmt(bf[k]) for k in FAISS_KINDS)
+                          + " | ".join(fmt_kind(fa, k, t) for k in FAISS_KINDS)
                           + f" | {ratio(bp, top, 1.0)} | {ratio(bs, bf['panorama'], 1.0)} | {ratio(bs, bf['flat'], 1.5)} |")
     print()
-    print("| set | FAISS index | bytes per row | build s (wall) |")
-    print("|---|---|---:|---:|")
+    print("| set | FAISS index | bytes per row | build s (wall) | build CPU-s |")
+    print("|---|---|---:|---:|---:|")
     for s in sets:
         seen = set()
         for f in sorted(glob.glob(os.path.join(d, f"{s}-faiss-t*.jsonl"))):
             for r in lines(f):
                 if r["kind"] not in seen:
                     seen.add(r["kind"])
-                    print(f"| {s} | `{r['spec']}` | {r['bytes_per_row']:,.0f} | {r['build_s']:.1f} |")
+                    fixed = " (ParqDB's lists)" if r.get("lists") == "fixed" else ""
+                    print(f"| {s} | `{r['spec']}`{fixed} | {r['bytes_per_row']:,.0f} | {r['build_s']:.1f} | "
+                          f"{r.get('build_cpu_s', 0):.1f} |")
 
 
 if __name__ == "__main__":
