@@ -11,8 +11,8 @@
 # one-thread settings again with `parqdb search` and counts their recall against numpy's exact
 # answer (appended to summary.md).
 #
-#   bench/frontier/run.sh PARQDB WORK      # SETS="fashion glove text" THREADS="1 2" by default
-#   SETS=m10m bench/frontier/run.sh PARQDB WORK   # the 10M mixture (≈ 1.5 hours, 40 GB of disk)
+#   bench/frontier/run.sh PARQDB WORK      # every set, 1 and 2 threads: SETS="fashion glove text m10m" THREADS="1 2"
+#   SETS=m10m bench/frontier/run.sh PARQDB WORK   # the 10M mixture alone (≈ 2 hours the first time, 40 GB of disk)
 #
 # One-thread figures are queries per CPU-second (ParqDB qps_1t_cpu for single queries and
 # qps_nt_cpu for the batch; FAISS per CPU-second of the calling thread with OpenMP and OpenBLAS
@@ -31,7 +31,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 parqdb=$(realpath "$1")
 work=$(realpath -m "$2")
-SETS=${SETS:-fashion glove text}
+SETS=${SETS:-fashion glove text m10m}
 THREADS=${THREADS:-1 2}
 TEXT=${TEXT:-$work/text}
 py=/usr/bin/python3
