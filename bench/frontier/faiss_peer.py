@@ -23,7 +23,8 @@ leaf centroids (bench/centroids; exact routing by a flat quantizer) and lists (b
 i goes to list L[i]) instead of FAISS's k-means and assignment, which at 10M rows would take
 hours on 2 cores; the codecs (SQ8, PQ, RaBitQ, the PCA) train on --train-sample rows taken
 evenly through BASE. BASE is then memory-mapped and added a list at a time. --cache DIR writes
-each built index to DIR and reads it back on the next run (the two-thread run, HNSW32 above all).
+each built index to DIR (one folder per data set: files are named by spec) and reads it back on
+the next run (the two-thread run, HNSW32 above all).
 """
 import argparse, json, os, statistics, sys, threading, time
 import numpy as np
@@ -255,7 +256,7 @@ def main():
                 faiss.extract_index_ivf(ix).nprobe = g["nprobe"]
             if "k_factor" in g:
                 ix.k_factor = g["k_factor"]
-            for mode in [m for m in a.modes.split(",") if m]:  # --modes "": build (and --cache) only
+            for mode in [x for x in a.modes.split(",") if x]:  # --modes "": build (and --cache) only
                 if mode == "batch":
                     out = {}
 

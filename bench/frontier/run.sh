@@ -2,8 +2,7 @@
 # The headline comparison (docs/benchmarks.md, "Headline"): ParqDB (lvq8 with refine,
 # and the `source` encoding) against FAISS 1.15 compiled for this CPU (../shared/peers: IVF-Flat,
 # IVF-Flat Panorama, IVF-SQ8, IVF-PQ{d/2}x4fs + RFlat and its residual form fsr, IVF-RaBitQ
-# FastScan + RFlat, HNSW32), the
-# same nlist, on each data set, in both modes a user meets (the whole query batch per call:
+# FastScan + RFlat, HNSW32), the same nlist, on each data set, in both modes a user meets (the whole query batch per call:
 # `SearchBatch` / one FAISS `search`; one query per call: `Search` / one FAISS call per query),
 # with 1 and 2 threads (single queries with 2: two callers at once, `Search` from two goroutines /
 # two Python threads each calling FAISS on one OpenMP thread); summary.py then picks each engine's fastest setting at recall@10 ≥ 0.95
@@ -24,9 +23,9 @@
 # mixture (SETS=m10m; bench/mkdata mixture, 10M × 96, l2, its 1,000 queries, nlist 12,649 = the
 # default) is made in WORK/m10m when missing (mkdata, groundtruth, two 10M-row builds: ≈ 25
 # minutes); FAISS's IVF kinds use the lvq8 index's centroids and lists there (faiss_peer.py
-# --centroids --list-ids: k-means and the assignment of 10M rows to 12,649 lists for each of
-# five kinds would take hours), and every FAISS index is kept in WORK/m10m/faiss (≈ 30 GB) for
-# the next run.
+# --centroids --list-ids: k-means and the assignment of 10M rows to 12,649 lists for each IVF
+# kind would take hours), and every FAISS index is kept in WORK/m10m/faiss (≈ 30 GB; HNSW32 alone
+# takes 45 minutes to build) for the next run.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 parqdb=$(realpath "$1")
