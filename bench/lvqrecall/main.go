@@ -63,6 +63,17 @@ func run(basePath, queryPath string, k, nq int, refineList string) error {
 	if len(qs[0]) != d {
 		return fmt.Errorf("%s has dimension %d, %s has %d", basePath, d, queryPath, len(qs[0]))
 	}
+	// (as the reader it had: every vector of a file the first's dimension, at most 65,536)
+	for _, f := range []struct {
+		path string
+		vs   [][]float32
+	}{{basePath, base}, {queryPath, qs}} {
+		for i, v := range f.vs {
+			if len(v) != d || d > 1<<16 {
+				return fmt.Errorf("%s: vector %d has dimension %d", f.path, i, len(v))
+			}
+		}
+	}
 	fmt.Printf("lvqrecall: %d base rows × %d, %d queries, k %d (exhaustive: every row scored)\n", len(base), d, len(qs), k)
 	fmt.Printf("%6s %7s %10s %14s %12s\n", "bits", "refine", "recall@k", "mean_scale", "nn_dist")
 	for _, r := range measure(base, qs, k, factors) {
