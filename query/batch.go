@@ -3,9 +3,12 @@ package query
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
+	"slices"
 	"sync/atomic"
 
+	"github.com/parqdb/parqdb/internal/vecmath"
 	"github.com/parqdb/parqdb/metadata"
 )
 
@@ -16,7 +19,8 @@ import (
 //
 // Without a filter, on LVQ8 and source indexes whose codes or vectors
 // outgrow the caches (listMajor), it scans list-major: the queries are
-// taken in chunks (batchChunk), each chunk's queries are prepared, routed
+// taken in chunks (batchChunk; grouped by nearest root when they make
+// more than one, batchOrder), each chunk's queries are prepared, routed
 // and scored on their nearest list, and every other list the chunk probes
 // is then scanned once for all of the chunk's queries that probe it, one
 // after the other, so that its codes are read from memory once and then
@@ -58,8 +62,10 @@ func (ix *Index) SearchBatchFunc(ctx context.Context, qs [][]float32, opts Optio
 	if err != nil {
 		return nil, &BatchError{Query: 0, Err: ix.staleOr(ctx, err)}
 	}
-	err = forEachRun(ctx, len(qs), workers, batchChunk(len(qs), workers), func(ctx context.Context, lo, hi int) error {
-		return ix.searchChunk(ctx, qs[lo:hi], opts, out[lo:hi], lo, each)
+	chunk := batchChunk(len(qs), workers)
+	pos := ix.batchOrder(ctx, qs, workers, chunk)
+	err = forEachRun(ctx, len(qs), workers, chunk, func(ctx context.Context, lo, hi int) error {
+		return ix.searchChunk(ctx, qs, pos[lo:hi], opts, out, each)
 	})
 	if err != nil {
 		return nil, err
@@ -125,13 +131,77 @@ func batchChunk(n, workers int) int {
 	return max(1, min(maxBatchChunk, (n+workers-1)/workers))
 }
 
-// searchChunk searches qs (the queries first…first+len(qs)-1 of the
-// batch) list-major into out, calling each (when not nil) as
-// SearchBatchFunc does.
-func (ix *Index) searchChunk(ctx context.Context, qs [][]float32, opts Options, out []*Result, first int,
+// batchOrder returns the batch's positions in the order SearchBatch
+// takes them in chunks of chunk queries: 0…n−1 when they make one chunk;
+// else grouped by nearest root centroid (squared L2 to the query,
+// normalised under cosine; then by position), so that a chunk's queries
+// probe fewer lists and two workers' chunks fewer of the same ones: a
+// list is then read from memory by fewer chunks. Results do not depend on
+// it (each query's own lists are scanned in the same order in any chunk).
+// A query that Search would refuse (its dimension, a value not finite)
+// counts as the first root's, so that the first such query by position
+// is still the batch's error with one worker.
+func (ix *Index) batchOrder(ctx context.Context, qs [][]float32, workers, chunk int) []int32 {
+	pos := make([]int32, len(qs))
+	if len(qs) <= chunk {
+		for i := range pos {
+			pos[i] = int32(i)
+		}
+		return pos
+	}
+	c := ix.router.c
+	d, nr := c.Dim, c.NumRoots()
+	cosine := ix.snap.Metric == metadata.MetricCosine
+	keys := make([]uint64, len(qs))
+	for i := range keys {
+		keys[i] = uint64(i)
+	}
+	// (an error here is the context's, which the scan then reports; the
+	// keys not set yet keep root 0)
+	_ = forEachRun(ctx, len(qs), workers, 256, func(_ context.Context, lo, hi int) error {
+		dists := make([]float32, nr)
+		var unit []float32
+		for i := lo; i < hi; i++ {
+			q := qs[i]
+			if len(q) != d {
+				continue
+			}
+			if cosine {
+				var ss float64
+				for _, v := range q {
+					ss += float64(v) * float64(v)
+				}
+				unit = slices.Grow(unit[:0], d)[:d]
+				for j, v := range q {
+					unit[j] = float32(float64(v) / math.Sqrt(ss))
+				}
+				q = unit
+			}
+			vecmath.L2SqBatch(q, c.Roots, d, dists)
+			best := 0
+			for r, v := range dists {
+				if v < dists[best] { // (a query with a NaN is NaN from every root: root 0)
+					best = r
+				}
+			}
+			keys[i] |= uint64(best) << 32
+		}
+		return nil
+	})
+	slices.Sort(keys)
+	for i, k := range keys {
+		pos[i] = int32(uint32(k))
+	}
+	return pos
+}
+
+// searchChunk searches the queries of qs at positions pos (a chunk of the
+// batch) list-major into out at those positions, calling each (when not
+// nil) as SearchBatchFunc does.
+func (ix *Index) searchChunk(ctx context.Context, qs [][]float32, pos []int32, opts Options, out []*Result,
 	each func(int, *Result)) error {
-	ss := make([]*scratch, len(qs))
-	sts := make([]Stats, len(qs))
+	ss := make([]*scratch, len(pos))
+	sts := make([]Stats, len(pos))
 	defer func() {
 		for _, s := range ss {
 			if s != nil {
@@ -145,27 +215,27 @@ func (ix *Index) searchChunk(ctx context.Context, qs [][]float32, opts Options, 
 		l *list
 		q int32
 	}
-	for j, q := range qs {
+	for j, p := range pos {
 		s := scratchPool.Get().(*scratch)
 		ss[j] = s
-		if err := ix.prepareQuery(s, q); err != nil {
-			return &BatchError{Query: first + j, Err: err}
+		if err := ix.prepareQuery(s, qs[p]); err != nil {
+			return &BatchError{Query: int(p), Err: err}
 		}
 		ix.route(s, opts.NProbe, &sts[j])
 		if err := ix.readLists(ctx, s, &sts[j]); err != nil {
-			return &BatchError{Query: first + j, Err: ix.staleOr(ctx, err)}
+			return &BatchError{Query: int(p), Err: ix.staleOr(ctx, err)}
 		}
 		ix.scoreBegin(s, keep, refineK)
 	}
 	var terms []lvq8Terms
 	var hits []int64
 	if ix.schema.Encoding == metadata.EncodingLVQ8 {
-		terms = make([]lvq8Terms, len(qs))
+		terms = make([]lvq8Terms, len(pos))
 		for j, s := range ss {
 			terms[j] = newLVQ8Terms(s, half)
 		}
 	} else {
-		hits = make([]int64, len(qs))
+		hits = make([]int64, len(pos))
 		defer func() {
 			var h int64
 			for _, n := range hits {
@@ -189,7 +259,7 @@ func (ix *Index) searchChunk(ctx context.Context, qs [][]float32, opts Options, 
 		}
 		v, err := ix.scoreSourceList(ctx, ss[j], l, v, half, &hits[j], &sts[j])
 		if err != nil {
-			return &BatchError{Query: first + j, Err: ix.staleOr(ctx, err)}
+			return &BatchError{Query: int(pos[j]), Err: ix.staleOr(ctx, err)}
 		}
 		lastCID, lastV = l.cid, v
 		return nil
@@ -240,11 +310,11 @@ func (ix *Index) searchChunk(ctx context.Context, qs [][]float32, opts Options, 
 		}
 		r, err := ix.finish(ctx, s, opts, sts[j])
 		if err != nil {
-			return &BatchError{Query: first + j, Err: ix.staleOr(ctx, err)}
+			return &BatchError{Query: int(pos[j]), Err: ix.staleOr(ctx, err)}
 		}
-		out[j] = r
+		out[pos[j]] = r
 		if each != nil {
-			each(first+j, r)
+			each(int(pos[j]), r)
 		}
 	}
 	return nil

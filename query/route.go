@@ -1,8 +1,10 @@
 package query
 
 import (
+	"cmp"
 	"math"
 	"slices"
+	"sort"
 	"sync/atomic"
 
 	"github.com/parqdb/parqdb/internal/vecmath"
@@ -68,6 +70,13 @@ type router struct {
 	// reconstructions in vecmath.BlockF32's layout, which routeFlat scores
 	// instead of padLeaf.
 	blkLeaf []float32
+	// ord: from codeRouteDim, each root's leaves (CIDs) at its CID range,
+	// by leafR descending (ties: smaller CID), and ordCodes their codes in
+	// that order (a second copy of the codes, nlist·D bytes): the leaves
+	// that the triangle bound does not prune are then a prefix of the
+	// root's, scored in one batch call without computing the pruned ones.
+	ord      []int32
+	ordCodes []byte
 }
 
 // flatNList is the nlist up to which small-D routing (below codeRouteDim)
@@ -129,6 +138,21 @@ func newRouter(c *ivf.Centroids, opt routeBudget) *router {
 		}
 		r.rootR[root] = float32(maxR)
 	}
+	if d >= codeRouteDim {
+		r.ord = make([]int32, c.NList)
+		r.ordCodes = make([]byte, 0, c.NList*d)
+		for root := range nr {
+			lo, hi := c.CIDOffsets[root], c.CIDOffsets[root+1]
+			ord := r.ord[lo:hi]
+			for i := range ord {
+				ord[i] = lo + int32(i)
+			}
+			slices.SortStableFunc(ord, func(a, b int32) int { return cmp.Compare(r.leafR[b], r.leafR[a]) })
+			for _, cid := range ord {
+				r.ordCodes = append(r.ordCodes, c.Codes[int(cid)*d:int(cid+1)*d]...)
+			}
+		}
+	}
 	return r
 }
 
@@ -158,15 +182,16 @@ func lessLeaf(a, b leafDist) bool { return a.d < b.d || (a.d == b.d && a.cid < b
 
 // routeScratch is per-query routing memory (part of scratch).
 type routeScratch struct {
-	rootD []float32
-	qp    []float32 // the query zero padded to router.w (below codeRouteDim)
-	roots []rootDist
-	dists []float32
-	dots  []float32 // route: the code dot products of a root's leaves
-	heap  []leafDist
-	rank  []int32 // selectByRank
-	slot  []int32 // selectByRank
-	sel   vecmath.Smallest
+	rootD    []float32
+	qp       []float32 // the query zero padded to router.w (below codeRouteDim)
+	roots    []rootDist
+	rootKeys []uint64 // route: the roots' sort keys
+	dists    []float32
+	dots     []float32 // route: the code dot products of a root's leaves
+	heap     []leafDist
+	rank     []int32 // selectByRank
+	slot     []int32 // selectByRank
+	sel      vecmath.Smallest
 }
 
 // rankRouteMax is the most leaves routeFlat selects by rank
@@ -270,19 +295,21 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 	} else {
 		vecmath.L2SqBatch(q, c.Roots, d, s.rootD)
 	}
-	s.roots = s.roots[:0]
+	// Sorted as keys (distance bits, root): a squared distance is never
+	// negative (−0 is taken as 0), and the bits of non-negative float32s
+	// order as the values do, then the root breaks ties.
+	s.rootKeys = s.rootKeys[:0]
 	for r, dist := range s.rootD {
-		s.roots = append(s.roots, rootDist{dist, int32(r)})
-	}
-	slices.SortFunc(s.roots, func(a, b rootDist) int {
-		if a.d != b.d {
-			if a.d < b.d {
-				return -1
-			}
-			return 1
+		if dist == 0 {
+			dist = 0
 		}
-		return int(a.r - b.r)
-	})
+		s.rootKeys = append(s.rootKeys, uint64(math.Float32bits(dist))<<32|uint64(r))
+	}
+	slices.Sort(s.rootKeys)
+	s.roots = s.roots[:0]
+	for _, k := range s.rootKeys {
+		s.roots = append(s.roots, rootDist{math.Float32frombits(uint32(k >> 32)), int32(uint32(k))})
+	}
 	var qn2, qsum float64
 	for _, x := range q {
 		qn2 += float64(x) * float64(x)
@@ -319,27 +346,29 @@ func (rt *router) route(q []float32, nprobe int, s *routeScratch, dst []int32) (
 			}
 			continue
 		}
-		// The leaves not pruned by the bound as it stands now (it only
-		// falls) are scored in one batch call over their span: the same
-		// bits as one call per leaf (vecmath.DotU8Batch), with the per-call
-		// cost paid once. Leaves are then taken in order as before.
-		first, last := hi, lo
-		for cid := lo; cid < hi; cid++ {
-			if len(h) < nprobe || !pruned(dq, float64(rt.leafR[cid]), h[0].d, tol) {
-				first, last = min(first, cid), cid+1
-			}
+		// The root's leaves by leafR descending (rt.ord): pruned is
+		// monotone in leafR, so those that the bound as it stands now (it
+		// only falls) does not prune are a prefix, found by bisection and
+		// scored in one batch call (the same bits as one call per leaf,
+		// vecmath.DotU8Batch). Leaves are then taken in that order.
+		ord := rt.ord[lo:hi]
+		p := len(ord)
+		if len(h) == nprobe {
+			p = sort.Search(len(ord), func(j int) bool {
+				return pruned(dq, float64(rt.leafR[ord[j]]), h[0].d, tol)
+			})
 		}
-		if first >= last {
+		if p == 0 {
 			continue
 		}
-		s.dots = slices.Grow(s.dots[:0], last-first)[:last-first]
-		vecmath.DotU8Batch(lq, c.Codes[first*d:last*d], d, s.dots)
-		for cid := first; cid < last; cid++ {
+		s.dots = slices.Grow(s.dots[:0], p)[:p]
+		vecmath.DotU8Batch(lq, rt.ordCodes[lo*d:(lo+p)*d], d, s.dots)
+		for j, cid := range ord[:p] {
 			if len(h) == nprobe && pruned(dq, float64(rt.leafR[cid]), h[0].d, tol) {
 				continue
 			}
 			computed++
-			l := leafDist{rt.codeLeafDistance(qn2, qsum, cid, s.dots[cid-first]), int32(cid)}
+			l := leafDist{rt.codeLeafDistance(qn2, qsum, int(cid), s.dots[j]), cid}
 			if len(h) < nprobe {
 				h = append(h, l)
 				siftUpLeaf(h, len(h)-1)

@@ -221,13 +221,12 @@ func DotU8Blocked(u *U8Query, codes []byte, out []float32) {
 	if len(u.cs) == 1 {
 		// (no prefetch: one chunk's blocks are read in address order,
 		// which the CPU's own prefetchers follow)
-		dotU8Blocked(u.hl, u.S, codes, out, false)
+		dotU8Blocked(u.hl, u.S, codes, out, false, false)
 		return
 	}
 	// Chunk after chunk, over slices of at most u8ChunkRows rows: the
-	// first chunk's results into out, each next one's into tmp, added.
+	// first chunk's results into out, each next one's added to them.
 	nb := len(out) / U8BlockRows
-	var tmp [u8ChunkRows]float32
 	for b0 := 0; b0 < nb; b0 += u8ChunkRows / U8BlockRows {
 		b1 := min(nb, b0+u8ChunkRows/U8BlockRows)
 		o := out[b0*U8BlockRows : b1*U8BlockRows]
@@ -239,42 +238,40 @@ func DotU8Blocked(u *U8Query, codes []byte, out []float32) {
 			// may prefetch the next chunk's, read next)
 			blk := chunk[b0*64*g:]
 			hl := u.hl[2*lo : 2*lo+8*g]
-			if c == 0 {
-				dotU8Blocked(hl, s, blk, o, true)
-				continue
-			}
-			t := tmp[:len(o)]
-			dotU8Blocked(hl, s, blk, t, true)
-			for i, v := range t {
-				o[i] += v
-			}
+			dotU8Blocked(hl, s, blk, o, true, c > 0)
 		}
 	}
 }
 
 // u8ChunkRows is how many rows DotU8Blocked scores at a time over chunked
-// dimensions (the size of its buffer for a chunk's results).
+// dimensions: their results stay in the core's cache while each next
+// chunk's are added to them.
 const u8ChunkRows = 256
 
-// dotU8BlockedGeneric sets out to s·float32(Σ_j qi_j·c_ij) for the
-// len(out) rows of the first blocks of codes, blocks of 16 rows of
-// len(hl)/8 groups (one chunk); codes may go on past them (with pf,
-// dotU8Blocked's kernel may prefetch there).
-func dotU8BlockedGeneric(hl []int8, s float32, codes []byte, out []float32) {
+// dotU8BlockedGeneric sets out to s·float32(Σ_j qi_j·c_ij) (with acc,
+// adds it to out, one float32 addition) for the len(out) rows of the
+// first blocks of codes, blocks of 16 rows of len(hl)/8 groups (one
+// chunk); codes may go on past them (with pf, dotU8Blocked's kernel may
+// prefetch there).
+func dotU8BlockedGeneric(hl []int8, s float32, codes []byte, out []float32, acc bool) {
 	g4 := len(hl) / 8
 	bs := 64 * g4
 	for b := 0; b < len(out); b += U8BlockRows {
 		blk := codes[b/U8BlockRows*bs : (b/U8BlockRows+1)*bs]
 		for r := range U8BlockRows {
-			var acc int32
+			var sum int32
 			for g := range g4 {
 				c := blk[64*g+4*r : 64*g+4*r+4]
 				hl := hl[8*g : 8*g+8]
 				for t, v := range c {
-					acc += int32(v) * (256*int32(hl[t]) + int32(hl[4+t]))
+					sum += int32(v) * (256*int32(hl[t]) + int32(hl[4+t]))
 				}
 			}
-			out[b+r] = s * float32(acc)
+			v := float32(s * float32(sum)) // (the conversion keeps it from fusing with +)
+			if acc {
+				v += out[b+r]
+			}
+			out[b+r] = v
 		}
 	}
 }

@@ -4,11 +4,11 @@ package vecmath
 
 // dotU8BlockedVNNI is DotU8Blocked over nb ≥ 1 blocks of 16 rows of g4
 // groups of 4 codes, hl being U8Query.hl and s U8Query.S, prefetching
-// within the first lim bytes at codes (0: none; blocked_amd64.s;
-// AVX-512 F and VNNI).
+// within the first lim bytes at codes (0: none), each result added to
+// out's value when acc ≠ 0 (blocked_amd64.s; AVX-512 F and VNNI).
 //
 //go:noescape
-func dotU8BlockedVNNI(hl *int8, codes *byte, g4, nb int, s float32, out *float32, lim int)
+func dotU8BlockedVNNI(hl *int8, codes *byte, g4, nb int, s float32, out *float32, lim int, acc int)
 
 // absMaxF32AVX512 returns max_j |q_j| over n ≥ 1 finite values
 // (blocked_amd64.s).

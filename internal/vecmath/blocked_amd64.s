@@ -22,7 +22,7 @@
 	ADDQ          $128, R10 \
 	SUBQ          $2, CX
 
-// func dotU8BlockedVNNI(hl *int8, codes *byte, g4, nb int, s float32, out *float32, lim int)
+// func dotU8BlockedVNNI(hl *int8, codes *byte, g4, nb int, s float32, out *float32, lim int, acc int)
 //
 // DotU8Blocked over nb ≥ 1 blocks of 16 rows of g4 groups of 4 codes
 // (BlockU8's layout; hl is U8Query.hl). For each group the 16 rows' 4
@@ -38,8 +38,9 @@
 // chunk's blocks, read next), so that the next 4 KB pages are on their
 // way before the loads reach them. A block's result is S·float32(256·Σh +
 // Σl): the exact integer Σ_j qi_j·c_j rounded once to float32, then
-// multiplied by S, as dotU8BlockedGeneric computes it.
-TEXT ·dotU8BlockedVNNI(SB), NOSPLIT, $0-56
+// multiplied by S, as dotU8BlockedGeneric computes it; with acc ≠ 0 it is
+// added to out's value (one float32 addition, VADDPS) instead of stored.
+TEXT ·dotU8BlockedVNNI(SB), NOSPLIT, $0-64
 	MOVQ         hl+0(FP), R9
 	MOVQ         codes+8(FP), DI
 	MOVQ         g4+16(FP), DX
@@ -112,6 +113,12 @@ bl_pairsum:
 	VCVTDQ2PS Z2, Z2
 	VMULPS    Z31, Z0, Z0
 	VMULPS    Z31, Z2, Z2
+	CMPQ      acc+56(FP), $0
+	JE        bl_pairstore
+	VADDPS    (R8), Z0, Z0
+	VADDPS    64(R8), Z2, Z2
+
+bl_pairstore:
 	VMOVUPS   Z0, (R8)
 	VMOVUPS   Z2, 64(R8)
 	ADDQ      $128, R8
@@ -157,6 +164,11 @@ bl_singlesum:
 	VPADDD    Z1, Z0, Z0
 	VCVTDQ2PS Z0, Z0
 	VMULPS    Z31, Z0, Z0
+	CMPQ      acc+56(FP), $0
+	JE        bl_singlestore
+	VADDPS    (R8), Z0, Z0
+
+bl_singlestore:
 	VMOVUPS   Z0, (R8)
 
 bl_end:

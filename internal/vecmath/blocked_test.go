@@ -245,12 +245,25 @@ func testDotU8BlockedImpls(t *testing.T) {
 		}
 		u.Set(q)
 		want := make([]float32, 16*nb)
-		dotU8BlockedGeneric(u.hl, u.S, blk, want)
+		dotU8BlockedGeneric(u.hl, u.S, blk, want, false)
 		got := make([]float32, 16*nb)
 		DotU8Blocked(&u, blk, got)
 		for i := range got {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.IsNaN(float64(got[i])) {
 				t.Fatalf("it %d D=%d nb=%d S=%v row %d: %v, generic %v", it, d, nb, u.S, i, got[i], want[i])
+			}
+		}
+		// Added to earlier values (DotU8Blocked's later chunks): one
+		// float32 addition each, the same bits in both.
+		for i := range want {
+			want[i] = float32(r.NormFloat64() * scale)
+			got[i] = want[i]
+		}
+		dotU8BlockedGeneric(u.hl, u.S, blk, want, true)
+		dotU8Blocked(u.hl, u.S, blk, got, it%2 == 0, true)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("it %d D=%d nb=%d S=%v row %d, added: %v, generic %v", it, d, nb, u.S, i, got[i], want[i])
 			}
 		}
 	}

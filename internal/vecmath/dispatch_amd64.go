@@ -354,9 +354,9 @@ func u8Quantize(q []float32, inv float64, hl []int8) {
 }
 
 // dotU8Blocked: with pf the kernel may prefetch anywhere in codes.
-func dotU8Blocked(hl []int8, s float32, codes []byte, out []float32, pf bool) {
+func dotU8Blocked(hl []int8, s float32, codes []byte, out []float32, pf, acc bool) {
 	if !useAVX512 || len(out) == 0 {
-		dotU8BlockedGeneric(hl, s, codes, out)
+		dotU8BlockedGeneric(hl, s, codes, out, acc)
 		return
 	}
 	_ = codes[len(out)/U8BlockRows*64*len(hl)/8-1]
@@ -364,7 +364,11 @@ func dotU8Blocked(hl []int8, s float32, codes []byte, out []float32, pf bool) {
 	if pf {
 		lim = len(codes)
 	}
-	dotU8BlockedVNNI(&hl[0], &codes[0], len(hl)/8, len(out)/U8BlockRows, s, &out[0], lim)
+	a := 0
+	if acc {
+		a = 1
+	}
+	dotU8BlockedVNNI(&hl[0], &codes[0], len(hl)/8, len(out)/U8BlockRows, s, &out[0], lim, a)
 }
 
 // FastBlocked reports whether DotU8Blocked and L2SqBlocked have SIMD

@@ -38,8 +38,8 @@ func lvq8Dists(t LVQ8Terms, dots, offs, scs []float32, base []float64, thr float
 func absMax(q []float32) float32                     { return absMaxGeneric(q) }
 func u8Quantize(q []float32, inv float64, hl []int8) { u8QuantizeGeneric(q, inv, hl) }
 
-func dotU8Blocked(hl []int8, s float32, codes []byte, out []float32, _ bool) {
-	dotU8BlockedGeneric(hl, s, codes, out)
+func dotU8Blocked(hl []int8, s float32, codes []byte, out []float32, _, acc bool) {
+	dotU8BlockedGeneric(hl, s, codes, out, acc)
 }
 
 // FastBlocked reports whether DotU8Blocked and L2SqBlocked have SIMD
