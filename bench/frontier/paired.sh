@@ -5,7 +5,8 @@
 # ROUNDS times, at the settings the frontier picked —
 #   recall@10 ≥ 0.99: lvq8 nprobe 18 (and 20, refine 0 and 2) against IVF-PQ392x4fs + RFlat
 #                     nprobe 18 and 20, k_factor 4;
-#   recall@10 ≥ 0.95: `source` nprobe 8 against IVF-Flat nprobe 8.
+#   recall@10 ≥ 0.95: `source` nprobe 8 against IVF-Flat nprobe 8, and lvq8 nprobe 8 against
+#                     IVF-PQ392x4fs + RFlat nprobe 10 and 14, k_factor 2.
 # Prints one line per measurement; the ratio of each round's pair is what to read.
 #
 #   bench/frontier/paired.sh PARQDB WORK [ROUNDS]     # WORK: bench/frontier/run.sh's (its indexes and data)
@@ -47,4 +48,6 @@ for i in $(seq "$rounds"); do
   fa --kinds pqfs --nprobe 18,20 --k-factor 4
   pq fashion-source --nprobe 8
   fa --kinds flat --nprobe 8
+  pq fashion-lvq8 --nprobe 8 --refine 0
+  fa --kinds pqfs --nprobe 10,14 --k-factor 2
 done
