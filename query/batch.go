@@ -3,12 +3,12 @@ package query
 import (
 	"context"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"sync/atomic"
 
 	"github.com/parqdb/parqdb/internal/vecmath"
+	"github.com/parqdb/parqdb/lvq"
 	"github.com/parqdb/parqdb/metadata"
 )
 
@@ -167,13 +167,9 @@ func (ix *Index) batchOrder(ctx context.Context, qs [][]float32, workers, chunk 
 				continue
 			}
 			if cosine {
-				var ss float64
-				for _, v := range q {
-					ss += float64(v) * float64(v)
-				}
 				unit = slices.Grow(unit[:0], d)[:d]
-				for j, v := range q {
-					unit[j] = float32(float64(v) / math.Sqrt(ss))
+				if lvq.Normalize(unit, q) != nil { // not finite, or zero
+					continue
 				}
 				q = unit
 			}
